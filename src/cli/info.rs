@@ -1,0 +1,97 @@
+//! `flashlab info [TARGET]`: identification, read-only.
+
+use serde::Serialize;
+
+use super::resolve::{self, Opened};
+use crate::device::sysfs::Host;
+use crate::device::{self, DeviceInfo};
+use crate::error::{CliError, CliResult};
+use crate::output::{json, table};
+use crate::target::real::{EngineChoice, OpenOptions};
+use crate::target::Target;
+use crate::units::Iec;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    info: &'a DeviceInfo,
+}
+
+pub fn run(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
+    let opened = resolve::open(spec, OpenOptions { write: false, exclusive: false, engine })?;
+    let (desc, info) = match opened {
+        Opened::Real(t) => {
+            let d = t.description().clone();
+            let path = std::path::Path::new(spec);
+            let mut info = device::identify(&Host::system(), path, d.size_bytes, d.logical_block_size, d.physical_block_size)
+                .map_err(|e| CliError::usage(e.to_string()).hint("sysfs looks unusual for this device; please report it with `ls -lR /sys/dev/block/`"))?;
+            if !t.direct {
+                info.notes.push("the filesystem refused O_DIRECT; reads of this file go through the page cache".into());
+            }
+            (d, info)
+        }
+    };
+    if as_json {
+        json::print(&json::Envelope {
+            schema_version: json::SCHEMA_VERSION,
+            command: "info",
+            target: Some(&desc),
+            device_time_s: Some(0.0),
+            body: Body { info: &info },
+        });
+    } else {
+        print_text(&info);
+    }
+    Ok(())
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or("-".into(), ToString::to_string)
+}
+
+fn print_text(i: &DeviceInfo) {
+    let hint = i
+        .capacity_hint
+        .map(|h| format!(" = 2^{} x {} (tiles with erase blocks up to {})", h.exponent, h.odd_part, Iec(h.largest_power_of_two_bytes)))
+        .unwrap_or_default();
+    let mut rows: Vec<(String, String)> = vec![
+        ("path".into(), i.path.clone()),
+        ("transport".into(), i.transport.clone()),
+        ("size".into(), format!("{} bytes ({}){hint}", i.size_bytes, i.size_iec)),
+        ("logical / physical block".into(), format!("{} / {} bytes", i.logical_block_size, i.physical_block_size)),
+        ("minimum / optimal I/O".into(), format!("{} / {}", opt(&i.minimum_io_size), opt(&i.optimal_io_size))),
+        ("discard granularity".into(), opt(&i.discard_granularity)),
+        ("rotational".into(), opt(&i.rotational)),
+        ("read-only".into(), i.read_only.to_string()),
+        ("model".into(), opt(&i.model)),
+        ("vendor".into(), opt(&i.vendor)),
+        ("serial".into(), opt(&i.serial)),
+        ("firmware".into(), opt(&i.firmware)),
+    ];
+    if let Some(p) = &i.parent {
+        rows.push(("partition of".into(), p.clone()));
+    }
+    if let Some(b) = &i.loop_backing_file {
+        rows.push(("loop backing file".into(), b.clone()));
+    }
+    for p in &i.partitions {
+        rows.push((format!("partition {}", p.name), format!("start {} ({}), size {}", p.start_bytes, Iec(p.start_bytes), Iec(p.size_bytes))));
+    }
+    for m in &i.mounts {
+        rows.push(("mounted".into(), format!("{} on {} ({})", m.source, m.mount_point, m.fstype)));
+    }
+    for s in &i.swaps {
+        rows.push(("swap".into(), s.clone()));
+    }
+    if !i.holders.is_empty() {
+        rows.push(("holders".into(), i.holders.join(", ")));
+    }
+    rows.push(("in use".into(), if i.in_use { "yes: writing tests will refuse it".into() } else { "no".into() }));
+    println!("{}", table::key_values(&rows));
+    if let Some(mmc) = &i.mmc {
+        println!("\n{} card registers", mmc.card_type);
+        println!("{}", table::json_fields(&serde_json::to_value(mmc).expect("serialisable")));
+    }
+    for n in &i.notes {
+        println!("note: {n}");
+    }
+}

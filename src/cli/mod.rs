@@ -1,0 +1,83 @@
+//! Command-line parsing (clap, no syscalls) and dispatch. Each command lives in its
+//! own file and turns typed module errors into [`CliError`]s with hints.
+
+mod decode;
+mod info;
+mod resolve;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{CliError, CliResult};
+use crate::registers::RegisterKind;
+use crate::target::real::EngineChoice;
+use crate::target::spec::DEFAULT_TARGET;
+
+/// What flash storage really is and how it really behaves.
+#[derive(Debug, Parser)]
+#[command(name = "flashlab", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Print exactly one JSON document on stdout and nothing else there.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
+    /// queue depth is above 1).
+    #[arg(long, global = true, value_enum, default_value_t = EngineChoice::Auto)]
+    pub engine: EngineChoice,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Identify a device: sizes, block sizes, transport, partitions, mounts, and the
+    /// SD/MMC registers decoded (read-only).
+    Info {
+        /// Block device, regular file, or sim:PROFILE[,key=value...].
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+    },
+    /// Decode an SD/MMC register pasted as hex (sysfs, spaced bytes, 0x words).
+    Decode {
+        #[arg(value_enum)]
+        register: RegisterKind,
+        /// The register's hex; several arguments are joined with spaces.
+        #[arg(required = true, num_args = 1..)]
+        hex: Vec<String>,
+        /// Decode CID/CSD with the MMC/eMMC layout instead of SD's.
+        #[arg(long)]
+        mmc: bool,
+    },
+}
+
+/// Run flashlab with the process arguments; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints its own message; usage errors exit 2, --help/--version 0.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    match run(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{e}");
+            e.exit as i32
+        }
+    }
+}
+
+fn run(cli: Cli) -> CliResult<()> {
+    match cli.command {
+        Command::Info { target } => info::run(&target, cli.engine, cli.json),
+        Command::Decode { register, hex, mmc } => decode::run(register, &hex.join(" "), mmc, cli.json),
+    }
+}
+
+/// Turn any displayable module error into a usage error with a hint.
+pub(crate) fn usage_err(e: impl std::fmt::Display, hint: &str) -> CliError {
+    CliError::usage(e.to_string()).hint(hint)
+}

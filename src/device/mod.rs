@@ -1,0 +1,139 @@
+//! Identification of a real target (`flashlab info`): what the kernel knows about
+//! the device, who is using it, and the SD/MMC registers when it is a card.
+
+pub mod mmc;
+pub mod mounts;
+pub mod sysfs;
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::units::{split_power_of_two, Iec, PowerOfTwoSplit};
+use mmc::MmcInfo;
+use mounts::Mount;
+use sysfs::{Host, Partition};
+
+/// The `info` object of the JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceInfo {
+    pub path: String,
+    pub size_bytes: u64,
+    pub size_iec: String,
+    pub logical_block_size: u64,
+    pub physical_block_size: u64,
+    pub minimum_io_size: Option<u64>,
+    pub optimal_io_size: Option<u64>,
+    pub discard_granularity: Option<u64>,
+    pub rotational: Option<bool>,
+    pub read_only: bool,
+    pub model: Option<String>,
+    pub vendor: Option<String>,
+    pub serial: Option<String>,
+    pub firmware: Option<String>,
+    /// mmc, usb, nvme, scsi, virtio, loop, zram, file, sim, unknown.
+    pub transport: String,
+    /// The whole disk, when the target is a partition.
+    pub parent: Option<String>,
+    pub loop_backing_file: Option<String>,
+    pub partitions: Vec<Partition>,
+    pub holders: Vec<String>,
+    pub mounts: Vec<Mount>,
+    pub swaps: Vec<String>,
+    /// Anything on the device (or a partition of it) is mounted or used as swap.
+    pub mounted: bool,
+    /// The kernel refuses an exclusive open: mounted, held, or opened exclusively
+    /// by another program. Writing tests refuse such a target.
+    pub in_use: bool,
+    /// The size as 2^n x odd, to reason about erase-block sizes that tile it.
+    pub capacity_hint: Option<PowerOfTwoSplit>,
+    pub mmc: Option<MmcInfo>,
+    pub notes: Vec<String>,
+}
+
+impl DeviceInfo {
+    /// A skeleton with the geometry filled in; identification fills the rest.
+    pub fn new(path: &str, size_bytes: u64, logical: u64, physical: u64, transport: &str) -> Self {
+        DeviceInfo {
+            path: path.to_string(),
+            size_bytes,
+            size_iec: Iec(size_bytes).to_string(),
+            logical_block_size: logical,
+            physical_block_size: physical,
+            minimum_io_size: None,
+            optimal_io_size: None,
+            discard_granularity: None,
+            rotational: None,
+            read_only: false,
+            model: None,
+            vendor: None,
+            serial: None,
+            firmware: None,
+            transport: transport.to_string(),
+            parent: None,
+            loop_backing_file: None,
+            partitions: Vec::new(),
+            holders: Vec::new(),
+            mounts: Vec::new(),
+            swaps: Vec::new(),
+            mounted: false,
+            in_use: false,
+            capacity_hint: split_power_of_two(size_bytes),
+            mmc: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// Identify a block device or regular file already opened as a target (so it is
+/// known to exist and be readable; `size`, `logical`, `physical` come from it).
+pub fn identify(host: &Host, path: &Path, size: u64, logical: u32, physical: u32) -> Result<DeviceInfo, sysfs::SysfsError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|source| sysfs::SysfsError::Read { path: shown.clone(), source })?;
+    if !meta.file_type().is_block_device() {
+        let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), "file");
+        info.read_only = meta.permissions().readonly();
+        return Ok(info);
+    }
+    let rdev = meta.rdev();
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    let facts = sysfs::block_facts(host, major, minor)?;
+    let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), &facts.transport);
+    if facts.size_bytes != size {
+        info.notes.push(format!("sysfs size {} differs from the size the device reports ({size})", facts.size_bytes));
+    }
+    info.minimum_io_size = facts.minimum_io_size;
+    info.optimal_io_size = facts.optimal_io_size;
+    info.discard_granularity = facts.discard_granularity;
+    info.rotational = facts.rotational;
+    info.read_only = facts.read_only;
+    info.model = facts.model;
+    info.vendor = facts.vendor;
+    info.serial = facts.serial;
+    info.firmware = facts.firmware;
+    info.parent = facts.parent;
+    info.loop_backing_file = facts.loop_backing_file;
+    info.partitions = facts.partitions;
+    info.holders = facts.holders;
+    info.mounted = !facts.mounts.is_empty() || !facts.swaps.is_empty();
+    info.mounts = facts.mounts;
+    info.swaps = facts.swaps;
+    info.in_use = exclusive_open_refused(path) || info.mounted || !info.holders.is_empty();
+    if let Some(raw) = facts.mmc {
+        let mmc = MmcInfo::from_raw(raw, size);
+        if info.serial.is_none() {
+            info.serial = mmc.cid.as_ref().map(|c| c.serial_hex.clone());
+        }
+        info.mmc = Some(mmc);
+    }
+    Ok(info)
+}
+
+/// The kernel's own in-use test: O_EXCL on a block device fails with EBUSY while
+/// it or a partition is mounted, held, or exclusively opened elsewhere.
+pub fn exclusive_open_refused(path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let r = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path);
+    matches!(r, Err(e) if e.raw_os_error() == Some(libc::EBUSY))
+}

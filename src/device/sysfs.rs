@@ -1,0 +1,365 @@
+//! Reading a block device's facts from sysfs and procfs. The roots are parameters so
+//! unit tests can build a fake tree; the binary always passes `/sys` and `/proc`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::mmc::MmcRaw;
+use super::mounts::{self, Mount};
+use crate::registers::hex::parse_register;
+
+/// Where to read system facts from.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub sys: PathBuf,
+    pub proc: PathBuf,
+    /// Prefix of device nodes (`/dev`).
+    pub dev: PathBuf,
+}
+
+impl Host {
+    pub fn system() -> Self {
+        Host { sys: "/sys".into(), proc: "/proc".into(), dev: "/dev".into() }
+    }
+}
+
+/// A sysfs attribute that exists but holds something that cannot be right.
+#[derive(Debug, thiserror::Error)]
+pub enum SysfsError {
+    #[error("{path}: cannot read ({source})")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: unexpected content '{content}' ({what})")]
+    Malformed { path: String, content: String, what: String },
+    #[error("no sysfs entry for block device {dev} under {root}")]
+    NoEntry { dev: String, root: String },
+}
+
+/// One partition of a whole disk.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Partition {
+    pub name: String,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+}
+
+/// Everything sysfs and procfs say about one block device.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BlockFacts {
+    pub name: String,
+    /// The whole disk, when the device is a partition.
+    pub parent: Option<String>,
+    pub size_bytes: u64,
+    pub logical_block_size: Option<u64>,
+    pub physical_block_size: Option<u64>,
+    pub minimum_io_size: Option<u64>,
+    pub optimal_io_size: Option<u64>,
+    pub discard_granularity: Option<u64>,
+    pub rotational: Option<bool>,
+    pub read_only: bool,
+    pub model: Option<String>,
+    pub vendor: Option<String>,
+    pub serial: Option<String>,
+    pub firmware: Option<String>,
+    pub transport: String,
+    pub loop_backing_file: Option<String>,
+    pub partitions: Vec<Partition>,
+    pub holders: Vec<String>,
+    pub mounts: Vec<Mount>,
+    pub swaps: Vec<String>,
+    pub mmc: Option<MmcRaw>,
+}
+
+fn read_opt(path: &Path) -> Result<Option<String>, SysfsError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).trim().to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // Some attributes (e.g. ssr on older hosts) exist but refuse reads.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) || e.raw_os_error() == Some(libc::EIO) => Ok(None),
+        Err(source) => Err(SysfsError::Read { path: path.display().to_string(), source }),
+    }
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, SysfsError> {
+    Ok(read_opt(path)?.filter(|s| !s.is_empty()).map(|s| crate::registers::bits::escape_ascii(s.as_bytes())))
+}
+
+fn read_u64(path: &Path) -> Result<Option<u64>, SysfsError> {
+    let Some(text) = read_opt(path)? else { return Ok(None) };
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map(Some).map_err(|_| SysfsError::Malformed {
+        path: path.display().to_string(),
+        content: crate::registers::bits::escape_ascii(text.as_bytes()),
+        what: "expected an unsigned integer".into(),
+    })
+}
+
+fn read_register<const N: usize>(path: &Path, name: &'static str) -> Result<Option<[u8; N]>, SysfsError> {
+    let Some(text) = read_opt(path)? else { return Ok(None) };
+    let bytes = parse_register(&text, name, N).map_err(|e| SysfsError::Malformed {
+        path: path.display().to_string(),
+        content: crate::registers::bits::escape_ascii(text.as_bytes()),
+        what: e.to_string(),
+    })?;
+    Ok(Some(bytes.try_into().expect("length checked by parse_register")))
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The transport a disk sits on, from its name and its place in the device tree.
+fn transport(name: &str, canonical: &str) -> &'static str {
+    if name.starts_with("loop") {
+        "loop"
+    } else if name.starts_with("zram") {
+        "zram"
+    } else if name.starts_with("nvme") {
+        "nvme"
+    } else if name.starts_with("mmcblk") || canonical.contains("/mmc_host/") {
+        "mmc"
+    } else if canonical.contains("/usb") {
+        "usb"
+    } else if canonical.contains("/virtio") || name.starts_with("vd") {
+        "virtio"
+    } else if canonical.contains("/host") || canonical.contains("/ata") || name.starts_with("sd") {
+        "scsi"
+    } else {
+        "unknown"
+    }
+}
+
+/// Read everything about block device `major:minor`.
+pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, SysfsError> {
+    let dev = format!("{major}:{minor}");
+    let link = host.sys.join("dev/block").join(&dev);
+    let devdir = fs::canonicalize(&link)
+        .map_err(|_| SysfsError::NoEntry { dev: dev.clone(), root: host.sys.display().to_string() })?;
+    let is_partition = devdir.join("partition").exists();
+    let disk = if is_partition { devdir.parent().map(Path::to_path_buf).unwrap_or(devdir.clone()) } else { devdir.clone() };
+    let name = devdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let disk_name = disk.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let size_path = devdir.join("size");
+    let sectors = read_u64(&size_path)?.ok_or_else(|| SysfsError::Malformed {
+        path: size_path.display().to_string(),
+        content: String::new(),
+        what: "missing".into(),
+    })?;
+    let size_bytes = sectors.checked_mul(512).ok_or_else(|| SysfsError::Malformed {
+        path: size_path.display().to_string(),
+        content: sectors.to_string(),
+        what: "size overflows".into(),
+    })?;
+    let queue = disk.join("queue");
+    let device = disk.join("device");
+    let mut facts = BlockFacts {
+        name: name.clone(),
+        parent: is_partition.then(|| disk_name.clone()),
+        size_bytes,
+        logical_block_size: read_u64(&queue.join("logical_block_size"))?,
+        physical_block_size: read_u64(&queue.join("physical_block_size"))?,
+        minimum_io_size: read_u64(&queue.join("minimum_io_size"))?,
+        optimal_io_size: read_u64(&queue.join("optimal_io_size"))?,
+        discard_granularity: read_u64(&queue.join("discard_granularity"))?,
+        rotational: read_u64(&queue.join("rotational"))?.map(|v| v != 0),
+        read_only: read_u64(&devdir.join("ro"))?.unwrap_or(0) != 0,
+        model: match read_text(&device.join("model"))? {
+            Some(m) => Some(m),
+            None => read_text(&device.join("name"))?,
+        },
+        vendor: read_text(&device.join("vendor"))?,
+        serial: match read_text(&device.join("serial"))? {
+            Some(s) => Some(s),
+            None => read_text(&disk.join("serial"))?,
+        },
+        firmware: match read_text(&device.join("firmware_rev"))? {
+            Some(f) => Some(f),
+            None => match read_text(&device.join("rev"))? {
+                Some(f) => Some(f),
+                None => read_text(&device.join("fwrev"))?,
+            },
+        },
+        transport: transport(&disk_name, &disk.display().to_string()).to_string(),
+        loop_backing_file: read_text(&disk.join("loop/backing_file"))?,
+        ..Default::default()
+    };
+    let mut devs = vec![dev.clone()];
+    let mut nodes = vec![host.dev.join(&name).display().to_string()];
+    if is_partition {
+        facts.holders = entries(&devdir.join("holders"));
+    } else {
+        facts.holders = entries(&disk.join("holders"));
+        for child in entries(&disk) {
+            let pdir = disk.join(&child);
+            if !pdir.join("partition").exists() {
+                continue;
+            }
+            let start = read_u64(&pdir.join("start"))?.unwrap_or(0).saturating_mul(512);
+            let size = read_u64(&pdir.join("size"))?.unwrap_or(0).saturating_mul(512);
+            if let Some(d) = read_opt(&pdir.join("dev"))? {
+                devs.push(d);
+            }
+            nodes.push(host.dev.join(&child).display().to_string());
+            facts.holders.extend(entries(&pdir.join("holders")).into_iter().map(|h| format!("{h} (on {child})")));
+            facts.partitions.push(Partition { name: child, start_bytes: start, size_bytes: size });
+        }
+    }
+    if let Some(mountinfo) = read_opt(&host.proc.join("self/mountinfo"))? {
+        facts.mounts = mounts::mounts_of(&mountinfo, &devs, &nodes);
+    }
+    if let Some(swaps) = read_opt(&host.proc.join("swaps"))? {
+        facts.swaps = mounts::swaps_of(&swaps, &nodes);
+    }
+    if let Some(card_type) = read_opt(&device.join("type"))? {
+        if device.join("cid").exists() || device.join("csd").exists() {
+            facts.mmc = Some(MmcRaw {
+                card_type,
+                cid: read_register::<16>(&device.join("cid"), "CID")?,
+                csd: read_register::<16>(&device.join("csd"), "CSD")?,
+                scr: read_register::<8>(&device.join("scr"), "SCR")?,
+                ssr: read_register::<64>(&device.join("ssr"), "SSR")?,
+                erase_size_bytes: read_u64(&device.join("erase_size"))?,
+                preferred_erase_size_bytes: read_u64(&device.join("preferred_erase_size"))?,
+                date: read_text(&device.join("date"))?,
+            });
+        }
+    }
+    Ok(facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake /sys and /proc holding a Kingston SA04G (seed 004) as mmcblk1 with
+    /// one partition mounted, so the parser is tested on exactly what Linux shows.
+    fn kingston_tree(root: &Path, ssr: Option<&str>) -> Host {
+        let sys = root.join("sys");
+        let disk = sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/block/mmcblk1");
+        let w = |p: PathBuf, s: &str| {
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, s).unwrap();
+        };
+        w(disk.join("size"), "7626752\n");
+        w(disk.join("ro"), "0\n");
+        w(disk.join("dev"), "179:8\n");
+        w(disk.join("queue/logical_block_size"), "512\n");
+        w(disk.join("queue/physical_block_size"), "512\n");
+        w(disk.join("queue/minimum_io_size"), "512\n");
+        w(disk.join("queue/optimal_io_size"), "0\n");
+        w(disk.join("queue/discard_granularity"), "4194304\n");
+        w(disk.join("queue/rotational"), "0\n");
+        // Linux's mmcblk device/ is the card: registers from mmc_registers.csv.
+        let card = sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa");
+        w(card.join("type"), "SD\n");
+        w(card.join("name"), "SA04G\n");
+        w(card.join("cid"), "02544d5341303447113533890900d371\n");
+        w(card.join("csd"), "400e00325b5900001d177f800a40008d\n");
+        w(card.join("scr"), "0235800001000000\n");
+        w(card.join("date"), "03/2013\n");
+        w(card.join("erase_size"), "512\n");
+        w(card.join("preferred_erase_size"), "4194304\n");
+        w(card.join("serial"), "0x35338909\n");
+        w(card.join("fwrev"), "0x1\n");
+        if let Some(ssr) = ssr {
+            w(card.join("ssr"), ssr);
+        }
+        std::os::unix::fs::symlink(&card, disk.join("device")).unwrap();
+        let part = disk.join("mmcblk1p1");
+        w(part.join("partition"), "1\n");
+        w(part.join("start"), "8192\n");
+        w(part.join("size"), "7618560\n");
+        w(part.join("dev"), "179:9\n");
+        w(part.join("ro"), "0\n");
+        fs::create_dir_all(part.join("holders")).unwrap();
+        fs::create_dir_all(disk.join("holders")).unwrap();
+        fs::create_dir_all(sys.join("dev/block")).unwrap();
+        std::os::unix::fs::symlink(&disk, sys.join("dev/block/179:8")).unwrap();
+        std::os::unix::fs::symlink(&part, sys.join("dev/block/179:9")).unwrap();
+        let proc = root.join("proc");
+        w(proc.join("self/mountinfo"), "30 1 179:9 / /media/card rw - vfat /dev/mmcblk1p1 rw\n");
+        w(proc.join("swaps"), "Filename Type Size Used Priority\n");
+        Host { sys, proc, dev: "/dev".into() }
+    }
+
+    #[test]
+    fn reads_kingston_card() {
+        let tmp = tempfile::tempdir().unwrap();
+        let host = kingston_tree(tmp.path(), None);
+        let f = block_facts(&host, 179, 8).unwrap();
+        assert_eq!(f.name, "mmcblk1");
+        assert_eq!(f.parent, None);
+        assert_eq!(f.size_bytes, 3_904_897_024);
+        assert_eq!(f.logical_block_size, Some(512));
+        assert_eq!(f.discard_granularity, Some(4 << 20));
+        assert_eq!(f.rotational, Some(false));
+        assert_eq!(f.transport, "mmc");
+        assert_eq!(f.model.as_deref(), Some("SA04G"));
+        assert_eq!(f.serial.as_deref(), Some("0x35338909"));
+        assert_eq!(f.firmware.as_deref(), Some("0x1"));
+        assert_eq!(f.partitions, vec![Partition { name: "mmcblk1p1".into(), start_bytes: 8192 * 512, size_bytes: 7_618_560 * 512 }]);
+        assert_eq!(f.mounts.len(), 1);
+        assert_eq!(f.mounts[0].mount_point, "/media/card");
+        let mmc = f.mmc.unwrap();
+        assert_eq!(mmc.card_type, "SD");
+        assert_eq!(mmc.preferred_erase_size_bytes, Some(4 << 20));
+        assert_eq!(mmc.date.as_deref(), Some("03/2013"));
+        let info = super::super::mmc::MmcInfo::from_raw(mmc, f.size_bytes);
+        assert_eq!(info.cid.as_ref().unwrap().product_name, "SA04G");
+        assert_eq!(info.csd.as_ref().unwrap().capacity_bytes, Some(3_904_897_024));
+        assert_eq!(info.scr.as_ref().unwrap().spec_version, "3.0x");
+        assert_eq!(info.preferred_erase_size_source, "kernel_capacity_guess");
+        assert!(info.notes.iter().any(|n| n.contains("kernel's guess")), "{:?}", info.notes);
+    }
+
+    #[test]
+    fn partition_points_at_its_disk_and_ssr_au_is_trusted() {
+        let tmp = tempfile::tempdir().unwrap();
+        // AU_SIZE 9 (4 MiB) at bits [431:428]: byte 10, high nibble.
+        let mut ssr = [0u8; 64];
+        ssr[10] = 0x90;
+        let hex: String = ssr.iter().map(|b| format!("{b:02x}")).collect();
+        let host = kingston_tree(tmp.path(), Some(&hex));
+        let p = block_facts(&host, 179, 9).unwrap();
+        assert_eq!(p.name, "mmcblk1p1");
+        assert_eq!(p.parent.as_deref(), Some("mmcblk1"));
+        assert_eq!(p.size_bytes, 7_618_560 * 512);
+        assert_eq!(p.logical_block_size, Some(512));
+        assert!(p.partitions.is_empty());
+        assert_eq!(p.mounts.len(), 1);
+        let info = super::super::mmc::MmcInfo::from_raw(p.mmc.unwrap(), 3_904_897_024);
+        assert_eq!(info.ssr.as_ref().unwrap().au_size_bytes, Some(4 << 20));
+        assert_eq!(info.preferred_erase_size_source, "ssr_au");
+    }
+
+    #[test]
+    fn malformed_attributes_are_errors_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let host = kingston_tree(tmp.path(), None);
+        let disk = host.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/block/mmcblk1");
+        fs::write(disk.join("queue/logical_block_size"), "five hundred\n").unwrap();
+        let err = block_facts(&host, 179, 8).unwrap_err();
+        assert!(err.to_string().contains("logical_block_size"), "{err}");
+        fs::write(disk.join("queue/logical_block_size"), "512\n").unwrap();
+        fs::write(host.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/cid"), "02544d53\n").unwrap();
+        let err = block_facts(&host, 179, 8).unwrap_err();
+        assert!(err.to_string().contains("cid") && err.to_string().contains("16 bytes"), "{err}");
+        assert!(matches!(block_facts(&host, 1, 1), Err(SysfsError::NoEntry { .. })));
+    }
+
+    #[test]
+    fn transports() {
+        assert_eq!(transport("loop3", "/sys/devices/virtual/block/loop3"), "loop");
+        assert_eq!(transport("zram0", "/sys/devices/virtual/block/zram0"), "zram");
+        assert_eq!(transport("nvme0n1", "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1"), "nvme");
+        assert_eq!(transport("sdb", "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host3/target3:0:0/3:0:0:0/block/sdb"), "usb");
+        assert_eq!(transport("sda", "/sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"), "scsi");
+        assert_eq!(transport("vda", "/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda"), "virtio");
+    }
+}

@@ -1,0 +1,13 @@
+//! flashlab: what flash storage really is and how it really behaves.
+//!
+//! The data flow of DESIGN.md is the module layout: [`cli`] parses and validates,
+//! [`target`] is the one seam to devices (real or simulated), [`device`] and
+//! [`registers`] identify, [`output`] renders results.
+
+pub mod cli;
+pub mod device;
+pub mod error;
+pub mod output;
+pub mod registers;
+pub mod target;
+pub mod units;

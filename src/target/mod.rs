@@ -1,0 +1,187 @@
+//! The seam every test runs through (DESIGN.md "The seam: Target"): geometry, and
+//! "run these requests at this queue depth and tell me how long each took". Tests
+//! never read a clock or learn which kind of target they drive, so the same code
+//! measures real hardware and runs deterministically on simulated cards.
+
+pub mod buffer;
+pub mod real;
+pub mod spec;
+
+use serde::Serialize;
+
+pub use buffer::AlignedBuf;
+
+/// What a target is, as the JSON contract's `target` object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TargetDescription {
+    /// The spec the user gave (`/dev/mmcblk0`, `sim:demo,au_size=8M`).
+    pub spec: String,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    /// The smallest unit the target accepts; every request is aligned to it.
+    pub logical_block_size: u32,
+    pub physical_block_size: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    Block,
+    File,
+    Sim,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+}
+
+/// One I/O: `len` bytes at `offset` on the target, to or from `buf_offset` in the
+/// batch's buffer. Offsets and lengths must be multiples of the logical block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+    pub buf_offset: usize,
+}
+
+impl Request {
+    pub fn read(offset: u64, len: u32, buf_offset: usize) -> Self {
+        Request { op: Op::Read, offset, len, buf_offset }
+    }
+
+    pub fn write(offset: u64, len: u32, buf_offset: usize) -> Self {
+        Request { op: Op::Write, offset, len, buf_offset }
+    }
+}
+
+/// How one request ended. Durations are nanoseconds from submission to
+/// completion: wall time on a monotonic clock for real targets, virtual time for
+/// simulated ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub duration_ns: u64,
+    /// `None` on success; the errno of a failed request (EIO for a bad range).
+    pub errno: Option<i32>,
+}
+
+/// Why a batch could not run. Request-level I/O errors are not here: they come
+/// back per request in [`Completion::errno`] so a test can map bad ranges.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{path}: no such file or device")]
+    NotFound { path: String },
+    #[error("{path}: permission denied")]
+    PermissionDenied { path: String },
+    #[error("{path}: not a block device or regular file")]
+    NotBlockOrFile { path: String },
+    #[error("{path}: size is zero")]
+    Empty { path: String },
+    #[error("{path}: device is busy (mounted, held by another device, or opened exclusively)")]
+    Busy { path: String },
+    #[error("{path}: {source}")]
+    Open { path: String, source: std::io::Error },
+    #[error("request at offset {offset} length {len} is not aligned to the {align}-byte logical block size")]
+    Unaligned { offset: u64, len: u32, align: u32 },
+    #[error("request at offset {offset} length {len} passes the end of the target ({size} bytes)")]
+    PastEnd { offset: u64, len: u32, size: u64 },
+    #[error("request needs buffer bytes {start}..{end} but the buffer holds {buf_len}")]
+    BufferTooSmall { start: usize, end: usize, buf_len: usize },
+    #[error("target was opened read-only; a write request is not allowed")]
+    ReadOnly,
+    #[error("queue depth must be at least 1")]
+    ZeroQueueDepth,
+    #[error("{op} at offset {offset} failed: {source}")]
+    Io { op: &'static str, offset: u64, source: std::io::Error },
+}
+
+/// A device the tests can measure.
+pub trait Target {
+    fn description(&self) -> &TargetDescription;
+
+    /// Run `requests` keeping up to `queue_depth` in flight, and return one
+    /// completion per request, in request order.
+    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError>;
+
+    /// Time the device has spent on requests so far (virtual for a simulation).
+    fn device_time_ns(&self) -> u64;
+}
+
+/// The checks every target applies before any I/O: aligned, inside the target
+/// (no wrapping), inside the buffer, writes only when writable.
+pub fn check_requests(
+    desc: &TargetDescription,
+    requests: &[Request],
+    queue_depth: usize,
+    buf_len: usize,
+    writable: bool,
+) -> Result<(), TargetError> {
+    if queue_depth == 0 {
+        return Err(TargetError::ZeroQueueDepth);
+    }
+    let align = u64::from(desc.logical_block_size);
+    for r in requests {
+        if r.offset % align != 0 || u64::from(r.len) % align != 0 || r.len == 0 {
+            return Err(TargetError::Unaligned { offset: r.offset, len: r.len, align: desc.logical_block_size });
+        }
+        match r.offset.checked_add(u64::from(r.len)) {
+            Some(end) if end <= desc.size_bytes => {}
+            _ => return Err(TargetError::PastEnd { offset: r.offset, len: r.len, size: desc.size_bytes }),
+        }
+        let end = r.buf_offset.checked_add(r.len as usize).unwrap_or(usize::MAX);
+        if end > buf_len {
+            return Err(TargetError::BufferTooSmall { start: r.buf_offset, end, buf_len });
+        }
+        if r.op == Op::Write && !writable {
+            return Err(TargetError::ReadOnly);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc() -> TargetDescription {
+        TargetDescription {
+            spec: "t".into(),
+            kind: TargetKind::File,
+            size_bytes: 1 << 20,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+        }
+    }
+
+    #[test]
+    fn checks_alignment_bounds_buffer_and_mode() {
+        let d = desc();
+        assert!(check_requests(&d, &[Request::read(0, 512, 0)], 1, 512, false).is_ok());
+        assert!(matches!(
+            check_requests(&d, &[Request::read(100, 512, 0)], 1, 4096, false),
+            Err(TargetError::Unaligned { .. })
+        ));
+        assert!(matches!(
+            check_requests(&d, &[Request::read(0, 100, 0)], 1, 4096, false),
+            Err(TargetError::Unaligned { .. })
+        ));
+        assert!(matches!(
+            check_requests(&d, &[Request::read((1 << 20) - 512, 1024, 0)], 1, 4096, false),
+            Err(TargetError::PastEnd { .. })
+        ));
+        assert!(matches!(
+            check_requests(&d, &[Request::read(u64::MAX - 511, 512, 0)], 1, 4096, false),
+            Err(TargetError::PastEnd { .. })
+        ));
+        assert!(matches!(
+            check_requests(&d, &[Request::read(0, 1024, 0)], 1, 512, false),
+            Err(TargetError::BufferTooSmall { .. })
+        ));
+        assert!(matches!(check_requests(&d, &[Request::write(0, 512, 0)], 1, 512, false), Err(TargetError::ReadOnly)));
+        assert!(check_requests(&d, &[Request::write(0, 512, 0)], 1, 512, true).is_ok());
+        assert!(matches!(check_requests(&d, &[], 0, 512, true), Err(TargetError::ZeroQueueDepth)));
+    }
+}

@@ -1,0 +1,195 @@
+//! Real block devices and regular files: O_DIRECT, page-aligned buffers, durations
+//! on the monotonic clock, and two engines (psync for one request at a time,
+//! io_uring for deeper queues).
+
+mod psync;
+mod uring;
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::fs::OFlags;
+
+use super::{check_requests, AlignedBuf, Completion, Request, Target, TargetDescription, TargetError, TargetKind};
+
+/// Which I/O engine runs batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineChoice {
+    /// psync for queue depth 1, io_uring above it (psync if io_uring is unavailable).
+    #[default]
+    Auto,
+    Psync,
+    #[value(name = "io_uring")]
+    IoUring,
+}
+
+/// How to open a real target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptions {
+    /// Open read-write. Read-only tests never set this.
+    pub write: bool,
+    /// Open a block device with O_EXCL, which the kernel refuses (EBUSY) while the
+    /// device or a partition is mounted or held: the reliable in-use check.
+    pub exclusive: bool,
+    pub engine: EngineChoice,
+}
+
+/// A block device or regular file opened for measurement.
+pub struct RealTarget {
+    file: File,
+    desc: TargetDescription,
+    writable: bool,
+    /// False when the filesystem refused O_DIRECT (tmpfs before Linux 6.6) and the
+    /// file is read through the page cache; timings then measure memory.
+    pub direct: bool,
+    engine: EngineChoice,
+    uring: Option<uring::Uring>,
+    device_ns: u64,
+}
+
+static URING_FALLBACK_SAID: AtomicBool = AtomicBool::new(false);
+
+impl RealTarget {
+    /// Open `path` and read its geometry.
+    pub fn open(path: &Path, spec: &str, opts: OpenOptions) -> Result<Self, TargetError> {
+        let p = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| open_error(&p, e))?;
+        let ft = meta.file_type();
+        let kind = if ft.is_block_device() {
+            TargetKind::Block
+        } else if ft.is_file() {
+            TargetKind::File
+        } else {
+            return Err(TargetError::NotBlockOrFile { path: p });
+        };
+        let (file, direct) = open_file(path, &p, kind, opts)?;
+        let (size, logical, physical) = geometry(&file, kind, &meta).map_err(|e| open_error(&p, e))?;
+        if size == 0 {
+            return Err(TargetError::Empty { path: p });
+        }
+        Ok(RealTarget {
+            file,
+            desc: TargetDescription {
+                spec: spec.to_string(),
+                kind,
+                size_bytes: size,
+                logical_block_size: logical,
+                physical_block_size: physical,
+            },
+            writable: opts.write,
+            direct,
+            engine: opts.engine,
+            uring: None,
+            device_ns: 0,
+        })
+    }
+
+    fn use_uring(&mut self, queue_depth: usize) -> bool {
+        let wanted = match self.engine {
+            EngineChoice::Psync => false,
+            EngineChoice::IoUring => true,
+            EngineChoice::Auto => queue_depth > 1,
+        };
+        if !wanted {
+            return false;
+        }
+        if self.uring.as_ref().is_some_and(|u| u.entries() >= queue_depth) {
+            return true;
+        }
+        match uring::Uring::new(&self.file, queue_depth) {
+            Ok(u) => {
+                self.uring = Some(u);
+                true
+            }
+            Err(e) => {
+                if !URING_FALLBACK_SAID.swap(true, Ordering::Relaxed) {
+                    eprintln!("note: io_uring is unavailable ({e}); using psync, one request at a time");
+                }
+                self.engine = EngineChoice::Psync;
+                false
+            }
+        }
+    }
+}
+
+impl Target for RealTarget {
+    fn description(&self) -> &TargetDescription {
+        &self.desc
+    }
+
+    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
+        check_requests(&self.desc, requests, queue_depth, buf.len(), self.writable)?;
+        let started = std::time::Instant::now();
+        let result = if self.use_uring(queue_depth) {
+            let uring = self.uring.as_mut().expect("set by use_uring");
+            uring.run(requests, queue_depth, buf)
+        } else {
+            psync::run(&self.file, requests, buf)
+        };
+        self.device_ns += started.elapsed().as_nanos() as u64;
+        result
+    }
+
+    fn device_time_ns(&self) -> u64 {
+        self.device_ns
+    }
+}
+
+fn open_error(path: &str, e: io::Error) -> TargetError {
+    match e.kind() {
+        io::ErrorKind::NotFound => TargetError::NotFound { path: path.to_string() },
+        io::ErrorKind::PermissionDenied => TargetError::PermissionDenied { path: path.to_string() },
+        _ if e.raw_os_error() == Some(libc::EBUSY) => TargetError::Busy { path: path.to_string() },
+        _ if e.raw_os_error() == Some(libc::EROFS) => TargetError::PermissionDenied { path: path.to_string() },
+        _ => TargetError::Open { path: path.to_string(), source: e },
+    }
+}
+
+fn open_file(path: &Path, p: &str, kind: TargetKind, opts: OpenOptions) -> Result<(File, bool), TargetError> {
+    let mut flags = OFlags::CLOEXEC | OFlags::DIRECT;
+    if opts.exclusive && kind == TargetKind::Block {
+        flags |= OFlags::EXCL;
+    }
+    let mut oo = std::fs::OpenOptions::new();
+    oo.read(true).write(opts.write);
+    match oo.clone().custom_flags(flags.bits() as i32).open(path) {
+        Ok(f) => Ok((f, true)),
+        // Filesystems without O_DIRECT answer EINVAL; fall back to the page cache.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && kind == TargetKind::File => {
+            let f = oo
+                .custom_flags((flags - OFlags::DIRECT).bits() as i32)
+                .open(path)
+                .map_err(|e| open_error(p, e))?;
+            Ok((f, false))
+        }
+        Err(e) => Err(open_error(p, e)),
+    }
+}
+
+/// Size, logical and physical block size.
+fn geometry(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> io::Result<(u64, u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    match kind {
+        TargetKind::Block => {
+            let size = rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))?;
+            let logical = rustix::fs::ioctl_blksszget(file)?;
+            let physical = rustix::fs::ioctl_blkpbszget(file)?;
+            Ok((size, logical, physical))
+        }
+        _ => {
+            // O_DIRECT on a file needs the filesystem's direct-I/O alignment
+            // (statx STATX_DIOALIGN, Linux 6.1+); 512 is the historic minimum.
+            let dio = rustix::fs::statx(file, "", rustix::fs::AtFlags::EMPTY_PATH, rustix::fs::StatxFlags::DIOALIGN)
+                .ok()
+                .map(|s| s.stx_dio_offset_align)
+                .filter(|&a| a > 0)
+                .unwrap_or(512);
+            let physical = (meta.blksize() as u32).max(dio);
+            Ok((meta.len(), dio, physical))
+        }
+    }
+}

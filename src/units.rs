@@ -1,0 +1,178 @@
+//! Binary sizes: the one parser and the one formatter every command uses.
+//!
+//! flashlab, like flashbench and the SD specification, counts storage in powers of
+//! two: `4k` is 4096 bytes, `1M`, `1MiB` and `1m` are all 1048576.
+
+use std::fmt;
+
+/// Why a size argument was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("empty size")]
+    Empty,
+    #[error("'{0}' is not a size (expected a number with an optional suffix k, M, G, T, P, e.g. 4k, 16KiB, 4M)")]
+    Malformed(String),
+    #[error("'{0}' is too large")]
+    Overflow(String),
+}
+
+/// Parse a binary size: plain bytes (`4096`), or a number with a suffix
+/// `k`/`K`/`KiB`/`KB`, `M`, `G`, `T`, `P` (all powers of 1024), optionally `B`.
+/// Hex (`0x1000`) is accepted for people pasting offsets.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let s = text.trim();
+    if s.is_empty() {
+        return Err(SizeError::Empty);
+    }
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).map_err(|_| SizeError::Malformed(text.to_string()));
+    }
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, suffix) = s.split_at(split);
+    if digits.is_empty() {
+        return Err(SizeError::Malformed(text.to_string()));
+    }
+    let value: u64 = digits
+        .parse()
+        .map_err(|_| SizeError::Overflow(text.to_string()))?;
+    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        "p" | "pb" | "pib" => 50,
+        _ => return Err(SizeError::Malformed(text.to_string())),
+    };
+    value
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| SizeError::Overflow(text.to_string()))
+}
+
+/// A byte count shown in IEC units (`3.64 GiB`, `16 KiB`, `512 B`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Iec(pub u64);
+
+impl fmt::Display for Iec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+        let mut unit = 0;
+        while unit + 1 < UNITS.len() && self.0 >= 1u64 << (10 * (unit + 1)) {
+            unit += 1;
+        }
+        if unit == 0 {
+            return write!(f, "{} B", self.0);
+        }
+        let scale = 1u64 << (10 * unit);
+        if self.0.is_multiple_of(scale) {
+            write!(f, "{} {}", self.0 / scale, UNITS[unit])
+        } else {
+            write!(f, "{:.2} {}", self.0 as f64 / scale as f64, UNITS[unit])
+        }
+    }
+}
+
+/// A rate shown in decimal MB/s, the unit of SD speed classes and flashbench.
+pub fn mb_per_s(bytes_per_sec: f64) -> String {
+    format!("{:.2} MB/s", bytes_per_sec / 1e6)
+}
+
+/// A duration in nanoseconds shown with a readable unit.
+pub fn duration_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// `size = 2^exponent × odd`: the factorisation that 004_033f2d3f80bf6aca.txt's author
+/// does with `factor` to guess which power-of-two erase blocks can tile the card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PowerOfTwoSplit {
+    pub exponent: u32,
+    pub odd_part: u64,
+    /// The largest power of two dividing the size, in bytes.
+    pub largest_power_of_two_bytes: u64,
+}
+
+/// Factor a size into a power of two and an odd part; `None` for zero.
+pub fn split_power_of_two(size: u64) -> Option<PowerOfTwoSplit> {
+    if size == 0 {
+        return None;
+    }
+    let exponent = size.trailing_zeros();
+    Some(PowerOfTwoSplit {
+        exponent,
+        odd_part: size >> exponent,
+        largest_power_of_two_bytes: 1u64 << exponent,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_suffixes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("16KiB"), Ok(16384));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("3m"), Ok(3 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("1T"), Ok(1 << 40));
+        assert_eq!(parse_size("512B"), Ok(512));
+        assert_eq!(parse_size("0x1000"), Ok(4096));
+        assert_eq!(parse_size(" 8k "), Ok(8192));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert_eq!(parse_size(""), Err(SizeError::Empty));
+        assert!(matches!(parse_size("k"), Err(SizeError::Malformed(_))));
+        assert!(matches!(parse_size("4x"), Err(SizeError::Malformed(_))));
+        assert!(matches!(parse_size("-4k"), Err(SizeError::Malformed(_))));
+        assert!(matches!(parse_size("1.5M"), Err(SizeError::Malformed(_))));
+        assert!(matches!(parse_size("99999999999999999999"), Err(SizeError::Overflow(_))));
+        assert!(matches!(parse_size("17000000P"), Err(SizeError::Overflow(_))));
+    }
+
+    #[test]
+    fn iec_display() {
+        assert_eq!(Iec(512).to_string(), "512 B");
+        assert_eq!(Iec(4096).to_string(), "4 KiB");
+        assert_eq!(Iec(4 << 20).to_string(), "4 MiB");
+        assert_eq!(Iec(3_904_897_024).to_string(), "3.64 GiB");
+        assert_eq!(Iec(1536).to_string(), "1.50 KiB");
+    }
+
+    #[test]
+    fn kingston_capacity_factorisation() {
+        // 004_033f2d3f80bf6aca.txt: `factor 3904897024` = 2^22 x 7 x 7 x 19.
+        let split = split_power_of_two(3_904_897_024).unwrap();
+        assert_eq!(split.exponent, 22);
+        assert_eq!(split.odd_part, 7 * 7 * 19);
+        assert_eq!(split.largest_power_of_two_bytes, 4 << 20);
+        assert_eq!(split_power_of_two(0), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_roundtrips_plain_and_k(n in 0u64..(1 << 40)) {
+            proptest::prop_assert_eq!(parse_size(&n.to_string()), Ok(n));
+            proptest::prop_assert_eq!(parse_size(&format!("{n}k")), Ok(n * 1024));
+        }
+
+        #[test]
+        fn parse_never_panics(s in "\\PC*") {
+            let _ = parse_size(&s);
+        }
+    }
+}
