@@ -24,12 +24,20 @@ pub struct CliError {
 impl CliError {
     /// A usage error or refusal (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError { exit: Exit::Usage, message: message.into(), hint: None }
+        CliError {
+            exit: Exit::Usage,
+            message: message.into(),
+            hint: None,
+        }
     }
 
     /// A failed run (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
-        CliError { exit: Exit::Failed, message: message.into(), hint: None }
+        CliError {
+            exit: Exit::Failed,
+            message: message.into(),
+            hint: None,
+        }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {

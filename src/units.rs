@@ -32,9 +32,7 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     if digits.is_empty() {
         return Err(SizeError::Malformed(text.to_string()));
     }
-    let value: u64 = digits
-        .parse()
-        .map_err(|_| SizeError::Overflow(text.to_string()))?;
+    let value: u64 = digits.parse().map_err(|_| SizeError::Overflow(text.to_string()))?;
     let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
@@ -140,7 +138,10 @@ mod tests {
         assert!(matches!(parse_size("4x"), Err(SizeError::Malformed(_))));
         assert!(matches!(parse_size("-4k"), Err(SizeError::Malformed(_))));
         assert!(matches!(parse_size("1.5M"), Err(SizeError::Malformed(_))));
-        assert!(matches!(parse_size("99999999999999999999"), Err(SizeError::Overflow(_))));
+        assert!(matches!(
+            parse_size("99999999999999999999"),
+            Err(SizeError::Overflow(_))
+        ));
         assert!(matches!(parse_size("17000000P"), Err(SizeError::Overflow(_))));
     }
 

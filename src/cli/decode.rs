@@ -29,11 +29,17 @@ pub fn run(kind: RegisterKind, hex: &str, mmc: bool, as_json: bool) -> CliResult
             command: "decode",
             target: None,
             device_time_s: None,
-            body: Body { register: &name, decoded: &decoded },
+            body: Body {
+                register: &name,
+                decoded: &decoded,
+            },
         });
     } else {
         println!("{} ({})", kind.name(), if mmc { "MMC layout" } else { "SD layout" });
-        println!("{}", table::json_fields(&serde_json::to_value(&decoded).expect("serialisable")));
+        println!(
+            "{}",
+            table::json_fields(&serde_json::to_value(&decoded).expect("serialisable"))
+        );
     }
     Ok(())
 }

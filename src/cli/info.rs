@@ -7,8 +7,8 @@ use crate::device::sysfs::Host;
 use crate::device::{self, DeviceInfo};
 use crate::error::{CliError, CliResult};
 use crate::output::{json, table};
-use crate::target::real::{EngineChoice, OpenOptions};
 use crate::target::Target;
+use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
 #[derive(Serialize)]
@@ -17,15 +17,32 @@ struct Body<'a> {
 }
 
 pub fn run(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
-    let opened = resolve::open(spec, OpenOptions { write: false, exclusive: false, engine })?;
+    let opened = resolve::open(
+        spec,
+        OpenOptions {
+            write: false,
+            exclusive: false,
+            engine,
+        },
+    )?;
     let (desc, info) = match opened {
         Opened::Real(t) => {
             let d = t.description().clone();
             let path = std::path::Path::new(spec);
-            let mut info = device::identify(&Host::system(), path, d.size_bytes, d.logical_block_size, d.physical_block_size)
-                .map_err(|e| CliError::usage(e.to_string()).hint("sysfs looks unusual for this device; please report it with `ls -lR /sys/dev/block/`"))?;
+            let mut info = device::identify(
+                &Host::system(),
+                path,
+                d.size_bytes,
+                d.logical_block_size,
+                d.physical_block_size,
+            )
+            .map_err(|e| {
+                CliError::usage(e.to_string())
+                    .hint("sysfs looks unusual for this device; please report it with `ls -lR /sys/dev/block/`")
+            })?;
             if !t.direct {
-                info.notes.push("the filesystem refused O_DIRECT; reads of this file go through the page cache".into());
+                info.notes
+                    .push("the filesystem refused O_DIRECT; reads of this file go through the page cache".into());
             }
             (d, info)
         }
@@ -51,14 +68,27 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 fn print_text(i: &DeviceInfo) {
     let hint = i
         .capacity_hint
-        .map(|h| format!(" = 2^{} x {} (tiles with erase blocks up to {})", h.exponent, h.odd_part, Iec(h.largest_power_of_two_bytes)))
+        .map(|h| {
+            format!(
+                " = 2^{} x {} (tiles with erase blocks up to {})",
+                h.exponent,
+                h.odd_part,
+                Iec(h.largest_power_of_two_bytes)
+            )
+        })
         .unwrap_or_default();
     let mut rows: Vec<(String, String)> = vec![
         ("path".into(), i.path.clone()),
         ("transport".into(), i.transport.clone()),
         ("size".into(), format!("{} bytes ({}){hint}", i.size_bytes, i.size_iec)),
-        ("logical / physical block".into(), format!("{} / {} bytes", i.logical_block_size, i.physical_block_size)),
-        ("minimum / optimal I/O".into(), format!("{} / {}", opt(&i.minimum_io_size), opt(&i.optimal_io_size))),
+        (
+            "logical / physical block".into(),
+            format!("{} / {} bytes", i.logical_block_size, i.physical_block_size),
+        ),
+        (
+            "minimum / optimal I/O".into(),
+            format!("{} / {}", opt(&i.minimum_io_size), opt(&i.optimal_io_size)),
+        ),
         ("discard granularity".into(), opt(&i.discard_granularity)),
         ("rotational".into(), opt(&i.rotational)),
         ("read-only".into(), i.read_only.to_string()),
@@ -74,10 +104,21 @@ fn print_text(i: &DeviceInfo) {
         rows.push(("loop backing file".into(), b.clone()));
     }
     for p in &i.partitions {
-        rows.push((format!("partition {}", p.name), format!("start {} ({}), size {}", p.start_bytes, Iec(p.start_bytes), Iec(p.size_bytes))));
+        rows.push((
+            format!("partition {}", p.name),
+            format!(
+                "start {} ({}), size {}",
+                p.start_bytes,
+                Iec(p.start_bytes),
+                Iec(p.size_bytes)
+            ),
+        ));
     }
     for m in &i.mounts {
-        rows.push(("mounted".into(), format!("{} on {} ({})", m.source, m.mount_point, m.fstype)));
+        rows.push((
+            "mounted".into(),
+            format!("{} on {} ({})", m.source, m.mount_point, m.fstype),
+        ));
     }
     for s in &i.swaps {
         rows.push(("swap".into(), s.clone()));
@@ -85,11 +126,21 @@ fn print_text(i: &DeviceInfo) {
     if !i.holders.is_empty() {
         rows.push(("holders".into(), i.holders.join(", ")));
     }
-    rows.push(("in use".into(), if i.in_use { "yes: writing tests will refuse it".into() } else { "no".into() }));
+    rows.push((
+        "in use".into(),
+        if i.in_use {
+            "yes: writing tests will refuse it".into()
+        } else {
+            "no".into()
+        },
+    ));
     println!("{}", table::key_values(&rows));
     if let Some(mmc) = &i.mmc {
         println!("\n{} card registers", mmc.card_type);
-        println!("{}", table::json_fields(&serde_json::to_value(mmc).expect("serialisable")));
+        println!(
+            "{}",
+            table::json_fields(&serde_json::to_value(mmc).expect("serialisable"))
+        );
     }
     for n in &i.notes {
         println!("note: {n}");

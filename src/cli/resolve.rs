@@ -2,9 +2,9 @@
 //! turned into messages a user can act on.
 
 use crate::error::CliError;
+use crate::target::TargetError;
 use crate::target::real::{OpenOptions, RealTarget};
 use crate::target::spec::TargetSpec;
-use crate::target::TargetError;
 
 /// The opened target, kept concrete where a command needs to know its kind.
 pub enum Opened {
@@ -20,9 +20,13 @@ pub fn parse(text: &str) -> Result<TargetSpec, CliError> {
 
 pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
     match parse(text)? {
-        TargetSpec::Path(path) => RealTarget::open(&path, text, opts).map(Opened::Real).map_err(target_error),
-        TargetSpec::Sim { .. } => Err(CliError::usage(format!("'{text}': simulated targets are not available in this build yet"))
-            .hint("give a block device or a regular file")),
+        TargetSpec::Path(path) => RealTarget::open(&path, text, opts)
+            .map(Opened::Real)
+            .map_err(target_error),
+        TargetSpec::Sim { .. } => Err(CliError::usage(format!(
+            "'{text}': simulated targets are not available in this build yet"
+        ))
+        .hint("give a block device or a regular file")),
     }
 }
 
@@ -31,16 +35,20 @@ pub fn target_error(e: TargetError) -> CliError {
     let msg = e.to_string();
     match e {
         TargetError::NotFound { .. } => CliError::usage(msg).hint("check the path; `lsblk` lists block devices"),
-        TargetError::PermissionDenied { .. } => {
-            CliError::usage(msg).hint("run as root (sudo flashlab ...) or join the group that owns the device (often 'disk')")
-        }
+        TargetError::PermissionDenied { .. } => CliError::usage(msg)
+            .hint("run as root (sudo flashlab ...) or join the group that owns the device (often 'disk')"),
         TargetError::NotBlockOrFile { .. } => {
             CliError::usage(msg).hint("flashlab measures block devices (/dev/mmcblk0, /dev/sdX) and regular files")
         }
         TargetError::Empty { .. } => CliError::usage(msg).hint("is a card in the reader? an empty reader shows size 0"),
-        TargetError::Busy { .. } => CliError::usage(msg).hint("unmount it (and its partitions) first; `flashlab info` shows what uses it"),
-        TargetError::Unaligned { .. } | TargetError::PastEnd { .. } => CliError::usage(msg).hint("offsets and lengths must be multiples of the logical block size and inside the target"),
+        TargetError::Busy { .. } => {
+            CliError::usage(msg).hint("unmount it (and its partitions) first; `flashlab info` shows what uses it")
+        }
+        TargetError::Unaligned { .. } | TargetError::PastEnd { .. } => CliError::usage(msg)
+            .hint("offsets and lengths must be multiples of the logical block size and inside the target"),
         TargetError::Io { .. } | TargetError::Open { .. } => CliError::failed(msg),
-        TargetError::BufferTooSmall { .. } | TargetError::ReadOnly | TargetError::ZeroQueueDepth => CliError::failed(format!("internal: {msg}")),
+        TargetError::BufferTooSmall { .. } | TargetError::ReadOnly | TargetError::ZeroQueueDepth => {
+            CliError::failed(format!("internal: {msg}"))
+        }
     }
 }

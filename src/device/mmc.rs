@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::registers::{cid, csd, scr, ssr, Family};
+use crate::registers::{Family, cid, csd, scr, ssr};
 
 /// The `info.mmc` object of the JSON contract.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,7 +56,11 @@ pub fn kernel_preferred_erase_guess(capacity_bytes: u64, erase_size_bytes: u64) 
 
 impl MmcInfo {
     pub fn from_raw(raw: MmcRaw, capacity_bytes: u64) -> Self {
-        let family = if raw.card_type.eq_ignore_ascii_case("MMC") { Family::Mmc } else { Family::Sd };
+        let family = if raw.card_type.eq_ignore_ascii_case("MMC") {
+            Family::Mmc
+        } else {
+            Family::Sd
+        };
         let cid = raw.cid.map(|b| match family {
             Family::Sd => cid::decode_sd(&b),
             Family::Mmc => cid::decode_mmc(&b),
@@ -76,7 +80,9 @@ impl MmcInfo {
                 }
                 "ssr_au"
             }
-            (Some(pref), None) if pref == kernel_preferred_erase_guess(capacity_bytes, raw.erase_size_bytes.unwrap_or(0)) => {
+            (Some(pref), None)
+                if pref == kernel_preferred_erase_guess(capacity_bytes, raw.erase_size_bytes.unwrap_or(0)) =>
+            {
                 notes.push(format!(
                     "preferred_erase_size {pref} is the kernel's guess from the capacity, not the card's allocation unit; `flashlab align` measures the real one"
                 ));
@@ -84,12 +90,13 @@ impl MmcInfo {
             }
             _ => "unknown",
         };
-        if let (Some(csd), true) = (&csd, capacity_bytes > 0) {
-            if let Some(c) = csd.capacity_bytes {
-                if c != capacity_bytes {
-                    notes.push(format!("CSD capacity {c} differs from the block device size {capacity_bytes}"));
-                }
-            }
+        if let (Some(csd), true) = (&csd, capacity_bytes > 0)
+            && let Some(c) = csd.capacity_bytes
+            && c != capacity_bytes
+        {
+            notes.push(format!(
+                "CSD capacity {c} differs from the block device size {capacity_bytes}"
+            ));
         }
         MmcInfo {
             card_type: raw.card_type,

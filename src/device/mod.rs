@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::units::{split_power_of_two, Iec, PowerOfTwoSplit};
+use crate::units::{Iec, PowerOfTwoSplit, split_power_of_two};
 use mmc::MmcInfo;
 use mounts::Mount;
 use sysfs::{Host, Partition};
@@ -88,9 +88,18 @@ impl DeviceInfo {
 
 /// Identify a block device or regular file already opened as a target (so it is
 /// known to exist and be readable; `size`, `logical`, `physical` come from it).
-pub fn identify(host: &Host, path: &Path, size: u64, logical: u32, physical: u32) -> Result<DeviceInfo, sysfs::SysfsError> {
+pub fn identify(
+    host: &Host,
+    path: &Path,
+    size: u64,
+    logical: u32,
+    physical: u32,
+) -> Result<DeviceInfo, sysfs::SysfsError> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| sysfs::SysfsError::Read { path: shown.clone(), source })?;
+    let meta = std::fs::metadata(path).map_err(|source| sysfs::SysfsError::Read {
+        path: shown.clone(),
+        source,
+    })?;
     if !meta.file_type().is_block_device() {
         let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), "file");
         info.read_only = meta.permissions().readonly();
@@ -101,7 +110,10 @@ pub fn identify(host: &Host, path: &Path, size: u64, logical: u32, physical: u32
     let facts = sysfs::block_facts(host, major, minor)?;
     let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), &facts.transport);
     if facts.size_bytes != size {
-        info.notes.push(format!("sysfs size {} differs from the size the device reports ({size})", facts.size_bytes));
+        info.notes.push(format!(
+            "sysfs size {} differs from the size the device reports ({size})",
+            facts.size_bytes
+        ));
     }
     info.minimum_io_size = facts.minimum_io_size;
     info.optimal_io_size = facts.optimal_io_size;
@@ -134,6 +146,9 @@ pub fn identify(host: &Host, path: &Path, size: u64, logical: u32, physical: u32
 /// it or a partition is mounted, held, or exclusively opened elsewhere.
 pub fn exclusive_open_refused(path: &Path) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
-    let r = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path);
+    let r = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path);
     matches!(r, Err(e) if e.raw_os_error() == Some(libc::EBUSY))
 }

@@ -21,7 +21,9 @@ pub struct Mount {
 pub fn mounts_of(mountinfo: &str, devs: &[String], nodes: &[String]) -> Vec<Mount> {
     let mut out = Vec::new();
     for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else { continue };
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
         let fields: Vec<&str> = left.split(' ').collect();
         let rfields: Vec<&str> = right.split(' ').collect();
         if fields.len() < 5 || rfields.len() < 2 {
@@ -29,7 +31,7 @@ pub fn mounts_of(mountinfo: &str, devs: &[String], nodes: &[String]) -> Vec<Moun
         }
         let dev = fields[2];
         let source = unescape(rfields[1]);
-        if devs.iter().any(|d| d == dev) || nodes.iter().any(|n| *n == source) {
+        if devs.iter().any(|d| d == dev) || nodes.contains(&source) {
             out.push(Mount {
                 source,
                 mount_point: unescape(fields[4]),

@@ -19,7 +19,11 @@ pub struct Host {
 
 impl Host {
     pub fn system() -> Self {
-        Host { sys: "/sys".into(), proc: "/proc".into(), dev: "/dev".into() }
+        Host {
+            sys: "/sys".into(),
+            proc: "/proc".into(),
+            dev: "/dev".into(),
+        }
     }
 }
 
@@ -29,7 +33,11 @@ pub enum SysfsError {
     #[error("{path}: cannot read ({source})")]
     Read { path: String, source: std::io::Error },
     #[error("{path}: unexpected content '{content}' ({what})")]
-    Malformed { path: String, content: String, what: String },
+    Malformed {
+        path: String,
+        content: String,
+        what: String,
+    },
     #[error("no sysfs entry for block device {dev} under {root}")]
     NoEntry { dev: String, root: String },
 }
@@ -75,12 +83,17 @@ fn read_opt(path: &Path) -> Result<Option<String>, SysfsError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         // Some attributes (e.g. ssr on older hosts) exist but refuse reads.
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) || e.raw_os_error() == Some(libc::EIO) => Ok(None),
-        Err(source) => Err(SysfsError::Read { path: path.display().to_string(), source }),
+        Err(source) => Err(SysfsError::Read {
+            path: path.display().to_string(),
+            source,
+        }),
     }
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, SysfsError> {
-    Ok(read_opt(path)?.filter(|s| !s.is_empty()).map(|s| crate::registers::bits::escape_ascii(s.as_bytes())))
+    Ok(read_opt(path)?
+        .filter(|s| !s.is_empty())
+        .map(|s| crate::registers::bits::escape_ascii(s.as_bytes())))
 }
 
 fn read_u64(path: &Path) -> Result<Option<u64>, SysfsError> {
@@ -108,7 +121,11 @@ fn read_register<const N: usize>(path: &Path, name: &'static str) -> Result<Opti
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     names
@@ -139,12 +156,24 @@ fn transport(name: &str, canonical: &str) -> &'static str {
 pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, SysfsError> {
     let dev = format!("{major}:{minor}");
     let link = host.sys.join("dev/block").join(&dev);
-    let devdir = fs::canonicalize(&link)
-        .map_err(|_| SysfsError::NoEntry { dev: dev.clone(), root: host.sys.display().to_string() })?;
+    let devdir = fs::canonicalize(&link).map_err(|_| SysfsError::NoEntry {
+        dev: dev.clone(),
+        root: host.sys.display().to_string(),
+    })?;
     let is_partition = devdir.join("partition").exists();
-    let disk = if is_partition { devdir.parent().map(Path::to_path_buf).unwrap_or(devdir.clone()) } else { devdir.clone() };
-    let name = devdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let disk_name = disk.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let disk = if is_partition {
+        devdir.parent().map(Path::to_path_buf).unwrap_or(devdir.clone())
+    } else {
+        devdir.clone()
+    };
+    let name = devdir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let disk_name = disk
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let size_path = devdir.join("size");
     let sectors = read_u64(&size_path)?.ok_or_else(|| SysfsError::Malformed {
         path: size_path.display().to_string(),
@@ -206,8 +235,16 @@ pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, Sy
                 devs.push(d);
             }
             nodes.push(host.dev.join(&child).display().to_string());
-            facts.holders.extend(entries(&pdir.join("holders")).into_iter().map(|h| format!("{h} (on {child})")));
-            facts.partitions.push(Partition { name: child, start_bytes: start, size_bytes: size });
+            facts.holders.extend(
+                entries(&pdir.join("holders"))
+                    .into_iter()
+                    .map(|h| format!("{h} (on {child})")),
+            );
+            facts.partitions.push(Partition {
+                name: child,
+                start_bytes: start,
+                size_bytes: size,
+            });
         }
     }
     if let Some(mountinfo) = read_opt(&host.proc.join("self/mountinfo"))? {
@@ -216,19 +253,19 @@ pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, Sy
     if let Some(swaps) = read_opt(&host.proc.join("swaps"))? {
         facts.swaps = mounts::swaps_of(&swaps, &nodes);
     }
-    if let Some(card_type) = read_opt(&device.join("type"))? {
-        if device.join("cid").exists() || device.join("csd").exists() {
-            facts.mmc = Some(MmcRaw {
-                card_type,
-                cid: read_register::<16>(&device.join("cid"), "CID")?,
-                csd: read_register::<16>(&device.join("csd"), "CSD")?,
-                scr: read_register::<8>(&device.join("scr"), "SCR")?,
-                ssr: read_register::<64>(&device.join("ssr"), "SSR")?,
-                erase_size_bytes: read_u64(&device.join("erase_size"))?,
-                preferred_erase_size_bytes: read_u64(&device.join("preferred_erase_size"))?,
-                date: read_text(&device.join("date"))?,
-            });
-        }
+    if let Some(card_type) = read_opt(&device.join("type"))?
+        && (device.join("cid").exists() || device.join("csd").exists())
+    {
+        facts.mmc = Some(MmcRaw {
+            card_type,
+            cid: read_register::<16>(&device.join("cid"), "CID")?,
+            csd: read_register::<16>(&device.join("csd"), "CSD")?,
+            scr: read_register::<8>(&device.join("scr"), "SCR")?,
+            ssr: read_register::<64>(&device.join("ssr"), "SSR")?,
+            erase_size_bytes: read_u64(&device.join("erase_size"))?,
+            preferred_erase_size_bytes: read_u64(&device.join("preferred_erase_size"))?,
+            date: read_text(&device.join("date"))?,
+        });
     }
     Ok(facts)
 }
@@ -283,9 +320,16 @@ mod tests {
         std::os::unix::fs::symlink(&disk, sys.join("dev/block/179:8")).unwrap();
         std::os::unix::fs::symlink(&part, sys.join("dev/block/179:9")).unwrap();
         let proc = root.join("proc");
-        w(proc.join("self/mountinfo"), "30 1 179:9 / /media/card rw - vfat /dev/mmcblk1p1 rw\n");
+        w(
+            proc.join("self/mountinfo"),
+            "30 1 179:9 / /media/card rw - vfat /dev/mmcblk1p1 rw\n",
+        );
         w(proc.join("swaps"), "Filename Type Size Used Priority\n");
-        Host { sys, proc, dev: "/dev".into() }
+        Host {
+            sys,
+            proc,
+            dev: "/dev".into(),
+        }
     }
 
     #[test]
@@ -303,7 +347,14 @@ mod tests {
         assert_eq!(f.model.as_deref(), Some("SA04G"));
         assert_eq!(f.serial.as_deref(), Some("0x35338909"));
         assert_eq!(f.firmware.as_deref(), Some("0x1"));
-        assert_eq!(f.partitions, vec![Partition { name: "mmcblk1p1".into(), start_bytes: 8192 * 512, size_bytes: 7_618_560 * 512 }]);
+        assert_eq!(
+            f.partitions,
+            vec![Partition {
+                name: "mmcblk1p1".into(),
+                start_bytes: 8192 * 512,
+                size_bytes: 7_618_560 * 512
+            }]
+        );
         assert_eq!(f.mounts.len(), 1);
         assert_eq!(f.mounts[0].mount_point, "/media/card");
         let mmc = f.mmc.unwrap();
@@ -315,7 +366,11 @@ mod tests {
         assert_eq!(info.csd.as_ref().unwrap().capacity_bytes, Some(3_904_897_024));
         assert_eq!(info.scr.as_ref().unwrap().spec_version, "3.0x");
         assert_eq!(info.preferred_erase_size_source, "kernel_capacity_guess");
-        assert!(info.notes.iter().any(|n| n.contains("kernel's guess")), "{:?}", info.notes);
+        assert!(
+            info.notes.iter().any(|n| n.contains("kernel's guess")),
+            "{:?}",
+            info.notes
+        );
     }
 
     #[test]
@@ -347,9 +402,16 @@ mod tests {
         let err = block_facts(&host, 179, 8).unwrap_err();
         assert!(err.to_string().contains("logical_block_size"), "{err}");
         fs::write(disk.join("queue/logical_block_size"), "512\n").unwrap();
-        fs::write(host.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/cid"), "02544d53\n").unwrap();
+        fs::write(
+            host.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/cid"),
+            "02544d53\n",
+        )
+        .unwrap();
         let err = block_facts(&host, 179, 8).unwrap_err();
-        assert!(err.to_string().contains("cid") && err.to_string().contains("16 bytes"), "{err}");
+        assert!(
+            err.to_string().contains("cid") && err.to_string().contains("16 bytes"),
+            "{err}"
+        );
         assert!(matches!(block_facts(&host, 1, 1), Err(SysfsError::NoEntry { .. })));
     }
 
@@ -357,9 +419,27 @@ mod tests {
     fn transports() {
         assert_eq!(transport("loop3", "/sys/devices/virtual/block/loop3"), "loop");
         assert_eq!(transport("zram0", "/sys/devices/virtual/block/zram0"), "zram");
-        assert_eq!(transport("nvme0n1", "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1"), "nvme");
-        assert_eq!(transport("sdb", "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host3/target3:0:0/3:0:0:0/block/sdb"), "usb");
-        assert_eq!(transport("sda", "/sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"), "scsi");
-        assert_eq!(transport("vda", "/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda"), "virtio");
+        assert_eq!(
+            transport("nvme0n1", "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1"),
+            "nvme"
+        );
+        assert_eq!(
+            transport(
+                "sdb",
+                "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host3/target3:0:0/3:0:0:0/block/sdb"
+            ),
+            "usb"
+        );
+        assert_eq!(
+            transport(
+                "sda",
+                "/sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"
+            ),
+            "scsi"
+        );
+        assert_eq!(
+            transport("vda", "/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda"),
+            "virtio"
+        );
     }
 }

@@ -25,7 +25,9 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
 
 fn base() -> Table {
     let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY).set_content_arrangement(ContentArrangement::Dynamic);
+    table
+        .load_style(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic);
     table
 }
 
@@ -43,7 +45,11 @@ fn flatten(prefix: &str, value: &serde_json::Value, rows: &mut Vec<(String, Stri
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(&key, v, rows);
             }
         }

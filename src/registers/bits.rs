@@ -26,7 +26,7 @@ impl Bits<'_> {
 
     /// Bytes `[high:low]` (byte-aligned) as text, non-printable bytes escaped.
     pub fn text(&self, high: u32, low: u32) -> String {
-        debug_assert!((high + 1) % 8 == 0 && low % 8 == 0);
+        debug_assert!((high + 1).is_multiple_of(8) && low.is_multiple_of(8));
         let total = self.0.len() as u32 * 8;
         let first = ((total - 1 - high) / 8) as usize;
         let last = ((total - 1 - low) / 8) as usize;
@@ -96,8 +96,7 @@ mod tests {
         // embedded-sdmmc-rs src/sdcard/proto.rs test_crc7: a real card's CSD whose
         // CRC byte (crc7 << 1 | 1) is 0xa5.
         let data = [
-            0x00, 0x26, 0x00, 0x32, 0x5f, 0x59, 0x83, 0xc8, 0xad, 0xdb, 0xcf, 0xff, 0xd2, 0x40,
-            0x40,
+            0x00, 0x26, 0x00, 0x32, 0x5f, 0x59, 0x83, 0xc8, 0xad, 0xdb, 0xcf, 0xff, 0xd2, 0x40, 0x40,
         ];
         assert_eq!((crc7(&data) << 1) | 1, 0xa5);
     }

@@ -5,8 +5,8 @@
 
 use serde::Serialize;
 
-use super::bits::{crc_ok, Bits};
-use super::{manufacturers, Family};
+use super::bits::{Bits, crc_ok};
+use super::{Family, manufacturers};
 
 /// A decoded CID.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,7 +109,9 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
 
 fn month_note(month: u8, notes: &mut Vec<String>) {
     if !(1..=12).contains(&month) {
-        notes.push(format!("month code {month} is not a month (1-12): the register may be corrupt"));
+        notes.push(format!(
+            "month code {month} is not a month (1-12): the register may be corrupt"
+        ));
     }
 }
 
@@ -181,8 +183,7 @@ mod tests {
         // PRV 0x01, PSN 0xdeadbeef, MDT month 2 year code 9 (QEMU meant 2006),
         // CRC7 computed by sd_crc7.
         let mut cid_bytes = [
-            0xaa, 0x01, b'X', b'Q', b'E', b'M', b'U', b'!', b'!', 0x01, 0xde, 0xad, 0xbe, 0xef,
-            0x29, 0,
+            0xaa, 0x01, b'X', b'Q', b'E', b'M', b'U', b'!', b'!', 0x01, 0xde, 0xad, 0xbe, 0xef, 0x29, 0,
         ];
         cid_bytes[15] = (crate::registers::bits::crc7(&cid_bytes[..15]) << 1) | 1;
         let cid = decode_mmc(&cid_bytes);

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::bits::{crc_ok, Bits};
 use super::Family;
+use super::bits::{Bits, crc_ok};
 
 /// A decoded CSD. Raw fields keep their spec names; derived values say their unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -115,7 +115,8 @@ pub fn decode_sd(raw: &[u8; 16]) -> Csd {
         0 => {
             let c_size = b.field(73, 62) as u32;
             let mult = b.field(49, 47) as u8;
-            let capacity = (u64::from(c_size) + 1) << (u32::from(mult) + 2 + u32::from(c_size_bl(c.read_bl_len, &mut notes)));
+            let capacity =
+                (u64::from(c_size) + 1) << (u32::from(mult) + 2 + u32::from(c_size_bl(c.read_bl_len, &mut notes)));
             ("1.0", c_size, Some(mult), Some(capacity))
         }
         1 => {
@@ -187,7 +188,9 @@ fn c_size_bl(read_bl_len: u8, notes: &mut Vec<String>) -> u8 {
     if (9..=11).contains(&read_bl_len) {
         read_bl_len
     } else {
-        notes.push(format!("READ_BL_LEN {read_bl_len} is outside 9-11: capacity assumes 512-byte blocks"));
+        notes.push(format!(
+            "READ_BL_LEN {read_bl_len} is outside 9-11: capacity assumes 512-byte blocks"
+        ));
         9
     }
 }
@@ -215,8 +218,8 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Csd {
         2 => "1.2",
         _ => "EXT_CSD",
     };
-    let erase_unit = (write_bl_len <= 11)
-        .then(|| (u64::from(grp_size) + 1) * (u64::from(grp_mult) + 1) << write_bl_len);
+    let erase_unit =
+        (write_bl_len <= 11).then(|| ((u64::from(grp_size) + 1) * (u64::from(grp_mult) + 1)) << write_bl_len);
     Csd {
         family: Family::Mmc,
         csd_structure: structure,

@@ -39,7 +39,7 @@ pub fn parse_register(text: &str, register: &'static str, expected: usize) -> Re
             digits.push_str(body);
         }
     }
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(HexError::OddDigits(digits.len()));
     }
     let bytes: Vec<u8> = (0..digits.len())
@@ -72,8 +72,7 @@ mod tests {
     use super::*;
 
     const KINGSTON_CID: [u8; 16] = [
-        0x02, 0x54, 0x4d, 0x53, 0x41, 0x30, 0x34, 0x47, 0x11, 0x35, 0x33, 0x89, 0x09, 0x00, 0xd3,
-        0x71,
+        0x02, 0x54, 0x4d, 0x53, 0x41, 0x30, 0x34, 0x47, 0x11, 0x35, 0x33, 0x89, 0x09, 0x00, 0xd3, 0x71,
     ];
 
     #[test]
@@ -97,8 +96,15 @@ mod tests {
         assert!(matches!(parse_register("abc", "CID", 16), Err(HexError::OddDigits(3))));
         assert_eq!(
             parse_register("0235800001000000", "CID", 16),
-            Err(HexError::WrongLength { register: "CID", expected: 16, got: 8 })
+            Err(HexError::WrongLength {
+                register: "CID",
+                expected: 16,
+                got: 8
+            })
         );
-        assert!(matches!(parse_register("", "SCR", 8), Err(HexError::WrongLength { got: 0, .. })));
+        assert!(matches!(
+            parse_register("", "SCR", 8),
+            Err(HexError::WrongLength { got: 0, .. })
+        ));
     }
 }

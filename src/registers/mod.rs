@@ -31,7 +31,7 @@ pub enum RegisterKind {
 
 impl RegisterKind {
     /// Size in bytes: CID and CSD 128 bits, SCR 64, SSR 512.
-    pub fn len(self) -> usize {
+    pub fn byte_len(self) -> usize {
         match self {
             RegisterKind::Cid | RegisterKind::Csd => 16,
             RegisterKind::Scr => 8,
@@ -70,13 +70,17 @@ pub enum RegisterError {
 
 /// Decode register hex of the given kind and family.
 pub fn decode(kind: RegisterKind, family: Family, text: &str) -> Result<Decoded, RegisterError> {
-    let bytes = hex::parse_register(text, kind.name(), kind.len())?;
+    let bytes = hex::parse_register(text, kind.name(), kind.byte_len())?;
     decode_bytes(kind, family, &bytes)
 }
 
 /// Decode register bytes already of the right length.
 pub fn decode_bytes(kind: RegisterKind, family: Family, bytes: &[u8]) -> Result<Decoded, RegisterError> {
-    let wrong = || hex::HexError::WrongLength { register: kind.name(), expected: kind.len(), got: bytes.len() };
+    let wrong = || hex::HexError::WrongLength {
+        register: kind.name(),
+        expected: kind.byte_len(),
+        got: bytes.len(),
+    };
     Ok(match (kind, family) {
         (RegisterKind::Cid, Family::Sd) => Decoded::Cid(cid::decode_sd(bytes.try_into().map_err(|_| wrong())?)),
         (RegisterKind::Cid, Family::Mmc) => Decoded::Cid(cid::decode_mmc(bytes.try_into().map_err(|_| wrong())?)),

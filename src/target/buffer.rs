@@ -1,7 +1,7 @@
 //! Aligned I/O buffers. O_DIRECT needs memory aligned to the device's logical block
 //! size; a few lines of `std::alloc` do that without a dependency.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
 
 /// Alignment used for every buffer: a page covers every logical block size in use
@@ -21,7 +21,8 @@ unsafe impl Send for AlignedBuf {}
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes (at least one page is allocated).
     pub fn new(len: usize) -> Self {
-        let layout = Layout::from_size_align(len.max(PAGE).next_multiple_of(PAGE), PAGE).expect("buffer size fits in isize");
+        let layout =
+            Layout::from_size_align(len.max(PAGE).next_multiple_of(PAGE), PAGE).expect("buffer size fits in isize");
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));

@@ -50,11 +50,21 @@ pub struct Request {
 
 impl Request {
     pub fn read(offset: u64, len: u32, buf_offset: usize) -> Self {
-        Request { op: Op::Read, offset, len, buf_offset }
+        Request {
+            op: Op::Read,
+            offset,
+            len,
+            buf_offset,
+        }
     }
 
     pub fn write(offset: u64, len: u32, buf_offset: usize) -> Self {
-        Request { op: Op::Write, offset, len, buf_offset }
+        Request {
+            op: Op::Write,
+            offset,
+            len,
+            buf_offset,
+        }
     }
 }
 
@@ -95,7 +105,11 @@ pub enum TargetError {
     #[error("queue depth must be at least 1")]
     ZeroQueueDepth,
     #[error("{op} at offset {offset} failed: {source}")]
-    Io { op: &'static str, offset: u64, source: std::io::Error },
+    Io {
+        op: &'static str,
+        offset: u64,
+        source: std::io::Error,
+    },
 }
 
 /// A device the tests can measure.
@@ -104,7 +118,12 @@ pub trait Target {
 
     /// Run `requests` keeping up to `queue_depth` in flight, and return one
     /// completion per request, in request order.
-    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError>;
+    fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError>;
 
     /// Time the device has spent on requests so far (virtual for a simulation).
     fn device_time_ns(&self) -> u64;
@@ -125,15 +144,29 @@ pub fn check_requests(
     let align = u64::from(desc.logical_block_size);
     for r in requests {
         if r.offset % align != 0 || u64::from(r.len) % align != 0 || r.len == 0 {
-            return Err(TargetError::Unaligned { offset: r.offset, len: r.len, align: desc.logical_block_size });
+            return Err(TargetError::Unaligned {
+                offset: r.offset,
+                len: r.len,
+                align: desc.logical_block_size,
+            });
         }
         match r.offset.checked_add(u64::from(r.len)) {
             Some(end) if end <= desc.size_bytes => {}
-            _ => return Err(TargetError::PastEnd { offset: r.offset, len: r.len, size: desc.size_bytes }),
+            _ => {
+                return Err(TargetError::PastEnd {
+                    offset: r.offset,
+                    len: r.len,
+                    size: desc.size_bytes,
+                });
+            }
         }
-        let end = r.buf_offset.checked_add(r.len as usize).unwrap_or(usize::MAX);
+        let end = r.buf_offset.saturating_add(r.len as usize);
         if end > buf_len {
-            return Err(TargetError::BufferTooSmall { start: r.buf_offset, end, buf_len });
+            return Err(TargetError::BufferTooSmall {
+                start: r.buf_offset,
+                end,
+                buf_len,
+            });
         }
         if r.op == Op::Write && !writable {
             return Err(TargetError::ReadOnly);
@@ -180,8 +213,14 @@ mod tests {
             check_requests(&d, &[Request::read(0, 1024, 0)], 1, 512, false),
             Err(TargetError::BufferTooSmall { .. })
         ));
-        assert!(matches!(check_requests(&d, &[Request::write(0, 512, 0)], 1, 512, false), Err(TargetError::ReadOnly)));
+        assert!(matches!(
+            check_requests(&d, &[Request::write(0, 512, 0)], 1, 512, false),
+            Err(TargetError::ReadOnly)
+        ));
         assert!(check_requests(&d, &[Request::write(0, 512, 0)], 1, 512, true).is_ok());
-        assert!(matches!(check_requests(&d, &[], 0, 512, true), Err(TargetError::ZeroQueueDepth)));
+        assert!(matches!(
+            check_requests(&d, &[], 0, 512, true),
+            Err(TargetError::ZeroQueueDepth)
+        ));
     }
 }

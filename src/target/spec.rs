@@ -12,7 +12,10 @@ pub enum TargetSpec {
     /// A block device or regular file.
     Path(PathBuf),
     /// `sim:PROFILE` or `sim:FILE.toml`, with `,key=value` overrides.
-    Sim { base: String, overrides: Vec<(String, String)> },
+    Sim {
+        base: String,
+        overrides: Vec<(String, String)>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,7 +43,9 @@ impl TargetSpec {
         }
         let overrides = parts
             .map(|p| match p.split_once('=') {
-                Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+                Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+                    Ok((k.trim().to_string(), v.trim().to_string()))
+                }
                 _ => Err(SpecError::BadOverride(p.to_string())),
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -54,10 +59,16 @@ mod tests {
 
     #[test]
     fn parses_paths_and_sims() {
-        assert_eq!(TargetSpec::parse("/dev/mmcblk0"), Ok(TargetSpec::Path("/dev/mmcblk0".into())));
+        assert_eq!(
+            TargetSpec::parse("/dev/mmcblk0"),
+            Ok(TargetSpec::Path("/dev/mmcblk0".into()))
+        );
         assert_eq!(
             TargetSpec::parse("sim:demo"),
-            Ok(TargetSpec::Sim { base: "demo".into(), overrides: vec![] })
+            Ok(TargetSpec::Sim {
+                base: "demo".into(),
+                overrides: vec![]
+            })
         );
         assert_eq!(
             TargetSpec::parse("sim:card.toml,au_size=8M, seed=3"),
@@ -68,7 +79,13 @@ mod tests {
         );
         assert_eq!(TargetSpec::parse(""), Err(SpecError::Empty));
         assert_eq!(TargetSpec::parse("sim:"), Err(SpecError::EmptySim));
-        assert_eq!(TargetSpec::parse("sim:demo,au_size"), Err(SpecError::BadOverride("au_size".into())));
-        assert_eq!(TargetSpec::parse("sim:demo,=3"), Err(SpecError::BadOverride("=3".into())));
+        assert_eq!(
+            TargetSpec::parse("sim:demo,au_size"),
+            Err(SpecError::BadOverride("au_size".into()))
+        );
+        assert_eq!(
+            TargetSpec::parse("sim:demo,=3"),
+            Err(SpecError::BadOverride("=3".into()))
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::OFlags;
 
-use super::{check_requests, AlignedBuf, Completion, Request, Target, TargetDescription, TargetError, TargetKind};
+use super::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError, TargetKind, check_requests};
 
 /// Which I/O engine runs batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
@@ -47,6 +47,8 @@ pub struct RealTarget {
     /// file is read through the page cache; timings then measure memory.
     pub direct: bool,
     engine: EngineChoice,
+    /// The engine that ran the last batch (Psync or IoUring), for reports and tests.
+    pub last_engine: Option<EngineChoice>,
     uring: Option<uring::Uring>,
     device_ns: u64,
 }
@@ -83,6 +85,7 @@ impl RealTarget {
             writable: opts.write,
             direct,
             engine: opts.engine,
+            last_engine: None,
             uring: None,
             device_ns: 0,
         })
@@ -121,13 +124,20 @@ impl Target for RealTarget {
         &self.desc
     }
 
-    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
+    fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError> {
         check_requests(&self.desc, requests, queue_depth, buf.len(), self.writable)?;
         let started = std::time::Instant::now();
         let result = if self.use_uring(queue_depth) {
+            self.last_engine = Some(EngineChoice::IoUring);
             let uring = self.uring.as_mut().expect("set by use_uring");
             uring.run(requests, queue_depth, buf)
         } else {
+            self.last_engine = Some(EngineChoice::Psync);
             psync::run(&self.file, requests, buf)
         };
         self.device_ns += started.elapsed().as_nanos() as u64;
@@ -145,7 +155,10 @@ fn open_error(path: &str, e: io::Error) -> TargetError {
         io::ErrorKind::PermissionDenied => TargetError::PermissionDenied { path: path.to_string() },
         _ if e.raw_os_error() == Some(libc::EBUSY) => TargetError::Busy { path: path.to_string() },
         _ if e.raw_os_error() == Some(libc::EROFS) => TargetError::PermissionDenied { path: path.to_string() },
-        _ => TargetError::Open { path: path.to_string(), source: e },
+        _ => TargetError::Open {
+            path: path.to_string(),
+            source: e,
+        },
     }
 }
 
@@ -183,11 +196,16 @@ fn geometry(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> io::Resu
         _ => {
             // O_DIRECT on a file needs the filesystem's direct-I/O alignment
             // (statx STATX_DIOALIGN, Linux 6.1+); 512 is the historic minimum.
-            let dio = rustix::fs::statx(file, "", rustix::fs::AtFlags::EMPTY_PATH, rustix::fs::StatxFlags::DIOALIGN)
-                .ok()
-                .map(|s| s.stx_dio_offset_align)
-                .filter(|&a| a > 0)
-                .unwrap_or(512);
+            let dio = rustix::fs::statx(
+                file,
+                "",
+                rustix::fs::AtFlags::EMPTY_PATH,
+                rustix::fs::StatxFlags::DIOALIGN,
+            )
+            .ok()
+            .map(|s| s.stx_dio_offset_align)
+            .filter(|&a| a > 0)
+            .unwrap_or(512);
             let physical = (meta.blksize() as u32).max(dio);
             Ok((meta.len(), dio, physical))
         }

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use io_uring::{opcode, types, IoUring};
+use io_uring::{IoUring, opcode, types};
 
 use crate::target::{AlignedBuf, Completion, Op, Request, TargetError};
 
@@ -23,7 +23,11 @@ impl Uring {
         let entries = queue_depth.next_power_of_two().max(4);
         let ring = IoUring::new(entries as u32)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
-        Ok(Uring { ring, entries, registered: None })
+        Ok(Uring {
+            ring,
+            entries,
+            registered: None,
+        })
     }
 
     pub fn entries(&self) -> usize {
@@ -38,7 +42,10 @@ impl Uring {
         if self.registered.take().is_some() {
             self.ring.submitter().unregister_buffers()?;
         }
-        let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
         // SAFETY: the buffer outlives every request of this batch (run() borrows it
         // mutably until all completions are reaped), and it is re-registered
         // whenever a different buffer is passed.
@@ -47,13 +54,28 @@ impl Uring {
         Ok(())
     }
 
-    pub fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
-        let io_err = |source| TargetError::Io { op: "io_uring", offset: 0, source };
+    pub fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError> {
+        let io_err = |source| TargetError::Io {
+            op: "io_uring",
+            offset: 0,
+            source,
+        };
         self.register(buf).map_err(io_err)?;
         let depth = queue_depth.min(self.entries);
         let base = buf.as_mut_ptr();
         let mut started = vec![None::<Instant>; requests.len()];
-        let mut out = vec![Completion { duration_ns: 0, errno: None }; requests.len()];
+        let mut out = vec![
+            Completion {
+                duration_ns: 0,
+                errno: None
+            };
+            requests.len()
+        ];
         let (mut next, mut in_flight, mut done) = (0usize, 0usize, 0usize);
         while done < requests.len() {
             let first_new = next;
@@ -62,8 +84,12 @@ impl Uring {
                 // SAFETY: check_requests() proved buf_offset + len <= buf.len().
                 let ptr = unsafe { base.add(r.buf_offset) };
                 let entry = match r.op {
-                    Op::Read => opcode::ReadFixed::new(types::Fixed(0), ptr, r.len, 0).offset(r.offset).build(),
-                    Op::Write => opcode::WriteFixed::new(types::Fixed(0), ptr, r.len, 0).offset(r.offset).build(),
+                    Op::Read => opcode::ReadFixed::new(types::Fixed(0), ptr, r.len, 0)
+                        .offset(r.offset)
+                        .build(),
+                    Op::Write => opcode::WriteFixed::new(types::Fixed(0), ptr, r.len, 0)
+                        .offset(r.offset)
+                        .build(),
                 }
                 .user_data(next as u64);
                 // SAFETY: the entry points into the registered buffer, which stays
@@ -96,5 +122,17 @@ impl Uring {
             }
         }
         Ok(out)
+    }
+}
+
+impl Drop for Uring {
+    /// Ring teardown is asynchronous in the kernel: without this, the registered
+    /// file keeps an O_EXCL block device busy for a moment after the target is
+    /// dropped, and the next exclusive open (the next test) fails with EBUSY.
+    fn drop(&mut self) {
+        let _ = self.ring.submitter().unregister_files();
+        if self.registered.take().is_some() {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
     }
 }

@@ -1,0 +1,139 @@
+//! Shared helpers: the binary under test, temporary files, and loop devices and
+//! mounts that are always detached/unmounted by name, also when a test fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn flashlab() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("flashlab").expect("binary built")
+}
+
+/// Run flashlab with `--json` and parse stdout, asserting exit 0 and that stdout
+/// holds exactly one JSON document.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = flashlab().args(args).arg("--json").output().expect("runs");
+    assert!(
+        out.status.success(),
+        "flashlab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// A temporary file of `size` bytes filled with a seeded pseudo-random pattern.
+pub fn random_file(dir: &Path, name: &str, size: usize, seed: u64) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, pattern(size, seed)).unwrap();
+    path
+}
+
+/// Deterministic bytes (xorshift64*), so tests need no RNG crate.
+pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        out.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// Why root-only tests cannot run here, or None when they can.
+pub fn cannot_use_loop_devices() -> Option<String> {
+    if !rustix::process::geteuid().is_root() {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no /dev/loop-control".into());
+    }
+    if Command::new("losetup").arg("--version").output().is_err() {
+        return Some("losetup is not installed".into());
+    }
+    None
+}
+
+/// Skip (with the reason printed) unless loop devices are usable. On CI they
+/// must be: CI=true turns a skip into a failure.
+macro_rules! require_loop_devices {
+    () => {
+        if let Some(why) = crate::support::cannot_use_loop_devices() {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("CI must run loop-device tests, but: {why}");
+            }
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+pub(crate) use require_loop_devices;
+
+/// A loop device over a file, detached by name on drop.
+pub struct LoopDevice {
+    pub path: PathBuf,
+}
+
+impl LoopDevice {
+    pub fn attach(file: &Path, sector_size: Option<u32>) -> Self {
+        let mut cmd = Command::new("losetup");
+        cmd.arg("--find").arg("--show");
+        if let Some(s) = sector_size {
+            cmd.arg("--sector-size").arg(s.to_string());
+        }
+        let out = cmd.arg(file).output().expect("losetup runs");
+        assert!(
+            out.status.success(),
+            "losetup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        LoopDevice { path }
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+    }
+}
+
+/// A filesystem mounted on a temporary directory, unmounted by name on drop.
+pub struct Mounted {
+    pub dir: PathBuf,
+}
+
+impl Mounted {
+    pub fn ext4(dev: &Path, dir: &Path) -> Self {
+        let mkfs = Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(dev)
+            .output()
+            .expect("mkfs.ext4 runs");
+        assert!(
+            mkfs.status.success(),
+            "mkfs.ext4: {}",
+            String::from_utf8_lossy(&mkfs.stderr)
+        );
+        std::fs::create_dir_all(dir).unwrap();
+        let m = Command::new("mount").arg(dev).arg(dir).output().expect("mount runs");
+        assert!(m.status.success(), "mount: {}", String::from_utf8_lossy(&m.stderr));
+        Mounted { dir: dir.to_path_buf() }
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
