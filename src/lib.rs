@@ -9,5 +9,6 @@ pub mod device;
 pub mod error;
 pub mod output;
 pub mod registers;
+pub mod sim;
 pub mod target;
 pub mod units;

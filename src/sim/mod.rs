@@ -1,0 +1,402 @@
+//! Simulated cards behind the same [`Target`] seam as real devices: virtual time
+//! (no sleeping), deterministic for a spec and seed, data kept sparsely. A card
+//! model ([`ftl`], flash timings) sits behind a host model (bus framing, commands,
+//! interrupts, software overhead, requests in flight); each resource keeps a "busy
+//! until" time, so a request costs O(1) whatever its size.
+
+pub mod ftl;
+pub mod params;
+pub mod profiles;
+pub mod store;
+
+use serde::Serialize;
+
+use crate::target::{
+    AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
+};
+use params::{Erased, ParamError, Params, Protocol};
+
+/// What a sim run did, for tests, reports and `sim reproduce`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Counters {
+    pub requests: u64,
+    pub commands: u64,
+    pub interrupts: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub gc_events: u64,
+    /// Time the card (bus + flash) was busy, ns.
+    pub busy_ns: u64,
+}
+
+/// A simulated card and host.
+pub struct SimTarget {
+    desc: TargetDescription,
+    pub params: Params,
+    pub ftl: ftl::Ftl,
+    store: store::Store,
+    pub counters: Counters,
+    /// Virtual clock: completion time of the last request, ns.
+    now: u64,
+    host_free: u64,
+    card_free: u64,
+    rng: u64,
+}
+
+/// Build parameters from `sim:BASE,key=value...` (BASE a profile or a .toml file).
+pub fn params_from_spec(base: &str, overrides: &[(String, String)]) -> Result<Params, ParamError> {
+    let mut p = if base.ends_with(".toml") {
+        let text = std::fs::read_to_string(base).map_err(|e| ParamError::File {
+            path: base.to_string(),
+            why: e.to_string(),
+        })?;
+        let mut p = Params::default();
+        p.apply_toml(&text, base)?;
+        p
+    } else {
+        profiles::build(base)?
+    };
+    // The host preset first, so individual host keys given with it win.
+    for (k, v) in overrides.iter().filter(|(k, _)| k == "host") {
+        p.set(k, v)?;
+    }
+    for (k, v) in overrides.iter().filter(|(k, _)| k != "host") {
+        p.set(k, v)?;
+    }
+    p.validate()?;
+    Ok(p)
+}
+
+impl SimTarget {
+    pub fn new(spec: &str, params: Params) -> Self {
+        SimTarget {
+            desc: TargetDescription {
+                spec: spec.to_string(),
+                kind: TargetKind::Sim,
+                size_bytes: params.capacity,
+                logical_block_size: params.sector_size,
+                physical_block_size: params.sector_size,
+            },
+            rng: params.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            params,
+            ftl: ftl::Ftl::default(),
+            store: store::Store::default(),
+            counters: Counters::default(),
+            now: 0,
+            host_free: 0,
+            card_free: 0,
+        }
+    }
+
+    fn erased_byte(&self) -> u8 {
+        if self.params.erased == Erased::Ones { 0xff } else { 0 }
+    }
+
+    /// Heap bytes holding card data.
+    pub fn data_bytes(&self) -> u64 {
+        self.store.data_bytes()
+    }
+
+    /// Seeded noise factor in [1 - jitter, 1 + jitter].
+    fn jitter(&mut self, ns: u64) -> u64 {
+        if self.params.jitter == 0.0 {
+            return ns;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let u = (self.rng >> 11) as f64 / (1u64 << 53) as f64;
+        (ns as f64 * (1.0 + self.params.jitter * (2.0 * u - 1.0))) as u64
+    }
+
+    fn clocks_ns(&self, clocks: u64) -> u64 {
+        clocks * 1_000_000_000 / self.params.clock_hz
+    }
+
+    /// Bus, card and host time of one request, split into host CPU time (before
+    /// and after) and card time.
+    fn service(&mut self, r: &Request) -> (u64, u64, u64) {
+        let p = &self.params;
+        let sector = u64::from(p.sector_size);
+        let blocks = u64::from(r.len) / sector;
+        let per_cmd = p.max_blocks_per_cmd;
+        let cmds = blocks.div_ceil(per_cmd);
+        let irqs = if p.irq_per_block { blocks } else { cmds };
+        self.counters.commands += cmds;
+        self.counters.interrupts += irqs;
+        let host_before = cmds * p.host_overhead_ns;
+        let host_after = irqs * p.irq_ns;
+        let mut card = 0u64;
+        match p.protocol {
+            Protocol::Mmc => {
+                // Command + response + turnaround on the CMD line; per block data
+                // bits over the data lines, 16 CRC clocks and start/end bits
+                // (SD spec 4.7 and 4.8).
+                let cmd_clocks = 136;
+                let data_clocks = (sector * 8 / u64::from(p.bus_width)) / if p.ddr { 2 } else { 1 } + 18;
+                let stops = if per_cmd > 1 && !p.set_block_count { cmds } else { 0 };
+                card += self.clocks_ns((cmds + stops) * cmd_clocks + blocks * data_clocks);
+            }
+            Protocol::AtaPio => {
+                card += cmds * p.ata_cmd_to_data_ns + blocks * p.ata_pio_sector_ns;
+            }
+        }
+        // The card sees each command as its own transaction.
+        let mut off = r.offset;
+        let mut left = u64::from(r.len);
+        while left > 0 {
+            let n = left.min(per_cmd * sector);
+            card += self.params.card_access_ns;
+            card += match r.op {
+                Op::Read => self.flash_read(off, n),
+                Op::Write => self.flash_write(off, n),
+            };
+            off += n;
+            left -= n;
+        }
+        let card = self.jitter(card);
+        (host_before, card, host_after)
+    }
+
+    fn flash_read(&self, off: u64, len: u64) -> u64 {
+        let p = &self.params;
+        let pages = (off + len - 1) / p.page_size - off / p.page_size + 1;
+        let au_crossings = (off + len - 1) / p.au_size - off / p.au_size;
+        pages * p.page_read_ns + au_crossings * p.au_cross_read_ns
+    }
+
+    fn flash_write(&mut self, mut off: u64, len: u64) -> u64 {
+        let end = off + len;
+        let mut ns = 0;
+        while off < end {
+            let au = off / self.params.au_size;
+            let au_end = ((au + 1) * self.params.au_size).min(end);
+            ns += self
+                .ftl
+                .write(&self.params, au, off - au * self.params.au_size, au_end - off)
+                .ns;
+            off = au_end;
+        }
+        ns
+    }
+
+    /// Physical pieces of a logical range: a fake card wraps addresses past its
+    /// real capacity onto the start.
+    fn physical(&self, off: u64, len: u64) -> Vec<(u64, u64, usize)> {
+        let Some(real) = self.params.real_capacity else {
+            return vec![(off, len, 0)];
+        };
+        let mut out = Vec::new();
+        let (mut o, mut done) = (off, 0u64);
+        while done < len {
+            let phys = o % real;
+            let n = (len - done).min(real - phys);
+            out.push((phys, n, done as usize));
+            o += n;
+            done += n;
+        }
+        out
+    }
+
+    fn bad(&self, off: u64, len: u64) -> bool {
+        self.params
+            .bad_ranges
+            .iter()
+            .any(|&(s, l)| off < s + l && s < off + len)
+    }
+}
+
+impl Target for SimTarget {
+    fn description(&self) -> &TargetDescription {
+        &self.desc
+    }
+
+    fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError> {
+        check_requests(&self.desc, requests, queue_depth, buf.len(), true)?;
+        let qd = queue_depth.min(self.params.queue_depth as usize).max(1);
+        let in_flight = self.params.in_flight as usize;
+        let start = self.now;
+        let mut done: Vec<u64> = Vec::with_capacity(requests.len());
+        let mut out = Vec::with_capacity(requests.len());
+        let erased = self.erased_byte();
+        for (i, r) in requests.iter().enumerate() {
+            let submit = if i >= qd { done[i - qd] } else { start };
+            let host_start = if i >= in_flight {
+                submit.max(done[i - in_flight])
+            } else {
+                submit
+            };
+            let (before, card, after) = self.service(r);
+            let prep_end = host_start.max(self.host_free) + before;
+            let card_start = prep_end.max(self.card_free);
+            let card_end = card_start + card;
+            self.card_free = card_end;
+            let complete = card_end + after;
+            self.host_free = complete;
+            self.counters.busy_ns += card;
+            self.counters.requests += 1;
+            done.push(complete);
+            let errno = self.bad(r.offset, u64::from(r.len)).then_some(libc::EIO);
+            let range = r.buf_offset..r.buf_offset + r.len as usize;
+            match r.op {
+                Op::Read => {
+                    self.counters.bytes_read += u64::from(r.len);
+                    let slice = &mut buf.as_mut_slice()[range];
+                    if self.params.keep_data {
+                        for (phys, n, at) in self.physical(r.offset, u64::from(r.len)) {
+                            self.store.read(phys, &mut slice[at..at + n as usize], erased);
+                        }
+                    } else {
+                        slice.fill(erased);
+                    }
+                }
+                Op::Write => {
+                    self.counters.bytes_written += u64::from(r.len);
+                    if self.params.keep_data && errno.is_none() {
+                        let data = &buf.as_slice()[range];
+                        for (phys, n, at) in self.physical(r.offset, u64::from(r.len)) {
+                            self.store.write(phys, &data[at..at + n as usize], erased);
+                        }
+                    }
+                }
+            }
+            out.push(Completion {
+                duration_ns: complete - submit,
+                errno,
+            });
+        }
+        self.now = done.iter().copied().max().unwrap_or(self.now);
+        self.counters.gc_events = self.ftl.gc_events;
+        Ok(out)
+    }
+
+    fn device_time_ns(&self) -> u64 {
+        self.now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim(spec: &str) -> SimTarget {
+        let crate::target::spec::TargetSpec::Sim { base, overrides } =
+            crate::target::spec::TargetSpec::parse(spec).unwrap()
+        else {
+            panic!()
+        };
+        SimTarget::new(spec, params_from_spec(&base, &overrides).unwrap())
+    }
+
+    #[test]
+    fn reads_return_what_was_written_and_time_is_virtual() {
+        let mut t = sim("sim:demo");
+        let mut buf = AlignedBuf::new(8192);
+        buf.as_mut_slice()[..4096].fill(0x5a);
+        buf.as_mut_slice()[4096..]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = i as u8);
+        let c = t.run(&[Request::write(1 << 20, 8192, 0)], 1, &mut buf).unwrap();
+        assert!(c[0].duration_ns > 0 && c[0].errno.is_none());
+        let mut back = AlignedBuf::new(8192);
+        t.run(&[Request::read(1 << 20, 8192, 0)], 1, &mut back).unwrap();
+        assert_eq!(back.as_slice(), buf.as_slice());
+        assert_eq!(t.counters.bytes_written, 8192);
+        assert_eq!(t.counters.requests, 2);
+        assert!(t.device_time_ns() > 0);
+    }
+
+    #[test]
+    fn deterministic_for_a_seed() {
+        let run = |spec: &str| {
+            let mut t = sim(spec);
+            let mut buf = AlignedBuf::new(65536);
+            let reqs: Vec<_> = (0..200u64)
+                .map(|i| Request::write((i * 7919 % 4000) * 65536, 65536, 0))
+                .collect();
+            let c = t.run(&reqs, 4, &mut buf).unwrap();
+            (c.iter().map(|c| c.duration_ns).collect::<Vec<_>>(), t.counters)
+        };
+        assert_eq!(run("sim:demo,jitter=0.1,seed=7"), run("sim:demo,jitter=0.1,seed=7"));
+        assert_ne!(run("sim:demo,jitter=0.1,seed=7").0, run("sim:demo,jitter=0.1,seed=8").0);
+    }
+
+    #[test]
+    fn fake_capacity_wraps_and_bad_ranges_fail() {
+        let mut t = sim("sim:demo,capacity=64M,real_capacity=16M,bad_ranges=32M+1M,au_size=1M");
+        let mut buf = AlignedBuf::new(4096);
+        buf.as_mut_slice().fill(0xab);
+        t.run(&[Request::write(16 << 20, 4096, 0)], 1, &mut buf).unwrap();
+        let mut back = AlignedBuf::new(4096);
+        t.run(&[Request::read(0, 4096, 0)], 1, &mut back).unwrap();
+        assert!(back.as_slice().iter().all(|&b| b == 0xab), "16 MiB wrapped onto 0");
+        let c = t
+            .run(
+                &[Request::read(32 << 20, 4096, 0), Request::read(31 << 20, 4096, 0)],
+                1,
+                &mut back,
+            )
+            .unwrap();
+        assert_eq!(c[0].errno, Some(libc::EIO));
+        assert_eq!(c[1].errno, None);
+    }
+
+    #[test]
+    fn single_block_host_pays_per_block_interrupts_and_commands() {
+        let mut single = sim("sim:sandisk-2gb");
+        let mut multi = sim("sim:sandisk-2gb,max_blocks_per_cmd=64");
+        let mut buf = AlignedBuf::new(32768);
+        let s = single.run(&[Request::read(1 << 20, 32768, 0)], 1, &mut buf).unwrap();
+        let m = multi.run(&[Request::read(1 << 20, 32768, 0)], 1, &mut buf).unwrap();
+        assert_eq!(single.counters.commands, 64);
+        assert_eq!(single.counters.interrupts, 64);
+        assert_eq!(multi.counters.commands, 1);
+        assert!(
+            s[0].duration_ns > 2 * m[0].duration_ns,
+            "{} vs {}",
+            s[0].duration_ns,
+            m[0].duration_ns
+        );
+    }
+
+    #[test]
+    fn timing_only_cards_keep_no_data() {
+        let mut t = sim("sim:demo,keep_data=false,erased=ones");
+        let mut buf = AlignedBuf::new(1 << 20);
+        buf.as_mut_slice()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = i as u8);
+        let reqs: Vec<_> = (0..64u64).map(|i| Request::write(i << 20, 1 << 20, 0)).collect();
+        t.run(&reqs, 1, &mut buf).unwrap();
+        assert_eq!(t.data_bytes(), 0);
+        t.run(&[Request::read(0, 4096, 0)], 1, &mut buf).unwrap();
+        assert!(buf.as_slice()[..4096].iter().all(|&b| b == 0xff));
+    }
+
+    #[test]
+    fn open_au_collapse_shows_in_throughput() {
+        // flashbench --open-au on kingston-sa04g: 3 AUs interleaved stay fast, 4 collapse.
+        let rate = |n: u64| {
+            let mut t = sim("sim:kingston-sa04g");
+            let chunk = 64u64 << 10;
+            let mut buf = AlignedBuf::new(chunk as usize);
+            let reqs: Vec<_> = (0..(4u64 << 20) / chunk)
+                .flat_map(|c| {
+                    (0..n).map(move |a| Request::write((16 + 2 * a) * (4 << 20) + c * chunk, chunk as u32, 0))
+                })
+                .collect();
+            let done = t.run(&reqs, 1, &mut buf).unwrap();
+            let ns: u64 = done.iter().map(|c| c.duration_ns).sum();
+            (reqs.len() as f64 * chunk as f64) / (ns as f64 / 1e9)
+        };
+        let (three, four) = (rate(3), rate(4));
+        assert!(three > 4.0 * four, "3 open AUs {three:.0} B/s vs 4 {four:.0} B/s");
+    }
+}

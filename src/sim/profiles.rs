@@ -1,0 +1,364 @@
+//! Built-in cards and host presets, each with the seed it is modelled on. The
+//! timing values are first estimates from the seeds' own figures (see each
+//! source note); `flashlab sim reproduce` is where they are judged.
+
+use super::params::{ParamError, Params};
+
+/// A named card: key/value settings over [`Params::default`].
+pub struct Profile {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub settings: &'static [(&'static str, &'static str)],
+}
+
+/// A named host controller preset, applied by the `host` key.
+pub struct HostPreset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub settings: &'static [(&'static str, &'static str)],
+}
+
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "demo",
+        summary: "present-day 32 GB A1 microSDHC on a UHS-I host: 4 MiB AU, 6 open AUs, 2-AU FAT area",
+        source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no seed measures it",
+        settings: &[
+            ("host", "uhs1-sdr104"),
+            ("capacity", "31914459136"),
+            ("page_size", "16k"),
+            ("au_size", "4M"),
+            ("open_aus_linear", "6"),
+            ("open_aus_random", "4"),
+            ("fat_area_aus", "2"),
+            ("page_read_ns", "50000"),
+            ("page_program_ns", "400000"),
+            ("au_erase_ns", "3000000"),
+            ("random_write_ns", "150000"),
+            ("card_access_ns", "60000"),
+            ("cid", "035344534333324780a1b2c3d4016500"),
+            ("csd", "400e00325b590000edc87f800a400000"),
+            ("scr", "0235848300000000"),
+            (
+                "ssr",
+                "8000000000000000040090000000190a000000000001000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+            ),
+        ],
+    },
+    Profile {
+        name: "kingston-sa04g",
+        summary: "Kingston 4 GB microSDHC (SA04G, 2013): 4 MiB AU, 16 KiB page, 3 open AUs, no FAT area",
+        source: "seed 004_033f2d3f80bf6aca.txt; registers from calibration/mmc_registers.csv",
+        settings: &[
+            ("host", "am335x-hsmmc"),
+            ("capacity", "3904897024"),
+            ("page_size", "16k"),
+            ("au_size", "4M"),
+            ("open_aus_linear", "3"),
+            ("open_aus_random", "3"),
+            ("fat_area_aus", "0"),
+            ("page_read_ns", "550000"),
+            ("page_program_ns", "2600000"),
+            ("au_erase_ns", "4000000"),
+            ("au_cross_read_ns", "100000"),
+            ("random_write_ns", "3000000"),
+            ("card_access_ns", "1000000"),
+            ("cid", "02544d5341303447113533890900d371"),
+            ("csd", "400e00325b5900001d177f800a40008d"),
+            ("scr", "0235800001000000"),
+        ],
+    },
+    Profile {
+        name: "sandisk-512mb",
+        summary: "SanDisk 512 MB SD (c. 2006): 32-block (16 KiB) erase block, small-block NAND",
+        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214), 'erase_blocks=32'",
+        settings: &[
+            ("host", "at91-mci"),
+            ("capacity", "507510784"),
+            ("page_size", "512"),
+            ("au_size", "16k"),
+            ("open_aus_linear", "2"),
+            ("open_aus_random", "1"),
+            ("page_read_ns", "25000"),
+            ("page_program_ns", "200000"),
+            ("au_erase_ns", "2000000"),
+            ("card_access_ns", "120000"),
+        ],
+    },
+    Profile {
+        name: "sandisk-2gb",
+        summary: "SanDisk 2 GB SD (2011): 8192-block (4 MiB) erase block",
+        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214), 'erase_blocks=8192'",
+        settings: &[
+            ("host", "at91-mci"),
+            ("capacity", "1977614336"),
+            ("page_size", "8k"),
+            ("au_size", "4M"),
+            ("open_aus_linear", "2"),
+            ("open_aus_random", "1"),
+            ("page_read_ns", "60000"),
+            ("page_program_ns", "1500000"),
+            ("au_erase_ns", "3000000"),
+            ("card_access_ns", "120000"),
+            ("csd", "002600325f5a83aefefbcfff928040de"),
+        ],
+    },
+    Profile {
+        name: "toshiba-7au",
+        summary: "Toshiba eMMC/SD part keeping 7 AUs open, disliking writes under 32 KiB",
+        source: "seed 003_da4e9e2b8b28cffb.txt (linux-arm-kernel, Feb 2011)",
+        settings: &[
+            ("host", "generic"),
+            ("card_type", "MMC"),
+            ("capacity", "7818182656"),
+            ("page_size", "32k"),
+            ("au_size", "4M"),
+            ("open_aus_linear", "7"),
+            ("open_aus_random", "7"),
+            ("page_read_ns", "80000"),
+            ("page_program_ns", "2000000"),
+        ],
+    },
+    Profile {
+        name: "sandisk-20au",
+        summary: "SanDisk eMMC/SD part keeping 20 AUs open",
+        source: "seed 003_da4e9e2b8b28cffb.txt (linux-arm-kernel, Feb 2011)",
+        settings: &[
+            ("host", "generic"),
+            ("card_type", "MMC"),
+            ("capacity", "7818182656"),
+            ("page_size", "16k"),
+            ("au_size", "4M"),
+            ("open_aus_linear", "20"),
+            ("open_aus_random", "20"),
+            ("page_read_ns", "60000"),
+            ("page_program_ns", "1200000"),
+        ],
+    },
+    Profile {
+        name: "emmc-hs400",
+        summary: "eMMC HBG4a2 29.1 GiB in HS400 enhanced strobe",
+        source: "seed 001_b1bd7c0fc0dd8cdf.txt (Linux mmc host software queue v5)",
+        settings: &[
+            ("host", "sdhci-hs400"),
+            ("card_type", "MMC"),
+            ("capacity", "31268536320"),
+            ("page_size", "16k"),
+            ("au_size", "8M"),
+            ("open_aus_linear", "8"),
+            ("open_aus_random", "8"),
+            ("page_read_ns", "45000"),
+            ("page_program_ns", "300000"),
+            ("card_access_ns", "30000"),
+        ],
+    },
+    Profile {
+        name: "cf-sandisk-ultra2",
+        summary: "SanDisk Ultra II CompactFlash in PIO mode",
+        source: "seed 002_ce8481ef9344e4c1.txt (NetBSD wd/ata_wdc, 2004)",
+        settings: &[
+            ("host", "netbsd-ata-pio"),
+            ("card_type", "CF"),
+            ("capacity", "512483328"),
+            ("page_size", "2k"),
+            ("au_size", "128k"),
+            ("open_aus_linear", "2"),
+            ("open_aus_random", "1"),
+            ("page_read_ns", "25000"),
+            ("page_program_ns", "300000"),
+        ],
+    },
+    Profile {
+        name: "cf-simpletech-oem",
+        summary: "SimpleTech/OEM CompactFlash in PIO mode (slow writes: ~3 ms per sector)",
+        source: "seed 002_ce8481ef9344e4c1.txt, calibration/cf_ata_timeline.csv",
+        settings: &[
+            ("host", "netbsd-ata-pio"),
+            ("card_type", "CF"),
+            ("capacity", "256901120"),
+            ("page_size", "512"),
+            ("au_size", "16k"),
+            ("open_aus_linear", "1"),
+            ("open_aus_random", "1"),
+            ("page_read_ns", "30000"),
+            ("page_program_ns", "2850000"),
+        ],
+    },
+];
+
+pub const HOSTS: &[HostPreset] = &[
+    HostPreset {
+        name: "generic",
+        summary: "4-bit 50 MHz SD host, multi-block with CMD23",
+        source: "SD spec high-speed mode defaults",
+        settings: &[
+            ("protocol", "mmc"),
+            ("bus_width", "4"),
+            ("clock_hz", "50000000"),
+            ("ddr", "false"),
+            ("max_blocks_per_cmd", "1024"),
+            ("set_block_count", "true"),
+            ("host_overhead_ns", "20000"),
+            ("irq_ns", "5000"),
+            ("irq_per_block", "false"),
+            ("queue_depth", "1"),
+            ("in_flight", "1"),
+        ],
+    },
+    HostPreset {
+        name: "uhs1-sdr104",
+        summary: "UHS-I SDR104: 4-bit 208 MHz, CMD23, one interrupt per request",
+        source: "SD Physical Layer spec 3.01 bus speed modes",
+        settings: &[
+            ("host", "generic"),
+            ("clock_hz", "208000000"),
+            ("host_overhead_ns", "15000"),
+        ],
+    },
+    HostPreset {
+        name: "am335x-hsmmc",
+        summary: "TI AM335x omap_hsmmc on a BeagleBone: 4-bit 24 MHz (card not switched to high speed)",
+        source: "seed 004_033f2d3f80bf6aca.txt (white BeagleBone)",
+        settings: &[
+            ("host", "generic"),
+            ("clock_hz", "24000000"),
+            ("host_overhead_ns", "60000"),
+            ("max_blocks_per_cmd", "256"),
+        ],
+    },
+    HostPreset {
+        name: "at91-mci",
+        summary: "Atmel AT91RM9200 at91_mci: 30 MHz 1-bit, single-block, interrupt per block",
+        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214); override bus_width=4,clock_hz=15000000 or max_blocks_per_cmd=64 for the patched driver",
+        settings: &[
+            ("protocol", "mmc"),
+            ("bus_width", "1"),
+            ("clock_hz", "30000000"),
+            ("ddr", "false"),
+            ("max_blocks_per_cmd", "1"),
+            ("set_block_count", "false"),
+            ("host_overhead_ns", "330000"),
+            ("irq_ns", "98000"),
+            ("irq_per_block", "true"),
+            ("queue_depth", "1"),
+            ("in_flight", "1"),
+        ],
+    },
+    HostPreset {
+        name: "sdhci-hs400",
+        summary: "sdhci in HS400: 8-bit 200 MHz DDR, one request at a time",
+        source: "seed 001_b1bd7c0fc0dd8cdf.txt, without hsq",
+        settings: &[
+            ("protocol", "mmc"),
+            ("bus_width", "8"),
+            ("clock_hz", "200000000"),
+            ("ddr", "true"),
+            ("max_blocks_per_cmd", "1024"),
+            ("set_block_count", "true"),
+            ("host_overhead_ns", "40000"),
+            ("irq_ns", "4000"),
+            ("irq_per_block", "false"),
+            ("queue_depth", "1"),
+            ("in_flight", "1"),
+        ],
+    },
+    HostPreset {
+        name: "sdhci-hs400-hsq",
+        summary: "sdhci in HS400 with the host software queue: depth 32, 2 in flight",
+        source: "seed 001_b1bd7c0fc0dd8cdf.txt, with hsq",
+        settings: &[("host", "sdhci-hs400"), ("queue_depth", "32"), ("in_flight", "2")],
+    },
+    HostPreset {
+        name: "netbsd-ata-pio",
+        summary: "NetBSD wd/ata_wdc, CompactFlash PIO, one command per sector",
+        source: "seed 002_ce8481ef9344e4c1.txt, calibration/cf_ata_timeline.csv (300 us command to interrupt, 250 us PIO per sector)",
+        settings: &[
+            ("protocol", "ata_pio"),
+            ("bus_width", "8"),
+            ("clock_hz", "8000000"),
+            ("ddr", "false"),
+            ("max_blocks_per_cmd", "1"),
+            ("set_block_count", "true"),
+            ("host_overhead_ns", "20000"),
+            ("irq_ns", "11000"),
+            ("irq_per_block", "true"),
+            ("queue_depth", "1"),
+            ("in_flight", "1"),
+            ("ata_cmd_to_data_ns", "300000"),
+            ("ata_pio_sector_ns", "250000"),
+        ],
+    },
+    HostPreset {
+        name: "netbsd-ata-pio-multi",
+        summary: "NetBSD wd/ata_wdc patched for READ/WRITE MULTIPLE: 32 sectors per command",
+        source: "seed 002_ce8481ef9344e4c1.txt (the ata.diff patch)",
+        settings: &[("host", "netbsd-ata-pio"), ("max_blocks_per_cmd", "32")],
+    },
+];
+
+pub fn profile(name: &str) -> Option<&'static Profile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+/// Apply a host preset's settings (presets may build on another preset).
+pub fn apply_host(p: &mut Params, name: &str) -> Result<(), ParamError> {
+    let preset = HOSTS
+        .iter()
+        .find(|h| h.name == name)
+        .ok_or_else(|| ParamError::UnknownHost(name.to_string()))?;
+    for (k, v) in preset.settings {
+        p.set(k, v)?;
+    }
+    p.host = name.to_string();
+    Ok(())
+}
+
+/// Build the parameters of a built-in profile.
+pub fn build(name: &str) -> Result<Params, ParamError> {
+    let prof = profile(name).ok_or_else(|| ParamError::UnknownProfile(name.to_string()))?;
+    let mut p = Params::default();
+    for (k, v) in prof.settings {
+        p.set(k, v)?;
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_is_valid_and_cited() {
+        for prof in PROFILES {
+            let p = build(prof.name).unwrap_or_else(|e| panic!("{}: {e}", prof.name));
+            p.validate().unwrap_or_else(|e| panic!("{}: {e}", prof.name));
+            assert!(!prof.source.is_empty());
+        }
+        for h in HOSTS {
+            let mut p = Params::default();
+            apply_host(&mut p, h.name).unwrap();
+            p.validate().unwrap_or_else(|e| panic!("{}: {e}", h.name));
+        }
+    }
+
+    #[test]
+    fn kingston_matches_the_seed() {
+        let p = build("kingston-sa04g").unwrap();
+        assert_eq!(p.capacity, 3_904_897_024);
+        assert_eq!(p.au_size, 4 << 20);
+        assert_eq!(p.page_size, 16 << 10);
+        assert_eq!(p.open_aus_linear, 3);
+        assert_eq!(p.fat_area_aus, 0);
+        let hsq = {
+            let mut p = build("emmc-hs400").unwrap();
+            p.set("host", "sdhci-hs400-hsq").unwrap();
+            p
+        };
+        assert_eq!(
+            (hsq.queue_depth, hsq.in_flight, hsq.bus_width, hsq.ddr),
+            (32, 2, 8, true)
+        );
+    }
+}
