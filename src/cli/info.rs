@@ -3,10 +3,12 @@
 use serde::Serialize;
 
 use super::resolve::{self, Opened};
+use crate::device::mmc::{MmcInfo, MmcRaw, kernel_preferred_erase_guess};
 use crate::device::sysfs::Host;
 use crate::device::{self, DeviceInfo};
 use crate::error::{CliError, CliResult};
 use crate::output::{json, table};
+use crate::sim::SimTarget;
 use crate::target::Target;
 use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
@@ -46,6 +48,10 @@ pub fn run(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
             }
             (d, info)
         }
+        Opened::Sim(t) => {
+            let d = t.description().clone();
+            (d.clone(), sim_info(&t, &d))
+        }
     };
     if as_json {
         json::print(&json::Envelope {
@@ -59,6 +65,61 @@ pub fn run(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
         print_text(&info);
     }
     Ok(())
+}
+
+/// What `info` shows for a simulated card: its geometry, and its registers
+/// decoded exactly as a real card's sysfs would be.
+fn sim_info(t: &SimTarget, d: &crate::target::TargetDescription) -> DeviceInfo {
+    let p = &t.params;
+    let mut info = DeviceInfo::new(
+        &d.spec,
+        d.size_bytes,
+        u64::from(d.logical_block_size),
+        u64::from(d.physical_block_size),
+        "sim",
+    );
+    info.model = Some(
+        d.spec
+            .trim_start_matches("sim:")
+            .split(',')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    );
+    info.vendor = Some("flashlab simulator".into());
+    info.rotational = Some(false);
+    info.notes.push(format!(
+        "simulated card: {} AU, {} page, {} open AUs in order / {} random, host {}",
+        Iec(p.au_size),
+        Iec(p.page_size),
+        p.open_aus_linear,
+        p.open_aus_random,
+        p.host
+    ));
+    if p.card_type != "CF" {
+        let reg = |h: &Option<String>, n: usize| {
+            h.as_deref()
+                .and_then(|h| crate::registers::hex::parse_register(h, "register", n).ok())
+        };
+        let mut raw = MmcRaw {
+            card_type: p.card_type.clone(),
+            cid: reg(&p.cid, 16).and_then(|b| b.try_into().ok()),
+            csd: reg(&p.csd, 16).and_then(|b| b.try_into().ok()),
+            scr: reg(&p.scr, 8).and_then(|b| b.try_into().ok()),
+            ssr: reg(&p.ssr, 64).and_then(|b| b.try_into().ok()),
+            erase_size_bytes: Some(u64::from(p.sector_size)),
+            preferred_erase_size_bytes: Some(kernel_preferred_erase_guess(p.capacity, u64::from(p.sector_size))),
+            date: None,
+        };
+        // As Linux does: the SSR's AU when the card states one, else the guess.
+        if let Some(au) = raw.ssr.and_then(|s| crate::registers::ssr::decode(&s).au_size_bytes) {
+            raw.preferred_erase_size_bytes = Some(au);
+        }
+        if raw.cid.is_some() || raw.csd.is_some() {
+            info.mmc = Some(MmcInfo::from_raw(raw, p.capacity));
+        }
+    }
+    info
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {

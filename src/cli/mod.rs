@@ -4,6 +4,7 @@
 mod decode;
 mod info;
 mod resolve;
+mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -38,6 +39,11 @@ pub enum Command {
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
     },
+    /// Simulated cards: list the built-in profiles, show one's parameters.
+    Sim {
+        #[command(subcommand)]
+        action: SimAction,
+    },
     /// Decode an SD/MMC register pasted as hex (sysfs, spaced bytes, 0x words).
     Decode {
         #[arg(value_enum)]
@@ -48,6 +54,19 @@ pub enum Command {
         /// Decode CID/CSD with the MMC/eMMC layout instead of SD's.
         #[arg(long)]
         mmc: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SimAction {
+    /// Built-in card profiles and host presets, with their sources.
+    List,
+    /// Every parameter of a profile (or `PROFILE,key=value...`), with units.
+    Show {
+        profile: String,
+        /// Print a TOML file that `sim:FILE.toml` reads back.
+        #[arg(long)]
+        toml: bool,
     },
 }
 
@@ -73,6 +92,7 @@ pub fn main() -> i32 {
 fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
         Command::Info { target } => info::run(&target, cli.engine, cli.json),
+        Command::Sim { action } => sim::run(action, cli.json),
         Command::Decode { register, hex, mmc } => decode::run(register, &hex.join(" "), mmc, cli.json),
     }
 }

@@ -2,13 +2,15 @@
 //! turned into messages a user can act on.
 
 use crate::error::CliError;
+use crate::sim::{SimTarget, params_from_spec};
 use crate::target::TargetError;
 use crate::target::real::{OpenOptions, RealTarget};
 use crate::target::spec::TargetSpec;
 
 /// The opened target, kept concrete where a command needs to know its kind.
 pub enum Opened {
-    Real(RealTarget),
+    Real(Box<RealTarget>),
+    Sim(Box<SimTarget>),
 }
 
 pub fn parse(text: &str) -> Result<TargetSpec, CliError> {
@@ -21,12 +23,14 @@ pub fn parse(text: &str) -> Result<TargetSpec, CliError> {
 pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
     match parse(text)? {
         TargetSpec::Path(path) => RealTarget::open(&path, text, opts)
-            .map(Opened::Real)
+            .map(|t| Opened::Real(Box::new(t)))
             .map_err(target_error),
-        TargetSpec::Sim { .. } => Err(CliError::usage(format!(
-            "'{text}': simulated targets are not available in this build yet"
-        ))
-        .hint("give a block device or a regular file")),
+        TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
+            .map(|p| Opened::Sim(Box::new(SimTarget::new(text, p))))
+            .map_err(|e| {
+                CliError::usage(format!("bad simulated card '{text}': {e}"))
+                    .hint("`flashlab sim list` names the profiles; `flashlab sim show PROFILE --toml` lists every key")
+            }),
     }
 }
 

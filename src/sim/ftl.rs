@@ -103,24 +103,24 @@ impl Ftl {
                 cost.gc += 1;
                 self.open(p, au, off, len, tick, &mut cost);
             }
-            if let Some(s) = self.slots.iter_mut().find(|s| s.au == au) {
-                if s.log_pages >= au_pages {
-                    // Log block full: merge into a fresh block and carry on in order.
-                    let merged = Slot {
-                        random: true,
-                        ..s.clone()
-                    };
-                    cost.ns += Self::close(p, &merged);
-                    cost.gc += 1;
-                    *s = Slot {
-                        au,
-                        start: 0,
-                        next: p.au_size,
-                        random: false,
-                        log_pages: 0,
-                        last_use: tick,
-                    };
-                }
+            if let Some(s) = self.slots.iter_mut().find(|s| s.au == au)
+                && s.log_pages >= au_pages
+            {
+                // Log block full: merge into a fresh block and carry on in order.
+                let merged = Slot {
+                    random: true,
+                    ..s.clone()
+                };
+                cost.ns += Self::close(p, &merged);
+                cost.gc += 1;
+                *s = Slot {
+                    au,
+                    start: 0,
+                    next: p.au_size,
+                    random: false,
+                    log_pages: 0,
+                    last_use: tick,
+                };
             }
         } else {
             self.open(p, au, off, len, tick, &mut cost);
@@ -135,19 +135,18 @@ impl Ftl {
 
     fn open(&mut self, p: &Params, au: u64, off: u64, len: u64, tick: u64, cost: &mut WriteCost) {
         let linear = self.slots.iter().filter(|s| !s.random).count() as u64;
-        if linear >= p.open_aus_linear {
-            if let Some(lru) = self
+        if linear >= p.open_aus_linear
+            && let Some(lru) = self
                 .slots
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| !s.random)
                 .min_by_key(|(_, s)| s.last_use)
                 .map(|(i, _)| i)
-            {
-                let old = self.slots.remove(lru);
-                cost.ns += Self::close(p, &old);
-                cost.gc += 1;
-            }
+        {
+            let old = self.slots.remove(lru);
+            cost.ns += Self::close(p, &old);
+            cost.gc += 1;
         }
         self.slots.push(Slot {
             au,

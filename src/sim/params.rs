@@ -515,13 +515,13 @@ impl Params {
                 format!("{} is more than the {aus} AUs of the card", self.fat_area_aus),
             );
         }
-        if let Some(real) = self.real_capacity {
-            if real == 0 || real > self.capacity || !real.is_multiple_of(s) {
-                return imp(
-                    "real_capacity",
-                    format!("{real} must be a non-zero multiple of the sector, at most the capacity"),
-                );
-            }
+        if let Some(real) = self.real_capacity
+            && (real == 0 || real > self.capacity || !real.is_multiple_of(s))
+        {
+            return imp(
+                "real_capacity",
+                format!("{real} must be a non-zero multiple of the sector, at most the capacity"),
+            );
         }
         for &(start, len) in &self.bad_ranges {
             if len == 0 || start.checked_add(len).is_none_or(|e| e > self.capacity) {

@@ -27,7 +27,7 @@ pub const PROFILES: &[Profile] = &[
         source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no seed measures it",
         settings: &[
             ("host", "uhs1-sdr104"),
-            ("capacity", "31914459136"),
+            ("capacity", "31914983424"),
             ("page_size", "16k"),
             ("au_size", "4M"),
             ("open_aus_linear", "6"),

@@ -4,4 +4,5 @@
 mod decode;
 mod engines;
 mod info;
+mod sim;
 mod support;

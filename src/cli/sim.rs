@@ -1,0 +1,155 @@
+//! `flashlab sim list` and `flashlab sim show PROFILE [--toml]`.
+
+use serde::Serialize;
+
+use super::SimAction;
+use super::resolve;
+use crate::error::{CliError, CliResult};
+use crate::output::{json, table};
+use crate::sim::params::KEYS;
+use crate::sim::{params_from_spec, profiles};
+use crate::target::spec::TargetSpec;
+
+#[derive(Serialize)]
+struct Entry {
+    name: &'static str,
+    summary: &'static str,
+    source: &'static str,
+}
+
+#[derive(Serialize)]
+struct ListBody {
+    profiles: Vec<Entry>,
+    hosts: Vec<Entry>,
+}
+
+#[derive(Serialize)]
+struct ShowBody<'a> {
+    profile: &'a str,
+    summary: Option<&'static str>,
+    source: Option<&'static str>,
+    params: serde_json::Map<String, serde_json::Value>,
+}
+
+pub fn run(action: SimAction, as_json: bool) -> CliResult<()> {
+    match action {
+        SimAction::List => list(as_json),
+        SimAction::Show { profile, toml } => show(&profile, toml, as_json),
+    }
+}
+
+fn list(as_json: bool) -> CliResult<()> {
+    let body = ListBody {
+        profiles: profiles::PROFILES
+            .iter()
+            .map(|p| Entry {
+                name: p.name,
+                summary: p.summary,
+                source: p.source,
+            })
+            .collect(),
+        hosts: profiles::HOSTS
+            .iter()
+            .map(|h| Entry {
+                name: h.name,
+                summary: h.summary,
+                source: h.source,
+            })
+            .collect(),
+    };
+    if as_json {
+        json::print(&json::Envelope {
+            schema_version: json::SCHEMA_VERSION,
+            command: "sim list",
+            target: None,
+            device_time_s: None,
+            body,
+        });
+        return Ok(());
+    }
+    let rows = |v: &[Entry]| {
+        v.iter()
+            .map(|e| vec![e.name.to_string(), e.summary.to_string(), e.source.to_string()])
+            .collect::<Vec<_>>()
+    };
+    println!(
+        "Cards (use as sim:NAME):\n{}",
+        table::grid(&["profile", "what", "source"], &rows(&body.profiles))
+    );
+    println!(
+        "\nHost presets (use as sim:NAME,host=PRESET):\n{}",
+        table::grid(&["host", "what", "source"], &rows(&body.hosts))
+    );
+    Ok(())
+}
+
+fn show(profile: &str, as_toml: bool, as_json: bool) -> CliResult<()> {
+    let spec = if profile.starts_with("sim:") {
+        profile.to_string()
+    } else {
+        format!("sim:{profile}")
+    };
+    let TargetSpec::Sim { base, overrides } = resolve::parse(&spec)? else {
+        unreachable!("sim: prefix")
+    };
+    let params = params_from_spec(&base, &overrides).map_err(|e| {
+        CliError::usage(format!("bad simulated card '{profile}': {e}")).hint("`flashlab sim list` names the profiles")
+    })?;
+    let known = profiles::profile(&base);
+    if as_toml {
+        if let Some(p) = known {
+            println!("# {}: {}\n# source: {}", p.name, p.summary, p.source);
+        }
+        print!("{}", params.to_toml());
+        return Ok(());
+    }
+    let mut map = serde_json::Map::new();
+    for k in KEYS {
+        let text = params.get(k.key);
+        let value = text.parse::<toml::Value>().ok();
+        let v = match toml::from_str::<toml::Table>(&format!("v = {text}"))
+            .ok()
+            .and_then(|t| t.get("v").cloned())
+            .or(value)
+        {
+            Some(toml::Value::Integer(i)) => serde_json::json!(i),
+            Some(toml::Value::Float(f)) => serde_json::json!(f),
+            Some(toml::Value::Boolean(b)) => serde_json::json!(b),
+            Some(toml::Value::String(s)) => serde_json::json!(s),
+            _ => serde_json::json!(text),
+        };
+        map.insert(k.key.to_string(), v);
+    }
+    if as_json {
+        let body = ShowBody {
+            profile,
+            summary: known.map(|p| p.summary),
+            source: known.map(|p| p.source),
+            params: map,
+        };
+        json::print(&json::Envelope {
+            schema_version: json::SCHEMA_VERSION,
+            command: "sim show",
+            target: None,
+            device_time_s: None,
+            body,
+        });
+        return Ok(());
+    }
+    if let Some(p) = known {
+        println!("{}: {}\nsource: {}\n", p.name, p.summary, p.source);
+    }
+    let rows: Vec<Vec<String>> = KEYS
+        .iter()
+        .map(|k| {
+            vec![
+                k.key.to_string(),
+                params.get(k.key),
+                k.unit.to_string(),
+                k.doc.to_string(),
+            ]
+        })
+        .collect();
+    println!("{}", table::grid(&["key", "value", "unit", "meaning"], &rows));
+    Ok(())
+}

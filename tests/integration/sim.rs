@@ -1,0 +1,127 @@
+//! Simulated cards through the binary: `info` on sims (registers decoded as on a
+//! real card), `sim list`/`sim show`, and bad specs.
+
+use predicates::prelude::*;
+
+use crate::support::{flashlab, json};
+
+#[test]
+fn info_defaults_to_the_demo_card_and_says_it_is_simulated() {
+    let v = json(&["info"]);
+    assert_eq!(v["target"]["spec"], "sim:demo");
+    assert_eq!(v["target"]["kind"], "sim");
+    assert_eq!(v["target"]["size_bytes"], 31_914_983_424u64);
+    assert_eq!(v["info"]["transport"], "sim");
+    let mmc = &v["info"]["mmc"];
+    assert_eq!(mmc["csd"]["capacity_bytes"], 31_914_983_424u64);
+    assert_eq!(mmc["ssr"]["au_size_bytes"], 4 << 20);
+    assert_eq!(mmc["ssr"]["app_perf_class"], "A1");
+    assert_eq!(mmc["preferred_erase_size_source"], "ssr_au");
+    assert!(mmc["notes"].as_array().unwrap().is_empty(), "{mmc}");
+    flashlab()
+        .arg("info")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("simulated card"));
+}
+
+#[test]
+fn kingston_sim_carries_the_seed_registers() {
+    let v = json(&["info", "sim:kingston-sa04g"]);
+    assert_eq!(v["target"]["size_bytes"], 3_904_897_024u64);
+    let mmc = &v["info"]["mmc"];
+    assert_eq!(mmc["cid"]["product_name"], "SA04G");
+    assert_eq!(mmc["cid"]["manufacture_year"], 2013);
+    assert_eq!(mmc["csd"]["capacity_bytes"], 3_904_897_024u64);
+    assert_eq!(mmc["scr"]["spec_version"], "3.0x");
+    assert_eq!(mmc["preferred_erase_size_bytes"], 4 << 20);
+    assert_eq!(mmc["preferred_erase_size_source"], "kernel_capacity_guess");
+}
+
+#[test]
+fn overrides_and_toml_files() {
+    let v = json(&["info", "sim:demo,capacity=1G,au_size=12M,sector_size=4k"]);
+    assert_eq!(v["target"]["size_bytes"], 1u64 << 30);
+    assert_eq!(v["target"]["logical_block_size"], 4096);
+    let dir = tempfile::tempdir().unwrap();
+    let toml = flashlab()
+        .args(["sim", "show", "kingston-sa04g", "--toml"])
+        .output()
+        .unwrap();
+    assert!(toml.status.success());
+    let path = dir.path().join("card.toml");
+    std::fs::write(&path, &toml.stdout).unwrap();
+    let spec = format!("sim:{},open_aus_linear=5", path.display());
+    let shown = json(&["sim", "show", &spec]);
+    assert_eq!(shown["params"]["open_aus_linear"], 5);
+    assert_eq!(shown["params"]["capacity"], 3_904_897_024u64);
+    assert_eq!(shown["params"]["cid"], "02544d5341303447113533890900d371");
+}
+
+#[test]
+fn sim_list_names_every_profile_and_host() {
+    let v = json(&["sim", "list"]);
+    let names: Vec<&str> = v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for want in [
+        "demo",
+        "kingston-sa04g",
+        "sandisk-512mb",
+        "sandisk-2gb",
+        "toshiba-7au",
+        "sandisk-20au",
+        "emmc-hs400",
+        "cf-sandisk-ultra2",
+        "cf-simpletech-oem",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    let hosts: Vec<&str> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for want in [
+        "at91-mci",
+        "sdhci-hs400",
+        "sdhci-hs400-hsq",
+        "netbsd-ata-pio",
+        "netbsd-ata-pio-multi",
+    ] {
+        assert!(hosts.contains(&want), "{want} missing from {hosts:?}");
+    }
+}
+
+#[test]
+fn bad_specs_name_the_key_and_exit_2() {
+    for (spec, needle) in [
+        ("sim:demo,au_sise=4M", "unknown key 'au_sise'"),
+        ("sim:demo,au_size=20k", "au_size"),
+        ("sim:demo,open_aus_linear=0", "open_aus_linear"),
+        ("sim:demo,capacity=1000", "capacity"),
+        ("sim:nosuch", "unknown profile 'nosuch'"),
+        ("sim:demo,host=nosuch", "unknown host preset"),
+        ("sim:/nonexistent/card.toml", "/nonexistent/card.toml"),
+        ("sim:demo,jitter=abc", "jitter"),
+    ] {
+        flashlab()
+            .args(["info", spec, "--json"])
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(needle).and(predicate::str::contains("hint:")));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "capacity = [1, 2\n").unwrap();
+    flashlab()
+        .args(["info", &format!("sim:{}", bad.display())])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.toml"));
+}
