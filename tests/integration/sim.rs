@@ -58,15 +58,20 @@ fn overrides_and_toml_files() {
     assert_eq!(shown["params"]["cid"], "02544d5341303447113533890900d371");
 }
 
-#[test]
-fn sim_list_names_every_profile_and_host() {
-    let v = json(&["sim", "list"]);
-    let names: Vec<&str> = v["profiles"]
+/// The `name` of every entry of `v[key]`.
+fn names<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    v[key]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| p["name"].as_str().unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn sim_list_names_every_profile_and_host() {
+    let v = json(&["sim", "list"]);
+    let profiles = names(&v, "profiles");
     for want in [
         "demo",
         "kingston-sa04g",
@@ -78,14 +83,9 @@ fn sim_list_names_every_profile_and_host() {
         "cf-sandisk-ultra2",
         "cf-simpletech-oem",
     ] {
-        assert!(names.contains(&want), "{want} missing from {names:?}");
+        assert!(profiles.contains(&want), "{want} missing from {profiles:?}");
     }
-    let hosts: Vec<&str> = v["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let hosts = names(&v, "hosts");
     for want in [
         "at91-mci",
         "sdhci-hs400",
