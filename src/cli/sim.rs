@@ -106,11 +106,10 @@ fn show(profile: &str, as_toml: bool, as_json: bool) -> CliResult<()> {
     let mut map = serde_json::Map::new();
     for k in KEYS {
         let text = params.get(k.key);
-        let value = text.parse::<toml::Value>().ok();
+        // Each value is already TOML text; parse it once to keep its type in JSON.
         let v = match toml::from_str::<toml::Table>(&format!("v = {text}"))
             .ok()
             .and_then(|t| t.get("v").cloned())
-            .or(value)
         {
             Some(toml::Value::Integer(i)) => serde_json::json!(i),
             Some(toml::Value::Float(f)) => serde_json::json!(f),
