@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::resolve::{self, Opened};
-use crate::device::mmc::{MmcInfo, MmcRaw, kernel_preferred_erase_guess};
+use crate::device::mmc::{MmcInfo, MmcRaw, kernel_preferred_erase};
 use crate::device::sysfs::Host;
 use crate::device::{self, DeviceInfo};
 use crate::error::{CliError, CliResult};
@@ -101,20 +101,18 @@ fn sim_info(t: &SimTarget, d: &crate::target::TargetDescription) -> DeviceInfo {
             h.as_deref()
                 .and_then(|h| crate::registers::hex::parse_register(h, "register", n).ok())
         };
-        let mut raw = MmcRaw {
+        let ssr: Option<[u8; 64]> = reg(&p.ssr, 64).and_then(|b| b.try_into().ok());
+        let sector = u64::from(p.sector_size);
+        let raw = MmcRaw {
             card_type: p.card_type.clone(),
             cid: reg(&p.cid, 16).and_then(|b| b.try_into().ok()),
             csd: reg(&p.csd, 16).and_then(|b| b.try_into().ok()),
             scr: reg(&p.scr, 8).and_then(|b| b.try_into().ok()),
-            ssr: reg(&p.ssr, 64).and_then(|b| b.try_into().ok()),
-            erase_size_bytes: Some(u64::from(p.sector_size)),
-            preferred_erase_size_bytes: Some(kernel_preferred_erase_guess(p.capacity, u64::from(p.sector_size))),
+            ssr,
+            erase_size_bytes: Some(sector),
+            preferred_erase_size_bytes: Some(kernel_preferred_erase(ssr.as_ref(), p.capacity, sector)),
             date: None,
         };
-        // As Linux does: the SSR's AU when the card states one, else the guess.
-        if let Some(au) = raw.ssr.and_then(|s| crate::registers::ssr::decode(&s).au_size_bytes) {
-            raw.preferred_erase_size_bytes = Some(au);
-        }
         if raw.cid.is_some() || raw.csd.is_some() {
             info.mmc = Some(MmcInfo::from_raw(raw, p.capacity));
         }

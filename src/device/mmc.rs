@@ -54,6 +54,13 @@ pub fn kernel_preferred_erase_guess(capacity_bytes: u64, erase_size_bytes: u64) 
     guess.next_multiple_of(erase_size_bytes)
 }
 
+/// What Linux exports as preferred_erase_size: the SSR's AU when the card states
+/// one, else [`kernel_preferred_erase_guess`] (mmc_init_erase()).
+pub fn kernel_preferred_erase(ssr: Option<&[u8; 64]>, capacity_bytes: u64, erase_size_bytes: u64) -> u64 {
+    ssr.and_then(|s| ssr::decode(s).au_size_bytes)
+        .unwrap_or_else(|| kernel_preferred_erase_guess(capacity_bytes, erase_size_bytes))
+}
+
 impl MmcInfo {
     pub fn from_raw(raw: MmcRaw, capacity_bytes: u64) -> Self {
         let family = if raw.card_type.eq_ignore_ascii_case("MMC") {
@@ -126,5 +133,9 @@ mod tests {
         // An eMMC erase group of 3 MiB rounds the 4 MiB guess up to 6 MiB.
         assert_eq!(kernel_preferred_erase_guess(8 << 30, 3 << 20), 6 << 20);
         assert_eq!(kernel_preferred_erase_guess(8 << 30, 8 << 20), 8 << 20);
+        let mut ssr = [0u8; 64];
+        ssr[10] = 0xb0; // AU_SIZE 0xb: 12 MiB
+        assert_eq!(kernel_preferred_erase(Some(&ssr), 64 << 30, 512), 12 << 20);
+        assert_eq!(kernel_preferred_erase(None, 64 << 30, 512), 4 << 20);
     }
 }
