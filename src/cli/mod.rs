@@ -68,6 +68,12 @@ pub enum SimAction {
         #[arg(long)]
         toml: bool,
     },
+    /// Run a seed's own workload on the simulator and compare every published
+    /// cell: at91, hsq, cf, flashbench, or all.
+    Reproduce {
+        #[arg(value_parser = ["at91", "hsq", "cf", "flashbench", "all"])]
+        experiment: String,
+    },
 }
 
 /// Run flashlab with the process arguments; returns the exit code.

@@ -7,7 +7,7 @@ use super::resolve;
 use crate::error::{CliError, CliResult};
 use crate::output::{json, table};
 use crate::sim::params::KEYS;
-use crate::sim::{params_from_spec, profiles};
+use crate::sim::{params_from_spec, profiles, reproduce};
 use crate::target::spec::TargetSpec;
 
 #[derive(Serialize)]
@@ -35,6 +35,91 @@ pub fn run(action: SimAction, as_json: bool) -> CliResult<()> {
     match action {
         SimAction::List => list(as_json),
         SimAction::Show { profile, toml } => show(&profile, toml, as_json),
+        SimAction::Reproduce { experiment } => reproduce(&experiment, as_json),
+    }
+}
+
+#[derive(Serialize)]
+struct ReproduceAll {
+    experiments: Vec<reproduce::Report>,
+    max_abs_error_pct: f64,
+}
+
+fn reproduce(name: &str, as_json: bool) -> CliResult<()> {
+    let names: Vec<&str> = if name == "all" {
+        reproduce::EXPERIMENTS.iter().map(|e| e.0).collect()
+    } else {
+        vec![name]
+    };
+    let mut reports = Vec::new();
+    for n in names {
+        reports
+            .push(reproduce::run(n).map_err(|e| super::usage_err(e, "experiments: at91, hsq, cf, flashbench, all"))?);
+    }
+    if as_json {
+        if reports.len() == 1 {
+            json::print(&json::Envelope {
+                schema_version: json::SCHEMA_VERSION,
+                command: "sim reproduce",
+                target: None,
+                device_time_s: None,
+                body: reports.remove(0),
+            });
+        } else {
+            let max = reports.iter().map(|r| r.max_abs_error_pct).fold(0.0, f64::max);
+            json::print(&json::Envelope {
+                schema_version: json::SCHEMA_VERSION,
+                command: "sim reproduce",
+                target: None,
+                device_time_s: None,
+                body: ReproduceAll {
+                    experiments: reports,
+                    max_abs_error_pct: max,
+                },
+            });
+        }
+        return Ok(());
+    }
+    for r in &reports {
+        let rows: Vec<Vec<String>> = r
+            .rows
+            .iter()
+            .map(|row| {
+                vec![
+                    row.label.clone(),
+                    row.metric.clone(),
+                    row.unit.clone(),
+                    format_num(row.published),
+                    format_num(row.simulated),
+                    format!("{:+.1}%", row.error_pct),
+                ]
+            })
+            .collect();
+        println!("== {}", r.experiment);
+        println!(
+            "{}",
+            table::grid(&["what", "metric", "unit", "published", "simulated", "error"], &rows)
+        );
+        println!(
+            "{} of {} cells within 15%; largest error {:.1}%",
+            r.within_15_pct,
+            r.rows.len(),
+            r.max_abs_error_pct
+        );
+        for n in &r.notes {
+            println!("note: {n}");
+        }
+        println!();
+    }
+    Ok(())
+}
+
+/// Published figures are integers or a few decimals; print them as they came.
+fn format_num(v: f64) -> String {
+    if v.abs() >= 1000.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
     }
 }
 

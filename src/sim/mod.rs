@@ -7,6 +7,7 @@
 pub mod ftl;
 pub mod params;
 pub mod profiles;
+pub mod reproduce;
 pub mod store;
 
 use serde::Serialize;
@@ -41,6 +42,10 @@ pub struct SimTarget {
     host_free: u64,
     card_free: u64,
     rng: u64,
+    /// Whether the first command (which pays `wake_ns`) has been seen.
+    woken: bool,
+    /// Byte after the last read, to tell sequential reads from random ones.
+    last_read_end: Option<u64>,
 }
 
 /// Build parameters from `sim:BASE,key=value...` (BASE a profile or a .toml file).
@@ -85,6 +90,8 @@ impl SimTarget {
             now: 0,
             host_free: 0,
             card_free: 0,
+            woken: false,
+            last_read_end: None,
         }
     }
 
@@ -122,35 +129,22 @@ impl SimTarget {
         let per_cmd = p.max_blocks_per_cmd;
         let cmds = blocks.div_ceil(per_cmd);
         let irqs = if p.irq_per_block { blocks } else { cmds };
+        let write = r.op == Op::Write;
         self.counters.commands += cmds;
         self.counters.interrupts += irqs;
         let host_before = cmds * p.host_overhead_ns;
-        let host_after = irqs * p.irq_ns;
-        let mut card = 0u64;
-        match p.protocol {
-            Protocol::Mmc => {
-                // Command + response + turnaround on the CMD line; per block data
-                // bits over the data lines, 16 CRC clocks and start/end bits
-                // (SD spec 4.7 and 4.8).
-                let cmd_clocks = 136;
-                let data_clocks = (sector * 8 / u64::from(p.bus_width)) / if p.ddr { 2 } else { 1 } + 18;
-                let stops = if per_cmd > 1 && !p.set_block_count { cmds } else { 0 };
-                card += self.clocks_ns((cmds + stops) * cmd_clocks + blocks * data_clocks);
-            }
-            Protocol::AtaPio => {
-                card += cmds * p.ata_cmd_to_data_ns + blocks * p.ata_pio_sector_ns;
-            }
+        let host_after = irqs * p.irq_ns + if write { cmds * p.write_status_ns } else { 0 };
+        let mut card = 0;
+        if !self.woken {
+            self.woken = true;
+            card += p.wake_ns;
         }
         // The card sees each command as its own transaction.
         let mut off = r.offset;
         let mut left = u64::from(r.len);
         while left > 0 {
             let n = left.min(per_cmd * sector);
-            card += self.params.card_access_ns;
-            card += match r.op {
-                Op::Read => self.flash_read(off, n),
-                Op::Write => self.flash_write(off, n),
-            };
+            card += self.command(r.op, off, n);
             off += n;
             left -= n;
         }
@@ -158,11 +152,64 @@ impl SimTarget {
         (host_before, card, host_after)
     }
 
-    fn flash_read(&self, off: u64, len: u64) -> u64 {
+    /// Card and bus time of one command of `len` bytes. Data streams block by block
+    /// while the flash works: a read waits for its first page and then overlaps
+    /// the rest with the transfer; a write fills the card's page buffer once and
+    /// then programs while later blocks arrive (the card signals busy only when
+    /// its buffer is full).
+    fn command(&mut self, op: Op, off: u64, len: u64) -> u64 {
         let p = &self.params;
-        let pages = (off + len - 1) / p.page_size - off / p.page_size + 1;
-        let au_crossings = (off + len - 1) / p.au_size - off / p.au_size;
-        pages * p.page_read_ns + au_crossings * p.au_cross_read_ns
+        let sector = u64::from(p.sector_size);
+        let blocks = len / sector;
+        let (frame, per_block) = match p.protocol {
+            Protocol::Mmc => {
+                // Command + response + turnaround on the CMD line (48-bit command,
+                // 48-bit response, NCR/NRC gaps), twice with a stop command; per
+                // block the data bits over the data lines, 16 CRC clocks, start
+                // and end bits (SD Physical Layer spec 4.12 timings, 7.3 data
+                // packet format).
+                let stop = blocks > 1 && !p.set_block_count;
+                let cmd_clocks = 136 * if stop { 2 } else { 1 };
+                let data_clocks = (sector * 8 / u64::from(p.bus_width)) / if p.ddr { 2 } else { 1 } + 18;
+                (
+                    self.clocks_ns(cmd_clocks),
+                    self.clocks_ns(data_clocks) + p.host_block_ns,
+                )
+            }
+            Protocol::AtaPio => {
+                let pio = if op == Op::Read {
+                    p.ata_pio_sector_ns
+                } else {
+                    p.ata_pio_write_sector_ns
+                };
+                let frame = if op == Op::Read { p.ata_cmd_to_data_ns } else { 0 };
+                let next = (blocks - 1) * p.ata_next_sector_ns;
+                (frame + next, pio + p.host_block_ns)
+            }
+        };
+        let stream = blocks * per_block;
+        match op {
+            Op::Read => {
+                let random = if self.last_read_end == Some(off) {
+                    0
+                } else {
+                    p.random_read_ns
+                };
+                let pages = (off + len - 1) / p.page_size - off / p.page_size + 1;
+                let au_crossings = (off + len - 1) / p.au_size - off / p.au_size;
+                let rest = (pages - 1) * p.page_read_ns + au_crossings * p.au_cross_read_ns;
+                let ns = frame + p.card_access_ns + random + p.page_read_ns + stream.max(rest);
+                self.last_read_end = Some(off + len);
+                ns
+            }
+            Op::Write => {
+                let page_blocks = (p.page_size / sector).max(1);
+                let fill = blocks.min(page_blocks) * per_block;
+                let fixed = frame + fill + p.write_commit_ns;
+                let flash = self.flash_write(off, len);
+                fixed + (stream - fill).max(flash)
+            }
+        }
     }
 
     fn flash_write(&mut self, mut off: u64, len: u64) -> u64 {
@@ -232,12 +279,16 @@ impl Target for SimTarget {
                 submit
             };
             let (before, card, after) = self.service(r);
+            // The host prepares a request, the card serves it, the host takes the
+            // completion. With more than one request in flight the host prepares
+            // the next one while the card works; its CPU time per request
+            // (before + after) is reserved so the host never does two things at once.
             let prep_end = host_start.max(self.host_free) + before;
             let card_start = prep_end.max(self.card_free);
             let card_end = card_start + card;
             self.card_free = card_end;
             let complete = card_end + after;
-            self.host_free = complete;
+            self.host_free = prep_end + after;
             self.counters.busy_ns += card;
             self.counters.requests += 1;
             done.push(complete);

@@ -56,12 +56,29 @@ pub struct Params {
     pub page_read_ns: u64,
     pub page_program_ns: u64,
     pub au_erase_ns: u64,
+    /// Garbage collection cost per page moved (on-chip copy-back); 0 means a
+    /// page read plus a page program.
+    pub copy_page_ns: u64,
     /// Extra time when a read crosses an AU boundary (a second block lookup).
     pub au_cross_read_ns: u64,
     /// Extra time per random-order (out of sequence) write inside an open AU.
     pub random_write_ns: u64,
-    /// Card-side fixed access time per command (NAC on reads, controller start).
+    /// Card-side read access time per read command (SD spec 5.3.2 TAAC/NSAC:
+    /// the controller locating the data before the first block).
     pub card_access_ns: u64,
+    /// Extra read access when a read does not continue from the page the card
+    /// last read (a translation-table lookup instead of a read-buffer hit).
+    pub random_read_ns: u64,
+    /// Card-side time to close each write command (mapping update, commit).
+    pub write_commit_ns: u64,
+    /// Extra cost when a write command ends or starts inside a page: the card
+    /// merges the partial page in its buffer block (read-modify-write).
+    pub partial_page_write_ns: u64,
+    /// Extra latency of the first command after the card was idle (wake-up).
+    pub wake_ns: u64,
+    /// Page-mapped FTL (eMMC, SSD): every AU takes writes in any order without
+    /// garbage collection, only `random_write_ns` extra for a non-sequential one.
+    pub page_mapped: bool,
     // --- data ---
     pub keep_data: bool,
     pub erased: Erased,
@@ -88,6 +105,10 @@ pub struct Params {
     pub set_block_count: bool,
     /// Host software time per command (driver path, request setup).
     pub host_overhead_ns: u64,
+    /// Host CPU time per block while data streams (copying, byte-swapping).
+    pub host_block_ns: u64,
+    /// Host time after each write command (busy wait, status poll).
+    pub write_status_ns: u64,
     /// Host time per interrupt; one per block or one per command.
     pub irq_ns: u64,
     pub irq_per_block: bool,
@@ -95,8 +116,12 @@ pub struct Params {
     pub in_flight: u64,
     /// ATA PIO: command to first data (DRQ) delay.
     pub ata_cmd_to_data_ns: u64,
-    /// ATA PIO: time to move one sector by PIO.
+    /// ATA PIO: time to move one sector by PIO (reads).
     pub ata_pio_sector_ns: u64,
+    /// ATA PIO: time to move one sector by PIO (writes).
+    pub ata_pio_write_sector_ns: u64,
+    /// ATA PIO: delay from one sector to the next inside a multi-sector command.
+    pub ata_next_sector_ns: u64,
 }
 
 impl Default for Params {
@@ -114,9 +139,15 @@ impl Default for Params {
             page_read_ns: 60_000,
             page_program_ns: 1_200_000,
             au_erase_ns: 3_000_000,
+            copy_page_ns: 0,
             au_cross_read_ns: 50_000,
             random_write_ns: 500_000,
             card_access_ns: 100_000,
+            random_read_ns: 0,
+            write_commit_ns: 0,
+            partial_page_write_ns: 0,
+            wake_ns: 0,
+            page_mapped: false,
             keep_data: true,
             erased: Erased::Zeros,
             real_capacity: None,
@@ -136,12 +167,16 @@ impl Default for Params {
             max_blocks_per_cmd: 1024,
             set_block_count: true,
             host_overhead_ns: 20_000,
+            host_block_ns: 0,
+            write_status_ns: 0,
             irq_ns: 5_000,
             irq_per_block: false,
             queue_depth: 1,
             in_flight: 1,
             ata_cmd_to_data_ns: 0,
             ata_pio_sector_ns: 0,
+            ata_pio_write_sector_ns: 0,
+            ata_next_sector_ns: 0,
         }
     }
 }
@@ -206,6 +241,11 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "erase of one AU",
     },
     KeyDoc {
+        key: "copy_page_ns",
+        unit: "ns",
+        doc: "GC cost per page moved (0 = page read + program)",
+    },
+    KeyDoc {
         key: "au_cross_read_ns",
         unit: "ns",
         doc: "extra read cost crossing an AU boundary",
@@ -218,7 +258,32 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "card_access_ns",
         unit: "ns",
-        doc: "card controller time per command",
+        doc: "card read access time per read command (TAAC)",
+    },
+    KeyDoc {
+        key: "random_read_ns",
+        unit: "ns",
+        doc: "extra read access when the read misses the card's read buffer",
+    },
+    KeyDoc {
+        key: "write_commit_ns",
+        unit: "ns",
+        doc: "card time closing each write command",
+    },
+    KeyDoc {
+        key: "partial_page_write_ns",
+        unit: "ns",
+        doc: "extra cost of a write command ending inside a page",
+    },
+    KeyDoc {
+        key: "wake_ns",
+        unit: "ns",
+        doc: "extra latency of the first command after idle",
+    },
+    KeyDoc {
+        key: "page_mapped",
+        unit: "bool",
+        doc: "page-mapped FTL: no AU garbage collection",
     },
     KeyDoc {
         key: "keep_data",
@@ -316,6 +381,16 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "host software time per command",
     },
     KeyDoc {
+        key: "host_block_ns",
+        unit: "ns",
+        doc: "host CPU time per block while data streams",
+    },
+    KeyDoc {
+        key: "write_status_ns",
+        unit: "ns",
+        doc: "host time after each write command (busy wait, status)",
+    },
+    KeyDoc {
         key: "irq_ns",
         unit: "ns",
         doc: "host time per interrupt",
@@ -343,7 +418,17 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "ata_pio_sector_ns",
         unit: "ns",
-        doc: "ATA PIO: one sector by PIO",
+        doc: "ATA PIO: one sector by PIO, reads",
+    },
+    KeyDoc {
+        key: "ata_pio_write_sector_ns",
+        unit: "ns",
+        doc: "ATA PIO: one sector by PIO, writes",
+    },
+    KeyDoc {
+        key: "ata_next_sector_ns",
+        unit: "ns",
+        doc: "ATA PIO: next sector ready inside a multi-sector command",
     },
 ];
 
@@ -396,9 +481,15 @@ impl Params {
             "page_read_ns" => self.page_read_ns = int(key, v)?,
             "page_program_ns" => self.page_program_ns = int(key, v)?,
             "au_erase_ns" => self.au_erase_ns = int(key, v)?,
+            "copy_page_ns" => self.copy_page_ns = int(key, v)?,
             "au_cross_read_ns" => self.au_cross_read_ns = int(key, v)?,
             "random_write_ns" => self.random_write_ns = int(key, v)?,
             "card_access_ns" => self.card_access_ns = int(key, v)?,
+            "random_read_ns" => self.random_read_ns = int(key, v)?,
+            "write_commit_ns" => self.write_commit_ns = int(key, v)?,
+            "partial_page_write_ns" => self.partial_page_write_ns = int(key, v)?,
+            "wake_ns" => self.wake_ns = int(key, v)?,
+            "page_mapped" => self.page_mapped = boolean(key, v)?,
             "keep_data" => self.keep_data = boolean(key, v)?,
             "erased" => {
                 self.erased = match v {
@@ -450,12 +541,16 @@ impl Params {
             "max_blocks_per_cmd" => self.max_blocks_per_cmd = int(key, v)?,
             "set_block_count" => self.set_block_count = boolean(key, v)?,
             "host_overhead_ns" => self.host_overhead_ns = int(key, v)?,
+            "host_block_ns" => self.host_block_ns = int(key, v)?,
+            "write_status_ns" => self.write_status_ns = int(key, v)?,
             "irq_ns" => self.irq_ns = int(key, v)?,
             "irq_per_block" => self.irq_per_block = boolean(key, v)?,
             "queue_depth" => self.queue_depth = int(key, v)?,
             "in_flight" => self.in_flight = int(key, v)?,
             "ata_cmd_to_data_ns" => self.ata_cmd_to_data_ns = int(key, v)?,
             "ata_pio_sector_ns" => self.ata_pio_sector_ns = int(key, v)?,
+            "ata_pio_write_sector_ns" => self.ata_pio_write_sector_ns = int(key, v)?,
+            "ata_next_sector_ns" => self.ata_next_sector_ns = int(key, v)?,
             _ => return Err(ParamError::UnknownKey(key.to_string())),
         }
         Ok(())
@@ -577,9 +672,15 @@ impl Params {
             "page_read_ns" => self.page_read_ns.to_string(),
             "page_program_ns" => self.page_program_ns.to_string(),
             "au_erase_ns" => self.au_erase_ns.to_string(),
+            "copy_page_ns" => self.copy_page_ns.to_string(),
             "au_cross_read_ns" => self.au_cross_read_ns.to_string(),
             "random_write_ns" => self.random_write_ns.to_string(),
             "card_access_ns" => self.card_access_ns.to_string(),
+            "random_read_ns" => self.random_read_ns.to_string(),
+            "write_commit_ns" => self.write_commit_ns.to_string(),
+            "partial_page_write_ns" => self.partial_page_write_ns.to_string(),
+            "wake_ns" => self.wake_ns.to_string(),
+            "page_mapped" => self.page_mapped.to_string(),
             "keep_data" => self.keep_data.to_string(),
             "erased" => q(if self.erased == Erased::Zeros { "zeros" } else { "ones" }),
             "real_capacity" => q(&self.real_capacity.map_or("none".into(), |r| r.to_string())),
@@ -611,12 +712,16 @@ impl Params {
             "max_blocks_per_cmd" => self.max_blocks_per_cmd.to_string(),
             "set_block_count" => self.set_block_count.to_string(),
             "host_overhead_ns" => self.host_overhead_ns.to_string(),
+            "host_block_ns" => self.host_block_ns.to_string(),
+            "write_status_ns" => self.write_status_ns.to_string(),
             "irq_ns" => self.irq_ns.to_string(),
             "irq_per_block" => self.irq_per_block.to_string(),
             "queue_depth" => self.queue_depth.to_string(),
             "in_flight" => self.in_flight.to_string(),
             "ata_cmd_to_data_ns" => self.ata_cmd_to_data_ns.to_string(),
             "ata_pio_sector_ns" => self.ata_pio_sector_ns.to_string(),
+            "ata_pio_write_sector_ns" => self.ata_pio_write_sector_ns.to_string(),
+            "ata_next_sector_ns" => self.ata_next_sector_ns.to_string(),
             _ => String::new(),
         }
     }

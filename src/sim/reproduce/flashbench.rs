@@ -1,0 +1,287 @@
+//! flashbench's own access patterns (Arnd Bergmann's flashbench: `-a` align,
+//! `--open-au`, `--find-fat`), run on simulated cards and compared with the
+//! tables of seeds 004 and 003.
+
+use super::{Builder, card, csv, num};
+use crate::target::{Request, Target};
+
+const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
+const OPEN_AU: &str = include_str!("../../../calibration/kingston_sa04g_open_au.csv");
+const FIND_FAT: &str = include_str!("../../../calibration/kingston_sa04g_find_fat.csv");
+const SEED003: &str = include_str!("../../../calibration/seed003_open_au.csv");
+
+/// One step of flashbench's Galois-style LFSR over `bits` bits (8..=16). Each
+/// polynomial is maximal, so 2^bits - 1 steps visit every non-zero value once;
+/// the taps are those of flashbench (x^8+x^6+x^5+x^4+1, x^9+x^5+1, ...).
+pub fn lfsr(v: u32, bits: u32) -> u32 {
+    let v = if v == 0 { ((1 << bits) - 1) & 0xace1 } else { v };
+    let taps: &[u32] = match bits {
+        8 => &[0, 2, 3, 4],
+        9 => &[0, 4],
+        10 => &[0, 3],
+        11 => &[0, 2],
+        12 => &[0, 1, 2, 8],
+        13 => &[0, 1, 2, 5],
+        14 => &[0, 1, 2, 12],
+        15 => &[0, 1],
+        _ => &[0, 2, 3, 5],
+    };
+    let bit = taps.iter().fold(0, |acc, t| acc ^ (v >> t)) & 1;
+    (v >> 1) | (bit << (bits - 1))
+}
+
+/// flashbench's pseudorandom positions: `num` values from 1..=num in LFSR order
+/// (its loop accepts `num` itself and never yields 0, a quirk kept on purpose:
+/// the last position lands one unit past the range).
+pub fn lfsr_positions(num: u64) -> Vec<u64> {
+    let bits = (64 - num.leading_zeros()).max(8);
+    let mut pos = 0u32;
+    (0..num)
+        .map(|_| {
+            loop {
+                pos = lfsr(pos, bits);
+                if u64::from(pos) <= num {
+                    break;
+                }
+            }
+            u64::from(pos)
+        })
+        .collect()
+}
+
+/// Chunk sizes flashbench walks: the erase size halving down to the block size.
+pub fn chunk_sizes(erase: u64, block: u64) -> Vec<u64> {
+    std::iter::successors(Some(erase), |c| (c / 2 >= block).then_some(c / 2)).collect()
+}
+
+/// `--open-au`: for each chunk size, every chunk position of the erase block
+/// (in order, or LFSR order with `--random`), written into each of `count` AUs
+/// spaced 12 erase blocks apart (visited in LFSR order). Returns bytes/s per
+/// chunk size, flashbench's average-latency figure.
+pub fn open_au(t: &mut dyn Target, erase: u64, chunks: &[u64], count: u64, random: bool) -> Vec<f64> {
+    let offset = (16u64 << 20).div_ceil(erase) * erase;
+    let aus = lfsr_positions(count);
+    chunks
+        .iter()
+        .map(|&chunk| {
+            let num = erase / chunk;
+            let positions: Vec<u64> = if random {
+                lfsr_positions(num)
+            } else {
+                (0..num).collect()
+            };
+            let reqs: Vec<Request> = positions
+                .iter()
+                .flat_map(|&p| {
+                    aus.iter()
+                        .map(move |&a| Request::write(offset + a * 12 * erase + p * chunk, chunk as u32, 0))
+                })
+                .collect();
+            average_rate(t, &reqs, chunk)
+        })
+        .collect()
+}
+
+/// `--find-fat`: each of the first `count` erase blocks written whole, in
+/// chunks, for each chunk size. Returns [chunk][au] bytes/s.
+pub fn find_fat(t: &mut dyn Target, erase: u64, chunks: &[u64], count: u64) -> Vec<Vec<f64>> {
+    chunks
+        .iter()
+        .map(|&chunk| {
+            (0..count)
+                .map(|au| {
+                    let reqs: Vec<Request> = (0..erase / chunk)
+                        .map(|i| Request::write(au * erase + i * chunk, chunk as u32, 0))
+                        .collect();
+                    average_rate(t, &reqs, chunk)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One `-a` row: average over `count` positions of the minimum over `tries` of
+/// single-block reads just before, across and just after each boundary.
+/// Returns (pre, on, post) in ns. Positions past the end are left out (flashbench
+/// reads them anyway).
+pub fn align_row(t: &mut dyn Target, block: u64, align: u64, max_align: u64, tries: usize) -> [f64; 3] {
+    let size = t.description().size_bytes;
+    let count = 7u64;
+    let starts = [align - block, align - block / 2, align];
+    let mut mins = [[u64::MAX; 7]; 3];
+    for _ in 0..tries {
+        for (k, start) in starts.iter().enumerate() {
+            for i in 0..count {
+                let off = start + i * max_align;
+                if off + block > size {
+                    continue;
+                }
+                let ns = one(t, Request::read(off, block as u32, 0));
+                mins[k][i as usize] = mins[k][i as usize].min(ns);
+            }
+        }
+    }
+    mins.map(|m| {
+        let seen: Vec<u64> = m.into_iter().filter(|&v| v != u64::MAX).collect();
+        seen.iter().sum::<u64>() as f64 / seen.len().max(1) as f64
+    })
+}
+
+/// flashbench's largest alignment: the smallest power of two (from two blocks)
+/// of at least a seventh of the device.
+pub fn max_align(size: u64, block: u64) -> u64 {
+    let mut a = block * 2;
+    while a < size / 7 {
+        a *= 2;
+    }
+    a
+}
+
+fn one(t: &mut dyn Target, r: Request) -> u64 {
+    let mut buf = crate::target::AlignedBuf::new(r.len as usize);
+    t.run(&[r], 1, &mut buf)
+        .map(|c| c[0].duration_ns)
+        .unwrap_or_else(|e| panic!("flashbench pattern refused: {e}"))
+}
+
+fn average_rate(t: &mut dyn Target, reqs: &[Request], chunk: u64) -> f64 {
+    let len = reqs.iter().map(|r| r.len as usize).max().unwrap_or(512);
+    let mut buf = crate::target::AlignedBuf::new(len);
+    let lat = t
+        .run(reqs, 1, &mut buf)
+        .unwrap_or_else(|e| panic!("flashbench pattern refused: {e}"));
+    let mean = lat.iter().map(|c| c.duration_ns).sum::<u64>() as f64 / lat.len() as f64;
+    chunk as f64 * 1e9 / mean
+}
+
+const KINGSTON: &str = "sim:kingston-sa04g";
+const MIB4: u64 = 4 << 20;
+
+fn kingston_align(b: &mut Builder) {
+    let rows = csv(ALIGN);
+    let mut t = card(KINGSTON);
+    let size = t.description().size_bytes;
+    let max = max_align(size, 1024);
+    for row in rows {
+        let align = num(row[0]) as u64;
+        let [pre, on, post] = align_row(&mut t, 1024, align, max, 8);
+        let diff = on - (pre + post) / 2.0;
+        let label = format!("align {}", crate::units::Iec(align));
+        for (metric, published, sim) in [
+            ("pre", row[1], pre),
+            ("on", row[2], on),
+            ("post", row[3], post),
+            ("diff", row[4], diff),
+        ] {
+            b.row(&label, metric, "us", num(published), sim / 1e3);
+        }
+    }
+}
+
+fn kingston_open_au(b: &mut Builder) {
+    let rows = csv(OPEN_AU);
+    for order in ["linear", "random"] {
+        for n in 1..=4u64 {
+            let published: Vec<(u64, f64)> = rows
+                .iter()
+                .filter(|r| r[0] == order && num(r[1]) as u64 == n && !r[3].is_empty())
+                .map(|r| (num(r[2]) as u64, num(r[3])))
+                .collect();
+            let smallest = published.iter().map(|p| p.0).min().unwrap_or(MIB4);
+            let chunks = chunk_sizes(MIB4, smallest);
+            let mut t = card(KINGSTON);
+            let rates = open_au(&mut t, MIB4, &chunks, n, order == "random");
+            for (chunk, p) in published {
+                let i = chunks.iter().position(|&c| c == chunk).expect("chunk in sweep");
+                b.row(
+                    format!("kingston-sa04g open-au {order} {n} AUs, {}", crate::units::Iec(chunk)),
+                    "write",
+                    "B/s",
+                    p,
+                    rates[i],
+                );
+            }
+        }
+    }
+}
+
+fn kingston_find_fat(b: &mut Builder) {
+    let rows = csv(FIND_FAT);
+    let chunks: Vec<u64> = rows.iter().map(|r| num(r[0]) as u64).collect();
+    let mut t = card(KINGSTON);
+    let rates = find_fat(&mut t, MIB4, &chunks, 6);
+    for (row, sim) in rows.iter().zip(rates) {
+        for au in 0..6 {
+            b.row(
+                format!("kingston-sa04g find-fat {}", crate::units::Iec(num(row[0]) as u64)),
+                &format!("au{au}"),
+                "B/s",
+                num(row[au + 1]),
+                sim[au],
+            );
+        }
+    }
+}
+
+fn seed003(b: &mut Builder) {
+    let rows = csv(SEED003);
+    let mut groups: Vec<(&str, u64)> = rows.iter().map(|r| (r[0], num(r[1]) as u64)).collect();
+    groups.dedup();
+    for (device, n) in groups {
+        let profile = if device == "toshiba" {
+            "toshiba-7au"
+        } else {
+            "sandisk-20au"
+        };
+        let published: Vec<(u64, f64)> = rows
+            .iter()
+            .filter(|r| r[0] == device && num(r[1]) as u64 == n)
+            .map(|r| (num(r[2]) as u64, num(r[3])))
+            .collect();
+        let smallest = published.iter().map(|p| p.0).min().unwrap_or(MIB4);
+        let chunks = chunk_sizes(MIB4, smallest);
+        let mut t = card(&format!("sim:{profile}"));
+        let rates = open_au(&mut t, MIB4, &chunks, n, false);
+        for (chunk, p) in published {
+            let i = chunks.iter().position(|&c| c == chunk).expect("chunk in sweep");
+            b.row(
+                format!("{profile} open-au linear {n} AUs, {}", crate::units::Iec(chunk)),
+                "write",
+                "B/s",
+                p,
+                rates[i],
+            );
+        }
+    }
+}
+
+pub(super) fn run(b: &mut Builder) {
+    kingston_align(b);
+    kingston_open_au(b);
+    kingston_find_fat(b);
+    seed003(b);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lfsr_is_maximal_and_positions_cover_the_range() {
+        for bits in 8..=16 {
+            let mut v = 0;
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..(1u32 << bits) - 1 {
+                v = lfsr(v, bits);
+                assert!(v != 0 && v < 1 << bits);
+                seen.insert(v);
+            }
+            assert_eq!(seen.len(), (1usize << bits) - 1, "bits {bits}");
+        }
+        let mut p = lfsr_positions(256);
+        p.sort_unstable();
+        assert_eq!(p, (1..=256).collect::<Vec<_>>());
+        assert_eq!(chunk_sizes(4 << 20, 16 << 10).len(), 9);
+        assert_eq!(max_align(3_904_897_024, 1024), 1 << 30);
+    }
+}
