@@ -1,7 +1,10 @@
 //! Sparse data of a simulated card: memory follows what was written, not capacity.
-//! Blocks of one repeated byte (the usual test fill) are stored as that byte.
+//! Blocks of one repeated byte (the usual test fill) are stored as that byte, and
+//! whole blocks whose contents were seen before (a test pattern written over and
+//! over) share one copy.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Granularity of the store.
 pub const CHUNK: u64 = 4096;
@@ -9,12 +12,27 @@ pub const CHUNK: u64 = 4096;
 #[derive(Debug, Clone)]
 enum Chunk {
     Fill(u8),
-    Data(Box<[u8]>),
+    /// A whole block; shared with every other block of the same contents until
+    /// one of them is partly overwritten (copy on write).
+    Data(Arc<[u8]>),
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Store {
     chunks: HashMap<u64, Chunk>,
+    /// Whole-block contents by hash, for sharing.
+    pool: HashMap<u64, Arc<[u8]>>,
+}
+
+/// A fast non-cryptographic hash of one block (equal hashes are confirmed by
+/// comparing the bytes, so collisions only cost a copy).
+fn block_hash(b: &[u8]) -> u64 {
+    let mut h = 0x243f_6a88_85a3_08d3u64;
+    for w in b.chunks_exact(8) {
+        let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+    h
 }
 
 impl Store {
@@ -26,8 +44,15 @@ impl Store {
             let n = data.len().min(CHUNK as usize - within);
             let piece = &data[..n];
             let uniform = piece.iter().all(|&b| b == piece[0]);
-            if within == 0 && n == CHUNK as usize && uniform {
-                self.chunks.insert(idx, Chunk::Fill(piece[0]));
+            if within == 0 && n == CHUNK as usize {
+                let new = if uniform {
+                    Chunk::Fill(piece[0])
+                } else {
+                    Chunk::Data(self.shared(piece))
+                };
+                if let Some(old) = self.chunks.insert(idx, new) {
+                    self.release(old);
+                }
             } else {
                 let entry = self.chunks.entry(idx).or_insert(Chunk::Fill(erased));
                 if let Chunk::Fill(b) = *entry {
@@ -36,14 +61,50 @@ impl Store {
                         data = &data[n..];
                         continue;
                     }
-                    *entry = Chunk::Data(vec![b; CHUNK as usize].into_boxed_slice());
+                    *entry = Chunk::Data(Arc::from(vec![b; CHUNK as usize]));
                 }
                 if let Chunk::Data(bytes) = entry {
-                    bytes[within..within + n].copy_from_slice(piece);
+                    if Arc::strong_count(bytes) > 1 {
+                        // Shared (the pool holds one reference): copy on write.
+                        let old = std::mem::replace(bytes, Arc::from(&bytes[..]));
+                        let old = Chunk::Data(old);
+                        if let Some(Chunk::Data(b)) = self.chunks.get_mut(&idx) {
+                            Arc::get_mut(b).expect("fresh copy")[within..within + n].copy_from_slice(piece);
+                        }
+                        self.release(old);
+                    } else {
+                        Arc::get_mut(bytes).expect("unshared")[within..within + n].copy_from_slice(piece);
+                    }
                 }
             }
             off += n as u64;
             data = &data[n..];
+        }
+    }
+
+    /// The pool's copy of a block with these contents, adding it if new.
+    fn shared(&mut self, piece: &[u8]) -> Arc<[u8]> {
+        let h = block_hash(piece);
+        match self.pool.get(&h) {
+            Some(b) if &b[..] == piece => b.clone(),
+            Some(_) => Arc::from(piece),
+            None => {
+                let b: Arc<[u8]> = Arc::from(piece);
+                self.pool.insert(h, b.clone());
+                b
+            }
+        }
+    }
+
+    /// Forget a replaced block; drop its pooled copy once nothing uses it.
+    fn release(&mut self, old: Chunk) {
+        if let Chunk::Data(b) = old
+            && Arc::strong_count(&b) == 2
+        {
+            let h = block_hash(&b);
+            if self.pool.get(&h).is_some_and(|p| Arc::ptr_eq(p, &b)) {
+                self.pool.remove(&h);
+            }
         }
     }
 
@@ -64,12 +125,18 @@ impl Store {
         }
     }
 
-    /// Bytes of heap holding data (for the memory goal).
+    /// Bytes of heap holding data (for the memory goal): each distinct block once.
     pub fn data_bytes(&self) -> u64 {
+        let mut seen = std::collections::HashSet::new();
         self.chunks
             .values()
-            .map(|c| if let Chunk::Data(_) = c { CHUNK } else { 0 })
-            .sum()
+            .filter_map(|c| match c {
+                Chunk::Data(b) => Some(Arc::as_ptr(b) as *const u8 as usize),
+                Chunk::Fill(_) => None,
+            })
+            .filter(|p| seen.insert(*p))
+            .count() as u64
+            * CHUNK
     }
 }
 
@@ -93,6 +160,24 @@ mod tests {
         let mut head = vec![0u8; 512];
         s.read(0, &mut head, 0xff);
         assert!(head.iter().all(|&b| b == 0xff), "bytes before the write stay erased");
+    }
+
+    #[test]
+    fn repeated_patterns_share_one_copy_until_changed() {
+        let mut s = Store::default();
+        let pattern: Vec<u8> = (0..65536u32).map(|i| (i * 31 % 251) as u8).collect();
+        for i in 0..100u64 {
+            s.write(i << 20, &pattern, 0);
+        }
+        assert_eq!(s.data_bytes(), 65536, "100 copies of a 64 KiB pattern cost one");
+        s.write((5 << 20) + 100, &[0xee; 10], 0);
+        assert_eq!(s.data_bytes(), 65536 + 4096, "a changed block gets its own copy");
+        let mut back = vec![0u8; 65536];
+        s.read(6 << 20, &mut back, 0);
+        assert_eq!(back, pattern, "other copies unchanged");
+        s.read(5 << 20, &mut back, 0);
+        assert_eq!(&back[100..110], &[0xee; 10]);
+        assert_eq!(&back[..100], &pattern[..100]);
     }
 
     proptest::proptest! {
