@@ -125,3 +125,34 @@ fn bad_specs_name_the_key_and_exit_2() {
         .code(2)
         .stderr(predicate::str::contains("bad.toml"));
 }
+
+#[test]
+fn reproduce_prints_every_cell_with_its_error_as_json() {
+    let v = json(&["sim", "reproduce", "at91"]);
+    assert_eq!(v["command"], "sim reproduce");
+    assert_eq!(v["experiment"], "at91");
+    let rows = v["rows"].as_array().unwrap();
+    // 8 configurations x read/write, two interrupt counts and their ratio.
+    assert_eq!(rows.len(), 19);
+    let mut max: f64 = 0.0;
+    for r in rows {
+        let (p, s, e) = (
+            r["published"].as_f64().unwrap(),
+            r["simulated"].as_f64().unwrap(),
+            r["error_pct"].as_f64().unwrap(),
+        );
+        assert!(((s - p) / p * 100.0 - e).abs() < 0.1, "{r}");
+        max = max.max(e.abs());
+        for k in ["label", "metric", "unit"] {
+            assert!(r[k].is_string(), "{r}");
+        }
+    }
+    assert_eq!(v["max_abs_error_pct"].as_f64().unwrap(), max);
+    let all = json(&["sim", "reproduce", "all"]);
+    assert_eq!(all["experiments"].as_array().unwrap().len(), 4);
+    flashlab()
+        .args(["sim", "reproduce", "nope"])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty());
+}
