@@ -11,6 +11,10 @@ pub enum Exit {
     Failed = 1,
     /// Usage error or refusal; nothing was written.
     Usage = 2,
+    /// Stopped by SIGINT (Ctrl-C) after restoring the data: 128 + 2.
+    Interrupted = 130,
+    /// Stopped by SIGTERM after restoring the data: 128 + 15.
+    Terminated = 143,
 }
 
 /// An error ready to print as `error: ...` plus an optional `hint: ...` line.

@@ -9,6 +9,7 @@ pub mod device;
 pub mod error;
 pub mod output;
 pub mod registers;
+pub mod safety;
 pub mod sim;
 pub mod target;
 pub mod units;

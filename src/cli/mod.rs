@@ -4,7 +4,9 @@
 mod decode;
 mod info;
 mod resolve;
+mod restore;
 mod sim;
+mod write;
 
 use clap::{Parser, Subcommand};
 
@@ -55,6 +57,41 @@ pub enum Command {
         #[arg(long)]
         mmc: bool,
     },
+    /// List pending preservation journals, or restore one (JOURNAL or TARGET) and
+    /// verify it, after a crash or power cut during a writing test.
+    Restore {
+        /// A journal file or the target it belongs to; none lists them.
+        what: Option<String>,
+        /// Restore even if the target's size or serial no longer matches.
+        #[arg(long)]
+        force: bool,
+        #[arg(long, value_name = "DIR")]
+        journal_dir: Option<std::path::PathBuf>,
+    },
+    /// Internal workloads for testing the write path (not a stable interface).
+    #[command(hide = true)]
+    Debug {
+        #[command(subcommand)]
+        action: DebugAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DebugAction {
+    /// Overwrite declared ranges with a pattern through the preserving write path.
+    WritePattern {
+        target: String,
+        /// OFFSET+LENGTH, repeatable.
+        #[arg(long = "range", required = true)]
+        ranges: Vec<String>,
+        #[arg(long, default_value_t = 1)]
+        passes: u32,
+        /// Sleep between writes (for signal tests).
+        #[arg(long, default_value_t = 0)]
+        pause_ms: u64,
+        #[command(flatten)]
+        opts: write::WriteOpts,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +137,28 @@ fn run(cli: Cli) -> CliResult<()> {
         Command::Info { target } => info::run(&target, cli.engine, cli.json),
         Command::Sim { action } => sim::run(action, cli.json),
         Command::Decode { register, hex, mmc } => decode::run(register, &hex.join(" "), mmc, cli.json),
+        Command::Restore {
+            what,
+            force,
+            journal_dir,
+        } => restore::run(what.as_deref(), force, journal_dir, cli.engine, cli.json),
+        Command::Debug {
+            action:
+                DebugAction::WritePattern {
+                    target,
+                    ranges,
+                    passes,
+                    pause_ms,
+                    opts,
+                },
+        } => {
+            let declared = ranges
+                .iter()
+                .map(|r| crate::safety::ranges::parse(r))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(write::safety_error)?;
+            write::write_pattern(&target, declared, passes, pause_ms, &opts, cli.engine, cli.json)
+        }
     }
 }
 

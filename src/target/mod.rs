@@ -127,6 +127,12 @@ pub trait Target {
 
     /// Time the device has spent on requests so far (virtual for a simulation).
     fn device_time_ns(&self) -> u64;
+
+    /// Make completed writes durable (a power cut after this loses nothing). A
+    /// simulation has nothing to flush.
+    fn sync(&mut self) -> Result<(), TargetError> {
+        Ok(())
+    }
 }
 
 /// The checks every target applies before any I/O: aligned, inside the target

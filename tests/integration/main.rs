@@ -4,5 +4,6 @@
 mod decode;
 mod engines;
 mod info;
+mod safety;
 mod sim;
 mod support;

@@ -147,6 +147,14 @@ impl Target for RealTarget {
     fn device_time_ns(&self) -> u64 {
         self.device_ns
     }
+
+    fn sync(&mut self) -> Result<(), TargetError> {
+        rustix::fs::fdatasync(&self.file).map_err(|e| TargetError::Io {
+            op: "sync",
+            offset: 0,
+            source: e.into(),
+        })
+    }
 }
 
 fn open_error(path: &str, e: io::Error) -> TargetError {

@@ -1,0 +1,282 @@
+//! The writing side of the CLI, shared by every writing command: consent for real
+//! targets, the in-use refusal, declared ranges printed before the first write,
+//! the journal directory checks, and the hidden `debug write-pattern` workload
+//! that drives the preservation journal end to end until the real writing tests
+//! exist.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::resolve::{self, Opened};
+use crate::device::{self, sysfs::Host};
+use crate::error::{CliError, CliResult, Exit};
+use crate::output::json;
+use crate::safety::journal::Header;
+use crate::safety::ranges::{self, Range};
+use crate::safety::{self, Outcome, Preserver, SafetyError, signals};
+use crate::target::real::{EngineChoice, OpenOptions};
+use crate::target::{AlignedBuf, Request, Target};
+use crate::units::Iec;
+
+/// Options every writing command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WriteOpts {
+    /// Consent to writing to a real device or file (its data is preserved and
+    /// restored unless --no-preserve).
+    #[arg(long)]
+    pub write: bool,
+    /// Keep no journal: the written ranges are destroyed.
+    #[arg(long)]
+    pub no_preserve: bool,
+    /// Where the preservation journal goes (default: /var/lib/flashlab/journals
+    /// for root, else $XDG_STATE_HOME/flashlab/journals).
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
+}
+
+pub fn safety_error(e: SafetyError) -> CliError {
+    let msg = e.to_string();
+    match e {
+        SafetyError::Target(t) => resolve::target_error(t),
+        SafetyError::Errno { .. } | SafetyError::VerifyFailed { .. } => CliError::failed(msg),
+        SafetyError::Corrupt { .. } => {
+            CliError::usage(msg).hint("the journal cannot be trusted; nothing was written to the target")
+        }
+        SafetyError::IdentityMismatch { .. } => {
+            CliError::usage(msg).hint("if you are sure this is the same device, add --force")
+        }
+        SafetyError::JournalDir { .. } => {
+            CliError::usage(msg).hint("choose another place with --journal-dir DIR (on a different device)")
+        }
+        _ => CliError::usage(msg),
+    }
+}
+
+/// Canonical path and serial (or CID serial) of a real target.
+pub fn identity(path: &Path) -> (String, Option<String>) {
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let serial = std::fs::metadata(path)
+        .ok()
+        .filter(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+        .and_then(|_| device::identify(&Host::system(), path, 0, 512, 512).ok())
+        .and_then(|i| i.serial);
+    (canon.display().to_string(), serial)
+}
+
+/// What uses a busy block device, for the refusal message.
+fn users(path: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return String::new();
+    };
+    if !std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        return String::new();
+    }
+    match device::identify(&Host::system(), path, 0, 512, 512) {
+        Ok(i) => {
+            let mut u: Vec<String> = i
+                .mounts
+                .iter()
+                .map(|m| format!("{} mounted on {}", m.source, m.mount_point))
+                .collect();
+            u.extend(i.swaps.iter().map(|s| format!("swap {s}")));
+            u.extend(i.holders.iter().map(|h| format!("held by {h}")));
+            if u.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", u.join(", "))
+            }
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// A target opened for writing with its ranges checked, and a journal directory
+/// when preserving. Refusals happen here, before anything is written.
+pub struct Session {
+    pub target: Box<dyn Target>,
+    pub ranges: Vec<Range>,
+    pub journal: Option<(PathBuf, Header)>,
+    pub real: bool,
+}
+
+pub fn open_for_writing(
+    spec: &str,
+    declared: Vec<Range>,
+    opts: &WriteOpts,
+    engine: EngineChoice,
+) -> CliResult<Session> {
+    // Geometry first, read-only, so ranges can be checked and shown.
+    let probe = resolve::open(
+        spec,
+        OpenOptions {
+            write: false,
+            exclusive: false,
+            engine,
+        },
+    )?;
+    let (size, block, real) = match &probe {
+        Opened::Real(t) => (t.description().size_bytes, t.description().logical_block_size, true),
+        Opened::Sim(t) => (t.description().size_bytes, t.description().logical_block_size, false),
+    };
+    drop(probe);
+    let ranges = ranges::normalize(declared, size, block.into()).map_err(safety_error)?;
+    let total: u64 = ranges.iter().map(|r| r.len).sum();
+    let listing = ranges
+        .iter()
+        .map(|r| format!("  bytes {}..{} ({})", r.offset, r.end(), Iec(r.len)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if real && !opts.write {
+        return Err(CliError::usage(format!(
+            "this test writes to {spec}; it would write {} in these ranges:\n{listing}",
+            Iec(total)
+        ))
+        .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
+    }
+    let target: Box<dyn Target> = match resolve::open(
+        spec,
+        OpenOptions {
+            write: true,
+            exclusive: true,
+            engine,
+        },
+    ) {
+        Ok(Opened::Real(t)) => t,
+        Ok(Opened::Sim(t)) => t,
+        Err(e) if e.message.contains("busy") || e.message.contains("in use") => {
+            return Err(CliError::usage(format!(
+                "{spec} is in use{}; nothing was written",
+                users(Path::new(spec))
+            ))
+            .hint("unmount it and its partitions (and stop what holds it) first"));
+        }
+        Err(e) => return Err(e),
+    };
+    let journal = if real && !opts.no_preserve {
+        let dir = opts.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
+        safety::check_journal_dir(&dir, Path::new(spec), total).map_err(safety_error)?;
+        let (canon, serial) = identity(Path::new(spec));
+        let header = Header {
+            target: canon,
+            size_bytes: size,
+            identity: serial,
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            pid: std::process::id(),
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: total,
+        };
+        Some((dir, header))
+    } else {
+        None
+    };
+    eprintln!("will write {} of {spec} in these ranges:\n{listing}", Iec(total));
+    if real && opts.no_preserve {
+        eprintln!(
+            "--no-preserve: no journal; {total} bytes ({}) of {spec} will be destroyed",
+            Iec(total)
+        );
+    }
+    Ok(Session {
+        target,
+        ranges,
+        journal,
+        real,
+    })
+}
+
+#[derive(Serialize)]
+struct PatternBody {
+    outcome: Outcome,
+    interrupted_by: Option<&'static str>,
+}
+
+/// `flashlab debug write-pattern`: overwrite the declared ranges with a seeded
+/// pattern `passes` times through the preserving write path, then restore.
+pub fn write_pattern(
+    spec: &str,
+    declared: Vec<Range>,
+    passes: u32,
+    pause_ms: u64,
+    opts: &WriteOpts,
+    engine: EngineChoice,
+    as_json: bool,
+) -> CliResult<()> {
+    let mut s = open_for_writing(spec, declared, opts, engine)?;
+    signals::install();
+    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
+    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
+    if let Some(j) = p.journal_path() {
+        eprintln!("journal: {}", j.display());
+    }
+    let mut buf = AlignedBuf::new(safety::journal::CHUNK);
+    let mut interrupted = None;
+    'outer: for pass in 0..passes {
+        for r in s.ranges.clone() {
+            let mut off = r.offset;
+            while off < r.end() {
+                if let Some(sig) = signals::pending() {
+                    interrupted = Some(sig);
+                    break 'outer;
+                }
+                let n = (r.end() - off).min(buf.len() as u64) as u32;
+                for (i, w) in buf.as_mut_slice()[..n as usize].chunks_exact_mut(8).enumerate() {
+                    let v = (off / 8 + i as u64) ^ u64::from(pass).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    w.copy_from_slice(&v.to_le_bytes());
+                }
+                let result = p.write(s.target.as_mut(), Request::write(off, n, 0), &mut buf);
+                if let Err(e) = result {
+                    // Put back what we can before reporting the failure.
+                    let _ = p.finish(s.target.as_mut());
+                    return Err(safety_error(e));
+                }
+                off += u64::from(n);
+                if pause_ms > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+                }
+            }
+        }
+    }
+    let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
+    let sig_name = interrupted.map(|s| if s == libc::SIGTERM { "SIGTERM" } else { "SIGINT" });
+    if let Some(name) = sig_name {
+        eprintln!(
+            "interrupted by {name}: {} bytes restored and verified; the original data is back",
+            outcome.bytes_restored
+        );
+    } else if outcome.preserved {
+        eprintln!(
+            "done: wrote {} bytes, restored and verified {} bytes; journal deleted",
+            outcome.bytes_written, outcome.bytes_restored
+        );
+    }
+    let desc = s.target.description().clone();
+    if as_json {
+        json::print(&json::Envelope {
+            schema_version: json::SCHEMA_VERSION,
+            command: "debug write-pattern",
+            target: Some(&desc),
+            device_time_s: Some(s.target.device_time_ns() as f64 / 1e9),
+            body: PatternBody {
+                outcome,
+                interrupted_by: sig_name,
+            },
+        });
+    }
+    let _ = s.real;
+    match interrupted {
+        Some(sig) if sig == libc::SIGTERM => Err(CliError {
+            exit: Exit::Terminated,
+            message: "interrupted by SIGTERM (data restored)".into(),
+            hint: None,
+        }),
+        Some(_) => Err(CliError {
+            exit: Exit::Interrupted,
+            message: "interrupted by SIGINT (data restored)".into(),
+            hint: None,
+        }),
+        None => Ok(()),
+    }
+}

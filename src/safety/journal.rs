@@ -1,0 +1,269 @@
+//! The preservation journal: the original bytes of every declared range, copied
+//! out before the first write, checksummed per record and fsync'd; written back
+//! and verified at the end (or by `flashlab restore` after a crash).
+//!
+//! Layout: a magic line, one JSON header line (target identity, ranges), then
+//! records of a 32-byte header (`FLJR`, offset, length, CRC-32 of the data,
+//! CRC-32 of the header) followed by the data. The device is written only after
+//! the whole journal is on disk, so a record cut short by a crash (a torn tail)
+//! covers bytes that were never overwritten and is skipped; a complete record
+//! whose checksum fails is corruption and stops the restore before any write.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::SafetyError;
+use super::signals::crash_point;
+use crate::target::{AlignedBuf, Request, Target};
+
+pub const EXTENSION: &str = "fljournal";
+const MAGIC: &[u8] = b"flashlab-journal v1\n";
+const RECORD: &[u8; 4] = b"FLJR";
+const RECORD_HEADER: usize = 32;
+/// Largest record: the unit of streaming, so memory stays small however large
+/// the ranges are.
+pub const CHUNK: usize = 1 << 20;
+
+/// Who the journal belongs to and what it covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Canonical path of the target.
+    pub target: String,
+    pub size_bytes: u64,
+    /// Serial number or CID serial, when the device has one.
+    pub identity: Option<String>,
+    pub created_unix: u64,
+    pub pid: u32,
+    /// `[offset, length]` of each declared range.
+    pub ranges: Vec<[u64; 2]>,
+    pub total_bytes: u64,
+}
+
+fn io(what: &Path, e: std::io::Error) -> SafetyError {
+    SafetyError::Journal {
+        path: what.display().to_string(),
+        why: e.to_string(),
+    }
+}
+
+/// Writes a new journal.
+pub struct Writer {
+    file: File,
+    pub path: PathBuf,
+}
+
+impl Writer {
+    /// Create `dir/NAME.fljournal` with its header, durable before returning.
+    pub fn create(dir: &Path, header: &Header) -> Result<Writer, SafetyError> {
+        let name = header
+            .target
+            .trim_start_matches('/')
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+        let path = dir.join(format!("{name}-{}-{}.{EXTENSION}", header.created_unix, header.pid));
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        let json = serde_json::to_string(header).expect("header serialises");
+        file.write_all(MAGIC)
+            .and_then(|_| file.write_all(json.as_bytes()))
+            .and_then(|_| file.write_all(b"\n"))
+            .and_then(|_| file.sync_all())
+            .map_err(|e| io(&path, e))?;
+        sync_dir(dir)?;
+        Ok(Writer { file, path })
+    }
+
+    /// Append the original bytes at `offset`.
+    pub fn record(&mut self, offset: u64, data: &[u8]) -> Result<(), SafetyError> {
+        let mut h = [0u8; RECORD_HEADER];
+        h[..4].copy_from_slice(RECORD);
+        h[8..16].copy_from_slice(&offset.to_le_bytes());
+        h[16..20].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        h[20..24].copy_from_slice(&crc32fast::hash(data).to_le_bytes());
+        let hc = crc32fast::hash(&h[..24]);
+        h[24..28].copy_from_slice(&hc.to_le_bytes());
+        self.file
+            .write_all(&h)
+            .and_then(|_| self.file.write_all(data))
+            .map_err(|e| io(&self.path, e))
+    }
+
+    /// Make everything written so far durable.
+    pub fn commit(&mut self) -> Result<(), SafetyError> {
+        self.file.sync_all().map_err(|e| io(&self.path, e))
+    }
+}
+
+/// fsync a directory so a created or deleted entry survives a power cut.
+pub fn sync_dir(dir: &Path) -> Result<(), SafetyError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io(dir, e))
+}
+
+/// A journal read back and checked, ready to restore.
+#[derive(Debug)]
+pub struct Journal {
+    pub path: PathBuf,
+    pub header: Header,
+    /// (target offset, length, position of the data in the file).
+    records: Vec<(u64, u32, u64)>,
+    /// Bytes of a torn final record that was never completed (nothing of it
+    /// reached the device).
+    pub torn_tail: bool,
+}
+
+impl Journal {
+    /// Bytes the journal will put back.
+    pub fn bytes(&self) -> u64 {
+        self.records.iter().map(|r| u64::from(r.1)).sum()
+    }
+
+    /// Read the header only (for listing).
+    pub fn header_of(path: &Path) -> Result<Header, SafetyError> {
+        let mut r = BufReader::new(File::open(path).map_err(|e| io(path, e))?);
+        read_header(path, &mut r).map(|(h, _)| h)
+    }
+
+    /// Open and verify every record; corruption is refused naming the region.
+    pub fn open(path: &Path) -> Result<Journal, SafetyError> {
+        let file = File::open(path).map_err(|e| io(path, e))?;
+        let file_len = file.metadata().map_err(|e| io(path, e))?.len();
+        let mut r = BufReader::with_capacity(CHUNK, file);
+        let (header, mut pos) = read_header(path, &mut r)?;
+        let mut records = Vec::new();
+        let mut data = vec![0u8; CHUNK];
+        let mut torn_tail = false;
+        while pos < file_len {
+            if file_len - pos < RECORD_HEADER as u64 {
+                torn_tail = true;
+                break;
+            }
+            let mut h = [0u8; RECORD_HEADER];
+            r.read_exact(&mut h).map_err(|e| io(path, e))?;
+            let word = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().expect("4 bytes"));
+            let offset = u64::from_le_bytes(h[8..16].try_into().expect("8 bytes"));
+            let len = word(16);
+            if &h[..4] != RECORD || crc32fast::hash(&h[..24]) != word(24) || len as usize > CHUNK {
+                return Err(SafetyError::Corrupt {
+                    path: path.display().to_string(),
+                    region: format!("record header at journal byte {pos}"),
+                });
+            }
+            pos += RECORD_HEADER as u64;
+            if file_len - pos < u64::from(len) {
+                torn_tail = true;
+                break;
+            }
+            let d = &mut data[..len as usize];
+            r.read_exact(d).map_err(|e| io(path, e))?;
+            if crc32fast::hash(d) != word(20) {
+                return Err(SafetyError::Corrupt {
+                    path: path.display().to_string(),
+                    region: format!("bytes {offset}..{} of the target", offset + u64::from(len)),
+                });
+            }
+            let inside = header
+                .ranges
+                .iter()
+                .any(|&[o, l]| offset >= o && offset + u64::from(len) <= o + l);
+            if !inside {
+                return Err(SafetyError::Corrupt {
+                    path: path.display().to_string(),
+                    region: format!("record for bytes {offset}.. lies outside the declared ranges"),
+                });
+            }
+            records.push((offset, len, pos));
+            pos += u64::from(len);
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            header,
+            records,
+            torn_tail,
+        })
+    }
+
+    /// Write every record back to `target`, read it back and compare, then make
+    /// it durable. Returns the bytes restored.
+    pub fn restore(&self, target: &mut dyn Target) -> Result<u64, SafetyError> {
+        let mut file = File::open(&self.path).map_err(|e| io(&self.path, e))?;
+        let mut buf = AlignedBuf::new(CHUNK);
+        let mut back = AlignedBuf::new(CHUNK);
+        let mut done = 0;
+        for &(offset, len, at) in &self.records {
+            let n = len as usize;
+            file.seek(SeekFrom::Start(at))
+                .and_then(|_| file.read_exact(&mut buf.as_mut_slice()[..n]))
+                .map_err(|e| io(&self.path, e))?;
+            crash_point("restore write");
+            super::run_one(target, Request::write(offset, len, 0), &mut buf)?;
+            super::run_one(target, Request::read(offset, len, 0), &mut back)?;
+            if back.as_slice()[..n] != buf.as_slice()[..n] {
+                return Err(SafetyError::VerifyFailed {
+                    offset,
+                    len: len.into(),
+                });
+            }
+            done += u64::from(len);
+        }
+        target.sync()?;
+        Ok(done)
+    }
+
+    /// Remove the journal once its bytes are back.
+    pub fn delete(self) -> Result<(), SafetyError> {
+        std::fs::remove_file(&self.path).map_err(|e| io(&self.path, e))?;
+        if let Some(dir) = self.path.parent() {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    }
+}
+
+fn read_header(path: &Path, r: &mut impl Read) -> Result<(Header, u64), SafetyError> {
+    let bad = |why: &str| SafetyError::Corrupt {
+        path: path.display().to_string(),
+        region: format!("header ({why})"),
+    };
+    let mut magic = [0u8; MAGIC.len()];
+    r.read_exact(&mut magic).map_err(|_| bad("too short"))?;
+    if magic != MAGIC {
+        return Err(bad("not a flashlab journal"));
+    }
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        r.read_exact(&mut byte).map_err(|_| bad("cut short"))?;
+        if byte[0] == b'\n' {
+            break;
+        }
+        line.push(byte[0]);
+        if line.len() > 1 << 20 {
+            return Err(bad("header line too long"));
+        }
+    }
+    let header: Header = serde_json::from_slice(&line).map_err(|e| bad(&e.to_string()))?;
+    Ok((header, (MAGIC.len() + line.len() + 1) as u64))
+}
+
+/// Journals in `dir`, each with its header or why it could not be read.
+pub fn list(dir: &Path) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == EXTENSION))
+        .map(|p| {
+            let h = Journal::header_of(&p);
+            (p, h)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}

@@ -1,0 +1,310 @@
+//! The data-safety write path through the binary: consent, refusals, the
+//! preservation journal on loop devices, signals, and crash (SIGKILL) injection
+//! followed by `flashlab restore`.
+
+use std::path::Path;
+use std::process::Command;
+
+use predicates::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::support::{LoopDevice, Mounted, flashlab, random_file, require_loop_devices};
+
+fn sha(path: &Path) -> Vec<u8> {
+    Sha256::digest(std::fs::read(path).expect("read target")).to_vec()
+}
+
+fn journals(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// Put `bytes` back on a device (between trials).
+fn reset(dev: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().write(true).open(dev).unwrap();
+    f.write_all(bytes).unwrap();
+    f.sync_all().unwrap();
+}
+
+const RANGES: [&str; 4] = ["--range", "1M+2M", "--range", "9M+1M"];
+
+#[test]
+fn writing_a_real_target_needs_consent_and_names_the_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 11);
+    let before = sha(&f);
+    flashlab()
+        .args(["debug", "write-pattern", f.to_str().unwrap()])
+        .args(RANGES)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bytes 1048576..3145728").and(predicate::str::contains("--write")));
+    // A range past the end is refused, never wrapped.
+    flashlab()
+        .args([
+            "debug",
+            "write-pattern",
+            f.to_str().unwrap(),
+            "--range",
+            "15M+2M",
+            "--write",
+        ])
+        .arg("--journal-dir")
+        .arg(dir.path().join("j"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("past the end"));
+    // A journal directory that cannot be written is refused before any write.
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("file"), b"x").unwrap();
+    flashlab()
+        .args([
+            "debug",
+            "write-pattern",
+            f.to_str().unwrap(),
+            "--write",
+            "--journal-dir",
+        ])
+        .arg(ro.join("file").join("sub"))
+        .args(RANGES)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("journal directory"));
+    assert_eq!(sha(&f), before, "nothing written by any refusal");
+    // Simulated cards need no consent.
+    flashlab()
+        .args(["debug", "write-pattern", "sim:demo"])
+        .args(RANGES)
+        .assert()
+        .success();
+}
+
+#[test]
+fn no_preserve_says_what_it_destroys() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 12);
+    let before = sha(&f);
+    flashlab()
+        .args([
+            "debug",
+            "write-pattern",
+            f.to_str().unwrap(),
+            "--write",
+            "--no-preserve",
+        ])
+        .args(RANGES)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("3145728 bytes").and(predicate::str::contains("destroyed")));
+    assert_ne!(sha(&f), before);
+}
+
+#[test]
+fn preserving_write_on_a_loop_device_gives_back_every_byte() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 13);
+    let dev = LoopDevice::attach(&f, None);
+    let before = sha(&dev.path);
+    let jdir = dir.path().join("journals");
+    let out = flashlab()
+        .args([
+            "--json",
+            "debug",
+            "write-pattern",
+            dev.as_str(),
+            "--write",
+            "--passes",
+            "2",
+            "--journal-dir",
+        ])
+        .arg(&jdir)
+        .args(RANGES)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"]["bytes_written"], 2 * 3 * (1 << 20));
+    assert_eq!(v["outcome"]["bytes_restored"], 3 * (1 << 20));
+    assert_eq!(v["outcome"]["ranges"][1]["offset"], 9 << 20);
+    assert_eq!(sha(&dev.path), before);
+    assert!(journals(&jdir).is_empty(), "journal deleted");
+}
+
+#[test]
+fn a_mounted_device_is_refused_and_unchanged() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "fs.img", 16 << 20, 14);
+    let dev = LoopDevice::attach(&f, None);
+    let mnt = Mounted::ext4(&dev.path, &dir.path().join("mnt"));
+    // Read-only, so the file system itself stops writing and any change is ours.
+    let ok = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&mnt.dir)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let before = sha(&dev.path);
+    for extra in [&[][..], &["--no-preserve"][..]] {
+        flashlab()
+            .args(["debug", "write-pattern", dev.as_str(), "--write", "--journal-dir"])
+            .arg(dir.path().join("j"))
+            .args(extra)
+            .args(RANGES)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("in use").and(predicate::str::contains(mnt.dir.to_str().unwrap())));
+    }
+    assert_eq!(sha(&dev.path), before);
+}
+
+#[test]
+fn ctrl_c_and_sigterm_restore_and_exit_130_and_143() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 15);
+    let dev = LoopDevice::attach(&f, None);
+    let before = sha(&dev.path);
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args([
+                "debug",
+                "write-pattern",
+                dev.as_str(),
+                "--write",
+                "--passes",
+                "1000",
+                "--pause-ms",
+                "20",
+            ])
+            .arg("--journal-dir")
+            .arg(dir.path().join("j"))
+            .args(RANGES)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        // SAFETY: sending a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(err.contains("original data is back"), "{err}");
+        assert_eq!(sha(&dev.path), before);
+    }
+}
+
+#[test]
+fn sigkill_at_seeded_points_then_restore_loses_nothing() {
+    require_loop_devices!();
+    let seed: u64 = std::env::var("FLASHLAB_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64);
+    println!("fault-injection seed {seed} (FLASHLAB_FAULT_SEED={seed} reruns it)");
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 16);
+    let dev = LoopDevice::attach(&f, None);
+    let original = std::fs::read(&dev.path).unwrap();
+    let before = sha(&dev.path);
+    let jdir = dir.path().join("j");
+    // Steps of one run: 3 journal records, 1 journal sync, 2 x 3 device writes,
+    // 3 restore writes; 14 means no crash at all.
+    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let mut trials = 0;
+    let mut torn = 0;
+    for trial in 0..60 {
+        let at = 1 + next(14);
+        let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .env("FLASHLAB_CRASH_AT", at.to_string())
+            .args([
+                "debug",
+                "write-pattern",
+                dev.as_str(),
+                "--write",
+                "--passes",
+                "2",
+                "--journal-dir",
+            ])
+            .arg(&jdir)
+            .args(RANGES)
+            .output()
+            .unwrap();
+        let pending = journals(&jdir);
+        // Every fifth trial that died after journalling, cut the journal short
+        // at a random byte: a power cut while the journal itself was written.
+        if out.status.code().is_none() && at <= 4 && trial % 5 == 0 && pending.len() == 1 {
+            let len = std::fs::metadata(&pending[0]).unwrap().len();
+            let cut = 200 + next(len - 200);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&pending[0])
+                .unwrap()
+                .set_len(cut)
+                .unwrap();
+            torn += 1;
+        }
+        if !pending.is_empty() {
+            flashlab()
+                .args(["restore", dev.as_str(), "--journal-dir"])
+                .arg(&jdir)
+                .assert()
+                .success();
+        }
+        assert_eq!(
+            sha(&dev.path),
+            before,
+            "seed {seed} trial {trial}: crash at step {at} lost data"
+        );
+        assert!(journals(&jdir).is_empty());
+        reset(&dev.path, &original);
+        trials += 1;
+    }
+    println!("{trials} crash points, {torn} torn journals, zero bytes lost");
+}
+
+#[test]
+fn a_corrupted_journal_is_refused_and_restores_nothing() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 17);
+    let dev = LoopDevice::attach(&f, None);
+    let jdir = dir.path().join("j");
+    // Die right after the first device write: the journal is complete.
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .env("FLASHLAB_CRASH_AT", "6")
+        .args(["debug", "write-pattern", dev.as_str(), "--write", "--journal-dir"])
+        .arg(&jdir)
+        .args(RANGES)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed");
+    let j = journals(&jdir).remove(0);
+    let mut bytes = std::fs::read(&j).unwrap();
+    let n = bytes.len();
+    bytes[n - 1000] ^= 0x40; // inside the last record's data (9M..10M)
+    std::fs::write(&j, &bytes).unwrap();
+    let during = sha(&dev.path);
+    flashlab()
+        .args(["restore"])
+        .arg(&j)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("corrupted").and(predicate::str::contains("bytes 9437184..10485760")));
+    assert_eq!(sha(&dev.path), during, "nothing restored from a corrupted journal");
+    // Repaired, it restores.
+    bytes[n - 1000] ^= 0x40;
+    std::fs::write(&j, &bytes).unwrap();
+    flashlab().args(["restore"]).arg(&j).assert().success();
+    assert!(journals(&jdir).is_empty());
+}
