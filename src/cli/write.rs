@@ -97,7 +97,6 @@ pub struct Session {
     pub target: Box<dyn Target>,
     pub ranges: Vec<Range>,
     pub journal: Option<(PathBuf, Header)>,
-    pub real: bool,
 }
 
 pub fn open_for_writing(
@@ -183,7 +182,6 @@ pub fn open_for_writing(
         target,
         ranges,
         journal,
-        real,
     })
 }
 
@@ -265,7 +263,6 @@ pub fn write_pattern(
             },
         });
     }
-    let _ = s.real;
     match interrupted {
         Some(sig) if sig == libc::SIGTERM => Err(CliError {
             exit: Exit::Terminated,
