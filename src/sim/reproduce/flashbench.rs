@@ -2,7 +2,7 @@
 //! `--open-au`, `--find-fat`), run on simulated cards and compared with the
 //! tables of seeds 004 and 003.
 
-use super::{Builder, card, csv, num};
+use super::{Builder, card, csv, latencies, num};
 use crate::target::{Request, Target};
 
 const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
@@ -138,19 +138,13 @@ pub fn max_align(size: u64, block: u64) -> u64 {
 }
 
 fn one(t: &mut dyn Target, r: Request) -> u64 {
-    let mut buf = crate::target::AlignedBuf::new(r.len as usize);
-    t.run(&[r], 1, &mut buf)
-        .map(|c| c[0].duration_ns)
-        .unwrap_or_else(|e| panic!("flashbench pattern refused: {e}"))
+    latencies(t, &[r], 1)[0]
 }
 
+/// flashbench's figure: the chunk over the mean latency of its writes.
 fn average_rate(t: &mut dyn Target, reqs: &[Request], chunk: u64) -> f64 {
-    let len = reqs.iter().map(|r| r.len as usize).max().unwrap_or(512);
-    let mut buf = crate::target::AlignedBuf::new(len);
-    let lat = t
-        .run(reqs, 1, &mut buf)
-        .unwrap_or_else(|e| panic!("flashbench pattern refused: {e}"));
-    let mean = lat.iter().map(|c| c.duration_ns).sum::<u64>() as f64 / lat.len() as f64;
+    let lat = latencies(t, reqs, 1);
+    let mean = lat.iter().sum::<u64>() as f64 / lat.len() as f64;
     chunk as f64 * 1e9 / mean
 }
 

@@ -127,7 +127,7 @@ pub(crate) fn card(spec: &str) -> SimTarget {
 }
 
 /// Run requests (all using buffer offset 0) and return each request's latency, ns.
-pub(crate) fn latencies(t: &mut SimTarget, reqs: &[Request], queue_depth: usize) -> Vec<u64> {
+pub(crate) fn latencies(t: &mut dyn Target, reqs: &[Request], queue_depth: usize) -> Vec<u64> {
     let len = reqs.iter().map(|r| r.len as usize).max().unwrap_or(512);
     let mut buf = AlignedBuf::new(len);
     t.run(reqs, queue_depth, &mut buf)
