@@ -63,12 +63,12 @@ pub fn run(
     };
     let mut done = Vec::new();
     for p in paths {
-        done.push(restore_one(&p, force, engine)?);
+        let r = restore_one(&p, force, engine)?;
         eprintln!(
             "restored {} bytes to {} and verified; journal deleted",
-            done.last().map_or(0, |d: &Restored| d.bytes_restored),
-            done.last().map_or("", |d| d.target.as_str())
+            r.bytes_restored, r.target
         );
+        done.push(r);
     }
     if as_json {
         json::print(&json::Envelope {

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use assert_cmd::assert::OutputAssertExt;
 use predicates::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -29,6 +30,17 @@ fn reset(dev: &Path, bytes: &[u8]) {
 }
 
 const RANGES: [&str; 4] = ["--range", "1M+2M", "--range", "9M+1M"];
+
+/// `flashlab debug write-pattern DEV --write --journal-dir JDIR EXTRA... RANGES`:
+/// the preserving writer every loop-device test drives.
+fn write_pattern(dev: &str, jdir: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flashlab"));
+    c.args(["debug", "write-pattern", dev, "--write", "--journal-dir"])
+        .arg(jdir)
+        .args(extra)
+        .args(RANGES);
+    c
+}
 
 #[test]
 fn writing_a_real_target_needs_consent_and_names_the_ranges() {
@@ -110,19 +122,7 @@ fn preserving_write_on_a_loop_device_gives_back_every_byte() {
     let dev = LoopDevice::attach(&f, None);
     let before = sha(&dev.path);
     let jdir = dir.path().join("journals");
-    let out = flashlab()
-        .args([
-            "--json",
-            "debug",
-            "write-pattern",
-            dev.as_str(),
-            "--write",
-            "--passes",
-            "2",
-            "--journal-dir",
-        ])
-        .arg(&jdir)
-        .args(RANGES)
+    let out = write_pattern(dev.as_str(), &jdir, &["--json", "--passes", "2"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -150,11 +150,7 @@ fn a_mounted_device_is_refused_and_unchanged() {
     assert!(ok.success());
     let before = sha(&dev.path);
     for extra in [&[][..], &["--no-preserve"][..]] {
-        flashlab()
-            .args(["debug", "write-pattern", dev.as_str(), "--write", "--journal-dir"])
-            .arg(dir.path().join("j"))
-            .args(extra)
-            .args(RANGES)
+        write_pattern(dev.as_str(), &dir.path().join("j"), extra)
             .assert()
             .code(2)
             .stderr(predicate::str::contains("in use").and(predicate::str::contains(mnt.dir.to_str().unwrap())));
@@ -170,23 +166,14 @@ fn ctrl_c_and_sigterm_restore_and_exit_130_and_143() {
     let dev = LoopDevice::attach(&f, None);
     let before = sha(&dev.path);
     for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
-        let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-            .args([
-                "debug",
-                "write-pattern",
-                dev.as_str(),
-                "--write",
-                "--passes",
-                "1000",
-                "--pause-ms",
-                "20",
-            ])
-            .arg("--journal-dir")
-            .arg(dir.path().join("j"))
-            .args(RANGES)
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = write_pattern(
+            dev.as_str(),
+            &dir.path().join("j"),
+            &["--passes", "1000", "--pause-ms", "20"],
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(700));
         // SAFETY: sending a signal to our own child process.
         unsafe { libc::kill(child.id() as i32, sig) };
@@ -225,19 +212,8 @@ fn sigkill_at_seeded_points_then_restore_loses_nothing() {
     let mut torn = 0;
     for trial in 0..60 {
         let at = 1 + next(14);
-        let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        let out = write_pattern(dev.as_str(), &jdir, &["--passes", "2"])
             .env("FLASHLAB_CRASH_AT", at.to_string())
-            .args([
-                "debug",
-                "write-pattern",
-                dev.as_str(),
-                "--write",
-                "--passes",
-                "2",
-                "--journal-dir",
-            ])
-            .arg(&jdir)
-            .args(RANGES)
             .output()
             .unwrap();
         let pending = journals(&jdir);
@@ -297,11 +273,8 @@ fn a_corrupted_journal_is_refused_and_restores_nothing() {
     let dev = LoopDevice::attach(&f, None);
     let jdir = dir.path().join("j");
     // Die right after the first device write: the journal is complete.
-    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+    let out = write_pattern(dev.as_str(), &jdir, &[])
         .env("FLASHLAB_CRASH_AT", "6")
-        .args(["debug", "write-pattern", dev.as_str(), "--write", "--journal-dir"])
-        .arg(&jdir)
-        .args(RANGES)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), None, "killed");
