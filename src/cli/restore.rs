@@ -98,7 +98,12 @@ fn restore_one(path: &Path, force: bool, engine: EngineChoice) -> CliResult<Rest
         },
     )?;
     let Opened::Real(mut t) = opened else {
-        unreachable!("journals are only kept for real targets")
+        // flashlab never journals a simulation; only a hand-made file says so.
+        return Err(CliError::usage(format!(
+            "journal {} names {target_path}, which is not a block device or file",
+            path.display()
+        ))
+        .hint("this is not a journal flashlab wrote; nothing was restored"));
     };
     let size = t.description().size_bytes;
     let (_, serial) = identity(Path::new(&target_path));
@@ -121,8 +126,18 @@ fn restore_one(path: &Path, force: bool, engine: EngineChoice) -> CliResult<Rest
             found,
         }));
     }
+    // Even --force never writes past the end: a smaller device is another device.
+    if let Some(end) = j.end()
+        && end > size
+    {
+        return Err(CliError::usage(format!(
+            "journal {} restores bytes up to {end}, but {target_path} has only {size}",
+            path.display()
+        ))
+        .hint("this journal is for a larger device; nothing was restored"));
+    }
     let torn = j.torn_tail;
-    let bytes = j.restore(t.as_mut() as &mut dyn Target).map_err(safety_error)?;
+    let bytes = j.restore(t.as_mut() as &mut dyn Target).map_err(safety_error)?.bytes;
     j.delete().map_err(safety_error)?;
     Ok(Restored {
         journal: path.display().to_string(),

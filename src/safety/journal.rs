@@ -10,7 +10,7 @@
 //! whose checksum fails is corruption and stops the restore before any write.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,11 @@ const RECORD_HEADER: usize = 32;
 /// Largest record: the unit of streaming, so memory stays small however large
 /// the ranges are.
 pub const CHUNK: usize = 1 << 20;
+/// Records restored per batch (8 MiB, two buffers of it in memory).
+const RESTORE_BATCH: usize = 8;
+/// Restore writes and read-backs kept in flight: enough to keep a loop device or
+/// an SSD streaming; an SD card simply serialises them.
+const RESTORE_QUEUE_DEPTH: usize = 8;
 
 /// Who the journal belongs to and what it covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +109,30 @@ pub fn sync_dir(dir: &Path) -> Result<(), SafetyError> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io(dir, e))
 }
 
+/// What a restore did, in device time (virtual on a simulated card), so the
+/// figure means the same on real and simulated targets.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Restored {
+    pub bytes: u64,
+    /// Writing the bytes back.
+    pub write_ns: u64,
+    /// Everything: writes, read-back and the final flush.
+    pub device_ns: u64,
+}
+
+impl Restored {
+    /// Verified restore throughput (write back, read back, flush).
+    pub fn bytes_per_sec(&self) -> Option<f64> {
+        (self.device_ns > 0).then(|| self.bytes as f64 * 1e9 / self.device_ns as f64)
+    }
+
+    /// Throughput of the write-back alone, to compare with the device's
+    /// sequential write speed.
+    pub fn write_bytes_per_sec(&self) -> Option<f64> {
+        (self.write_ns > 0).then(|| self.bytes as f64 * 1e9 / self.write_ns as f64)
+    }
+}
+
 /// A journal read back and checked, ready to restore.
 #[derive(Debug)]
 pub struct Journal {
@@ -120,6 +149,11 @@ impl Journal {
     /// Bytes the journal will put back.
     pub fn bytes(&self) -> u64 {
         self.records.iter().map(|r| u64::from(r.1)).sum()
+    }
+
+    /// The end of the last byte the journal restores.
+    pub fn end(&self) -> Option<u64> {
+        self.records.iter().map(|r| r.0 + u64::from(r.1)).max()
     }
 
     /// Read the header only (for listing).
@@ -189,29 +223,76 @@ impl Journal {
 
     /// Write every record back to `target`, read it back and compare, then make
     /// it durable. Returns the bytes restored.
-    pub fn restore(&self, target: &mut dyn Target) -> Result<u64, SafetyError> {
-        let mut file = File::open(&self.path).map_err(|e| io(&self.path, e))?;
-        let mut buf = AlignedBuf::new(CHUNK);
-        let mut back = AlignedBuf::new(CHUNK);
-        let mut done = 0;
-        for &(offset, len, at) in &self.records {
-            let n = len as usize;
-            file.seek(SeekFrom::Start(at))
-                .and_then(|_| file.read_exact(&mut buf.as_mut_slice()[..n]))
-                .map_err(|e| io(&self.path, e))?;
-            crash_point("restore write");
-            super::run_one(target, Request::write(offset, len, 0), &mut buf)?;
-            super::run_one(target, Request::read(offset, len, 0), &mut back)?;
-            if back.as_slice()[..n] != buf.as_slice()[..n] {
-                return Err(SafetyError::VerifyFailed {
-                    offset,
-                    len: len.into(),
-                });
-            }
-            done += u64::from(len);
+    ///
+    /// Records go in batches of [`RESTORE_BATCH`]. A reader thread fills the next
+    /// batch from the journal (page cache, one `pread` per record) while this
+    /// thread writes the current one at queue depth [`RESTORE_QUEUE_DEPTH`], reads
+    /// it back at the same depth and compares. The journal reads thus cost no
+    /// device time; the read-back is the price of knowing the bytes are back
+    /// (scripts/restore-speed.sh and examples/restore_speed.rs measure it).
+    pub fn restore(&self, target: &mut dyn Target) -> Result<Restored, SafetyError> {
+        use std::os::unix::fs::FileExt;
+        use std::sync::mpsc::sync_channel;
+        let file = File::open(&self.path).map_err(|e| io(&self.path, e))?;
+        let batch_len = self.records.len().clamp(1, RESTORE_BATCH);
+        let (full_tx, full_rx) = sync_channel::<Result<(AlignedBuf, Vec<Request>), SafetyError>>(1);
+        let (empty_tx, empty_rx) = sync_channel::<AlignedBuf>(2);
+        for _ in 0..2 {
+            empty_tx
+                .send(AlignedBuf::new(batch_len * CHUNK))
+                .expect("receiver alive");
         }
-        target.sync()?;
-        Ok(done)
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for batch in self.records.chunks(RESTORE_BATCH) {
+                    let Ok(mut data) = empty_rx.recv() else { return };
+                    let mut writes = Vec::with_capacity(batch.len());
+                    for (i, &(offset, len, at)) in batch.iter().enumerate() {
+                        let slot = i * CHUNK;
+                        if let Err(e) = file.read_exact_at(&mut data.as_mut_slice()[slot..slot + len as usize], at) {
+                            let _ = full_tx.send(Err(io(&self.path, e)));
+                            return;
+                        }
+                        writes.push(Request::write(offset, len, slot));
+                    }
+                    if full_tx.send(Ok((data, writes))).is_err() {
+                        return;
+                    }
+                }
+            });
+            // Owned here, so an early return drops both ends the reader waits
+            // on and the scope's join cannot hang.
+            let empty_tx = empty_tx;
+            let mut back = AlignedBuf::new(batch_len * CHUNK);
+            let mut done = Restored::default();
+            let started = target.device_time_ns();
+            for batch in full_rx {
+                let (mut data, writes) = batch?;
+                crash_point("restore batch");
+                let t0 = target.device_time_ns();
+                super::run_batch(target, &writes, RESTORE_QUEUE_DEPTH, &mut data)?;
+                done.write_ns += target.device_time_ns() - t0;
+                let reads: Vec<Request> = writes
+                    .iter()
+                    .map(|w| Request::read(w.offset, w.len, w.buf_offset))
+                    .collect();
+                super::run_batch(target, &reads, RESTORE_QUEUE_DEPTH, &mut back)?;
+                for r in &reads {
+                    let span = r.buf_offset..r.buf_offset + r.len as usize;
+                    if back.as_slice()[span.clone()] != data.as_slice()[span] {
+                        return Err(SafetyError::VerifyFailed {
+                            offset: r.offset,
+                            len: r.len.into(),
+                        });
+                    }
+                    done.bytes += u64::from(r.len);
+                }
+                let _ = empty_tx.send(data);
+            }
+            target.sync()?;
+            done.device_ns = target.device_time_ns() - started;
+            Ok(done)
+        })
     }
 
     /// Remove the journal once its bytes are back.

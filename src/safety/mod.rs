@@ -10,7 +10,7 @@ pub mod signals;
 
 use std::path::{Path, PathBuf};
 
-use crate::target::{AlignedBuf, Request, Target, TargetError};
+use crate::target::{AlignedBuf, Completion, Op, Request, Target, TargetError};
 use journal::{CHUNK, Header, Journal, Writer};
 use ranges::Range;
 use signals::crash_point;
@@ -45,14 +45,24 @@ pub enum SafetyError {
 
 /// Run one request and turn a failed completion into an error.
 pub(crate) fn run_one(target: &mut dyn Target, r: Request, buf: &mut AlignedBuf) -> Result<u64, SafetyError> {
-    let c = target.run(&[r], 1, buf)?;
-    match c[0].errno {
-        None => Ok(c[0].duration_ns),
-        Some(errno) => Err(SafetyError::Errno {
+    run_batch(target, &[r], 1, buf).map(|c| c[0].duration_ns)
+}
+
+/// Run a batch at `queue_depth` and turn the first failed completion into an error.
+pub(crate) fn run_batch(
+    target: &mut dyn Target,
+    requests: &[Request],
+    queue_depth: usize,
+    buf: &mut AlignedBuf,
+) -> Result<Vec<Completion>, SafetyError> {
+    let done = target.run(requests, queue_depth, buf)?;
+    if let Some((r, errno)) = requests.iter().zip(&done).find_map(|(r, c)| c.errno.map(|e| (r, e))) {
+        return Err(SafetyError::Errno {
             offset: r.offset,
             errno,
-        }),
+        });
     }
+    Ok(done)
 }
 
 /// Where journals live unless `--journal-dir` says otherwise: /var/lib/flashlab
@@ -116,8 +126,11 @@ pub struct Outcome {
     pub journal: Option<String>,
     pub bytes_written: u64,
     pub bytes_restored: u64,
-    /// Restore throughput (write back + verify), bytes per second of wall time.
+    /// Verified restore throughput (write back, read back, flush) in bytes per
+    /// second of device time.
     pub restore_bytes_per_sec: Option<f64>,
+    /// The write-back alone, comparable with the device's sequential write speed.
+    pub restore_write_bytes_per_sec: Option<f64>,
 }
 
 /// The write path of every writing test: declared ranges, preservation on by
@@ -169,16 +182,35 @@ impl Preserver {
 
     /// Write, refusing anything outside the declared ranges.
     pub fn write(&mut self, target: &mut dyn Target, r: Request, buf: &mut AlignedBuf) -> Result<u64, SafetyError> {
-        if !self.ranges.iter().any(|d| d.contains(r.offset, r.len.into())) {
-            return Err(SafetyError::Undeclared {
-                offset: r.offset,
-                len: r.len.into(),
-            });
+        self.run(target, &[r], 1, buf).map(|c| c[0].duration_ns)
+    }
+
+    /// Run a batch (reads and writes) at `queue_depth`, refusing the whole batch
+    /// before any I/O if one write lies outside the declared ranges. A failed
+    /// request is an error: a writing test cannot interpret a partial batch.
+    pub fn run(
+        &mut self,
+        target: &mut dyn Target,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, SafetyError> {
+        let mut bytes = 0;
+        for r in requests.iter().filter(|r| r.op == Op::Write) {
+            if !self.ranges.iter().any(|d| d.contains(r.offset, r.len.into())) {
+                return Err(SafetyError::Undeclared {
+                    offset: r.offset,
+                    len: r.len.into(),
+                });
+            }
+            bytes += u64::from(r.len);
         }
-        crash_point("device write");
-        let ns = run_one(target, r, buf)?;
-        self.bytes_written += u64::from(r.len);
-        Ok(ns)
+        if bytes > 0 {
+            crash_point("device write");
+        }
+        let done = run_batch(target, requests, queue_depth, buf)?;
+        self.bytes_written += bytes;
+        Ok(done)
     }
 
     /// Put the original bytes back, verify them, delete the journal.
@@ -190,13 +222,15 @@ impl Preserver {
             bytes_written: self.bytes_written,
             bytes_restored: 0,
             restore_bytes_per_sec: None,
+            restore_write_bytes_per_sec: None,
         };
         if let Some(w) = self.journal {
             target.sync()?;
             let j = Journal::open(&w.path)?;
-            let t0 = std::time::Instant::now();
-            out.bytes_restored = j.restore(target)?;
-            out.restore_bytes_per_sec = Some(out.bytes_restored as f64 / t0.elapsed().as_secs_f64().max(1e-9));
+            let done = j.restore(target)?;
+            out.bytes_restored = done.bytes;
+            out.restore_bytes_per_sec = done.bytes_per_sec();
+            out.restore_write_bytes_per_sec = done.write_bytes_per_sec();
             j.delete()?;
         } else {
             target.sync()?;

@@ -199,8 +199,9 @@ fn sigkill_at_seeded_points_then_restore_loses_nothing() {
     let original = std::fs::read(&dev.path).unwrap();
     let before = sha(&dev.path);
     let jdir = dir.path().join("j");
-    // Steps of one run: 3 journal records, 1 journal sync, 2 x 3 device writes,
-    // 3 restore writes; 14 means no crash at all.
+    // With the extra range the declared bytes are 1M..10M: 9 journal records,
+    // 1 journal sync, 2 passes x 9 device writes, 2 restore batches (8 + 1
+    // records, so a crash can fall between them); 31 means no crash at all.
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut next = |n: u64| {
         rng ^= rng << 13;
@@ -211,8 +212,8 @@ fn sigkill_at_seeded_points_then_restore_loses_nothing() {
     let mut trials = 0;
     let mut torn = 0;
     for trial in 0..60 {
-        let at = 1 + next(14);
-        let out = write_pattern(dev.as_str(), &jdir, &["--passes", "2"])
+        let at = 1 + next(31);
+        let out = write_pattern(dev.as_str(), &jdir, &["--passes", "2", "--range", "3M+6M"])
             .env("FLASHLAB_CRASH_AT", at.to_string())
             .output()
             .unwrap();
@@ -230,7 +231,7 @@ fn sigkill_at_seeded_points_then_restore_loses_nothing() {
                 .map_or(0, |(i, _)| i as u64 + 1)
         };
         if out.status.code().is_none()
-            && at <= 4
+            && at <= 10
             && trial % 5 == 0
             && pending.len() == 1
             && std::fs::metadata(&pending[0]).unwrap().len() > header_end(&pending[0]) + 1
@@ -295,5 +296,53 @@ fn a_corrupted_journal_is_refused_and_restores_nothing() {
     bytes[n - 1000] ^= 0x40;
     std::fs::write(&j, &bytes).unwrap();
     flashlab().args(["restore"]).arg(&j).assert().success();
+    assert!(journals(&jdir).is_empty());
+}
+
+#[test]
+fn a_journal_for_another_identity_needs_force() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 16 << 20, 19);
+    let dev = LoopDevice::attach(&f, None);
+    let before = sha(&dev.path);
+    let jdir = dir.path().join("j");
+    // Die after the second device write: the journal is complete, the device changed.
+    let out = write_pattern(dev.as_str(), &jdir, &[])
+        .env("FLASHLAB_CRASH_AT", "6")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed");
+    let j = journals(&jdir).remove(0);
+    let during = sha(&dev.path);
+    assert_ne!(during, before);
+    // The journal now says the device was 4 KiB larger: another device.
+    let size = 16u64 << 20;
+    let text = std::fs::read(&j).unwrap();
+    let needle = format!("\"size_bytes\":{size}");
+    let pos = text
+        .windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+        .expect("size in header");
+    let mut edited = text[..pos].to_vec();
+    edited.extend_from_slice(format!("\"size_bytes\":{}", size + 4096).as_bytes());
+    edited.extend_from_slice(&text[pos + needle.len()..]);
+    std::fs::write(&j, &edited).unwrap();
+    for target in [j.to_str().unwrap(), dev.as_str()] {
+        flashlab()
+            .args(["restore", target, "--journal-dir"])
+            .arg(&jdir)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(format!("{} bytes", size + 4096))
+                    .and(predicate::str::contains(format!("{size} bytes")))
+                    .and(predicate::str::contains("--force")),
+            );
+        assert_eq!(sha(&dev.path), during, "a refused restore writes nothing");
+        assert_eq!(journals(&jdir).len(), 1, "a refused restore keeps the journal");
+    }
+    flashlab().args(["restore", "--force"]).arg(&j).assert().success();
+    assert_eq!(sha(&dev.path), before);
     assert!(journals(&jdir).is_empty());
 }

@@ -148,12 +148,17 @@ impl Target for RealTarget {
         self.device_ns
     }
 
+    /// The flush is device time too: it is when a write-back cache reaches
+    /// the medium.
     fn sync(&mut self) -> Result<(), TargetError> {
-        rustix::fs::fdatasync(&self.file).map_err(|e| TargetError::Io {
+        let started = std::time::Instant::now();
+        let result = rustix::fs::fdatasync(&self.file).map_err(|e| TargetError::Io {
             op: "sync",
             offset: 0,
             source: e.into(),
-        })
+        });
+        self.device_ns += started.elapsed().as_nanos() as u64;
+        result
     }
 }
 
