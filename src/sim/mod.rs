@@ -197,8 +197,16 @@ impl SimTarget {
                 };
                 let pages = (off + len - 1) / p.page_size - off / p.page_size + 1;
                 let au_crossings = (off + len - 1) / p.au_size - off / p.au_size;
-                let rest = (pages - 1) * p.page_read_ns + au_crossings * p.au_cross_read_ns;
-                let ns = frame + p.card_access_ns + random + p.page_read_ns + stream.max(rest);
+                // Later pages are read while earlier ones stream out; crossing
+                // into another AU also means a new address translation, which
+                // stalls the read (the step flashbench -a sees at the AU size).
+                let rest = (pages - 1) * p.page_read_ns;
+                let ns = frame
+                    + p.card_access_ns
+                    + random
+                    + p.page_read_ns
+                    + stream.max(rest)
+                    + au_crossings * p.au_cross_read_ns;
                 self.last_read_end = Some(off + len);
                 ns
             }
