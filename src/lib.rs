@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod device;
+pub mod measure;
 pub mod error;
 pub mod output;
 pub mod registers;

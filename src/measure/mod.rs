@@ -1,0 +1,68 @@
+//! The characterisation tests of DESIGN.md (align, open-au, fat, scatter): each
+//! drives a [`Target`](crate::target::Target) through the seam, never reads a
+//! clock, and interprets its own numbers, so the same code measures a real card
+//! and runs deterministically on a simulated one. Writing tests go through the
+//! [`Preserver`](crate::safety::Preserver).
+
+pub mod align;
+
+use crate::safety::SafetyError;
+use crate::target::TargetError;
+
+/// Why a test could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error("{0}")]
+    Target(#[from] TargetError),
+    #[error("{0}")]
+    Safety(#[from] SafetyError),
+    #[error("{what} needs {need} bytes from offset {from} but the target ends at {size}; offsets never wrap")]
+    DoesNotFit { what: String, from: u64, need: u64, size: u64 },
+    #[error("{0}")]
+    Bad(String),
+}
+
+/// Median of a sample (mean of the middle two for even counts); 0 for none.
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+}
+
+/// Median absolute deviation scaled to a normal sigma (1.4826 x MAD).
+pub fn robust_sigma(v: &[f64]) -> f64 {
+    let m = median(v);
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&dev)
+}
+
+/// Interquartile range (spread kept in results, like fio's percentiles).
+pub fn iqr(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let q = |f: f64| s[((s.len() - 1) as f64 * f).round() as usize];
+    q(0.75) - q(0.25)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robust_statistics() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+        // One outlier does not move the robust spread.
+        let v = [10.0, 11.0, 9.0, 10.0, 1000.0];
+        assert!((robust_sigma(&v) - 1.4826).abs() < 1e-9);
+        assert_eq!(iqr(&[1.0, 2.0, 3.0, 4.0, 5.0]), 2.0);
+    }
+}
