@@ -5,6 +5,7 @@
 //! [`Preserver`](crate::safety::Preserver).
 
 pub mod align;
+pub mod open_au;
 
 use crate::safety::SafetyError;
 use crate::target::TargetError;

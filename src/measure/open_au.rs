@@ -1,0 +1,369 @@
+//! `open-au`: how many allocation units the card keeps open, for in-order and
+//! for random-order writes (flashbench --open-au [--random], seeds 003/004).
+//!
+//! flashbench writes N AUs interleaved, chunk by chunk, and the user sweeps N by
+//! hand; once N passes the card's limit every write closes an AU (copy the rest,
+//! erase) and a run takes 25 minutes. Here N doubles until small-chunk writes
+//! collapse, then bisects; a run stops as soon as its mean latency is clearly
+//! above the one-AU baseline. Runs write whole AUs, so a finished run leaves its
+//! AUs closed; an aborted run leaves them dirty, so later runs use fresh ones.
+
+use serde::Serialize;
+
+use super::MeasureError;
+use crate::safety::Preserver;
+use crate::safety::ranges::Range;
+use crate::sim::reproduce::flashbench::lfsr_positions;
+use crate::target::{AlignedBuf, Request, Target};
+
+/// A run whose typical latency exceeds the one-AU baseline by this factor is
+/// collapsed; checked as writes come in, so a collapsed run stops early. Below
+/// the limit the latency equals the baseline (same writes, same state); past
+/// it every write closes an AU, tens to hundreds of times slower (seed 004:
+/// 128 KiB writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs).
+const COLLAPSE: f64 = 3.0;
+/// AUs between two used ones (flashbench leaves 12; one is enough to keep the
+/// end of one AU from looking like the start of the next).
+const SPACING: u64 = 2;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub erase: u64,
+    /// Chunk of the sweep: small enough that a collapse is unmistakable.
+    pub chunk: u64,
+    /// Largest N tried.
+    pub max: u64,
+    pub linear: bool,
+    pub random: bool,
+    /// After the sweep, every chunk size from the erase size down at the
+    /// limit and one past it, like flashbench's table.
+    pub full: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Level {
+    pub chunk_bytes: u64,
+    /// flashbench's figure: chunk over mean write latency.
+    pub bytes_per_sec: f64,
+    pub writes: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub open_aus: u64,
+    /// Stopped early because it had clearly collapsed.
+    pub aborted: bool,
+    pub collapsed: bool,
+    pub levels: Vec<Level>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    /// Null when nothing collapsed up to `tried_up_to` (a page-mapped FTL).
+    pub max_open_aus: Option<u64>,
+    pub tried_up_to: u64,
+    pub runs: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenAuResult {
+    pub erase_size_bytes: u64,
+    pub chunk_bytes: u64,
+    pub linear: Option<Sweep>,
+    pub random: Option<Sweep>,
+}
+
+/// The sweep chunk: the page (16 KiB when unknown), at least a block, at most
+/// a quarter AU, and few enough per AU for flashbench's LFSR (16 bits).
+pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
+    let c = page.unwrap_or(16 << 10).max(block).max(erase.div_ceil(4096));
+    c.min(erase / 4).max(block)
+}
+
+/// AU slots one order's sweep may need: the doubling, the first collapse, and
+/// the bisection's collapsed runs each take fresh AUs; `--full` two more runs.
+fn slots_per_order(o: &Options) -> u64 {
+    4 * o.max + 4 + if o.full { 2 * o.max + 2 } else { 0 }
+}
+
+/// The first AU used: past flashbench's 16 MiB and any FAT area (up to 8 AUs).
+fn base(erase: u64) -> u64 {
+    (16u64 << 20).max(8 * erase).next_multiple_of(erase)
+}
+
+/// The byte ranges the test may write, declared before it starts; refused when
+/// they pass the end.
+pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
+    if o.erase == 0 || o.chunk == 0 || !o.erase.is_multiple_of(o.chunk) || o.erase / o.chunk < 2 {
+        return Err(MeasureError::Bad(format!(
+            "the chunk ({} bytes) must divide the erase size ({} bytes) at least twice",
+            o.chunk, o.erase
+        )));
+    }
+    if o.max == 0 {
+        return Err(MeasureError::Bad("--max must be at least 1".into()));
+    }
+    let orders = u64::from(o.linear) + u64::from(o.random);
+    let slots = slots_per_order(o) * orders;
+    let need = slots * SPACING * o.erase;
+    let from = base(o.erase);
+    if from + need > size {
+        return Err(MeasureError::DoesNotFit {
+            what: format!("open-au with --max {}", o.max),
+            from,
+            need,
+            size,
+        });
+    }
+    Ok((0..slots)
+        .map(|s| Range {
+            offset: from + s * SPACING * o.erase,
+            len: o.erase,
+        })
+        .collect())
+}
+
+/// The largest `--max` that fits, for the refusal's hint.
+pub fn largest_max(size: u64, o: &Options) -> u64 {
+    (1..=o.max)
+        .rev()
+        .find(|&m| plan(size, &Options { max: m, ..*o }).is_ok())
+        .unwrap_or(0)
+}
+
+struct Sweeper<'a> {
+    t: &'a mut dyn Target,
+    p: &'a mut Preserver,
+    o: Options,
+    buf: AlignedBuf,
+    /// Next fresh slot.
+    cursor: u64,
+    slot_limit: u64,
+}
+
+impl Sweeper<'_> {
+    fn au(&self, slot: u64) -> u64 {
+        base(self.o.erase) + slot * SPACING * self.o.erase
+    }
+
+    /// One chunk size over `n` AUs starting at `first`, interleaved; stops early
+    /// when the settled mean latency passes COLLAPSE x the one-AU baseline.
+    /// Returns the level, whether it collapsed, and its typical latency.
+    fn level(&mut self, first: u64, n: u64, chunk: u64, random: bool, baseline: Option<f64>) -> Result<(Level, bool, f64), MeasureError> {
+        let num = self.o.erase / chunk;
+        let positions: Vec<u64> = if random {
+            lfsr_positions(num).into_iter().map(|p| p - 1).collect()
+        } else {
+            (0..num).collect()
+        };
+        let aus: Vec<u64> = (0..n).map(|i| self.au(first + i)).collect();
+        let mut lat: Vec<f64> = Vec::with_capacity(positions.len() * n as usize);
+        let per_batch = (64 / n as usize).max(1);
+        // Judged on the mean of the latest writes, once the first three rounds
+        // (which also close whatever an earlier run left open) are past. A
+        // mean, not a median: past the random limit only every other write
+        // merges (the evicted AU reopens cheaply, then merges another).
+        let window = (2 * n as usize).max(8);
+        let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let recent = |lat: &[f64]| mean_of(&lat[lat.len().saturating_sub(window)..]);
+        for batch in positions.chunks(per_batch) {
+            let reqs: Vec<Request> = batch
+                .iter()
+                .flat_map(|&pos| aus.iter().map(move |&a| Request::write(a + pos * chunk, chunk as u32, 0)))
+                .collect();
+            let done = self.p.run(self.t, &reqs, 1, &mut self.buf)?;
+            lat.extend(done.iter().map(|c| c.duration_ns as f64));
+            if let Some(b) = baseline
+                && lat.len() >= 3 * n as usize + window
+                && recent(&lat) > COLLAPSE * b
+            {
+                break;
+            }
+        }
+        let mean = mean_of(&lat);
+        let typical = mean_of(&lat[(lat.len() / 2).min(3 * n as usize)..]);
+        let collapsed = baseline.is_some_and(|b| typical > COLLAPSE * b);
+        Ok((
+            Level {
+                chunk_bytes: chunk,
+                bytes_per_sec: chunk as f64 * 1e9 / mean.max(1.0),
+                writes: lat.len(),
+            },
+            collapsed,
+            typical,
+        ))
+    }
+
+    fn take(&mut self, n: u64) -> Result<u64, MeasureError> {
+        if self.cursor + n > self.slot_limit {
+            return Err(MeasureError::Bad("open-au ran out of declared AUs (internal)".into()));
+        }
+        Ok(self.cursor)
+    }
+
+    /// One run at `n` AUs with the sweep chunk.
+    fn run(&mut self, n: u64, random: bool, baseline: Option<f64>) -> Result<(Run, f64), MeasureError> {
+        let first = self.take(n)?;
+        let (level, collapsed, mean) = self.level(first, n, self.o.chunk, random, baseline)?;
+        if collapsed {
+            // Its AUs are left open or half-merged: later runs use fresh ones.
+            self.cursor += n;
+        }
+        Ok((
+            Run {
+                open_aus: n,
+                aborted: level.writes < (n * self.o.erase / self.o.chunk) as usize,
+                collapsed,
+                levels: vec![level],
+            },
+            mean,
+        ))
+    }
+
+    fn sweep(&mut self, random: bool) -> Result<Sweep, MeasureError> {
+        let mut runs = Vec::new();
+        let (first, baseline) = self.run(1, random, None)?;
+        runs.push(first);
+        let mut lo = 1;
+        let mut hi = None;
+        let mut n = 2;
+        while n <= self.o.max {
+            let (r, _) = self.run(n, random, Some(baseline))?;
+            let collapsed = r.collapsed;
+            runs.push(r);
+            if collapsed {
+                hi = Some(n);
+                break;
+            }
+            lo = n;
+            if n == self.o.max {
+                break;
+            }
+            n = (2 * n).min(self.o.max);
+        }
+        if let Some(mut h) = hi {
+            while h - lo > 1 {
+                let mid = (lo + h) / 2;
+                let (r, _) = self.run(mid, random, Some(baseline))?;
+                if r.collapsed {
+                    h = mid;
+                } else {
+                    lo = mid;
+                }
+                runs.push(r);
+            }
+        }
+        if self.o.full {
+            let chunks = crate::sim::reproduce::flashbench::chunk_sizes(self.o.erase, self.o.chunk);
+            for n in [lo, lo + 1] {
+                let first = self.take(n)?;
+                let mut levels = Vec::new();
+                let mut aborted = false;
+                for &c in &chunks {
+                    // Stop a collapsing level early against the sweep baseline
+                    // scaled to this chunk (write time grows with the chunk).
+                    let scaled = baseline * c as f64 / self.o.chunk as f64;
+                    let (level, _, _) = self.level(first, n, c, random, Some(scaled))?;
+                    aborted |= level.writes < (n * self.o.erase / c) as usize;
+                    levels.push(level);
+                }
+                self.cursor += n;
+                runs.push(Run {
+                    open_aus: n,
+                    aborted,
+                    collapsed: n > lo,
+                    levels,
+                });
+            }
+        }
+        Ok(Sweep {
+            max_open_aus: hi.map(|_| lo),
+            tried_up_to: if hi.is_some() { lo + 1 } else { lo },
+            runs,
+        })
+    }
+}
+
+/// Run the sweep(s) over the ranges from [`plan`], writing through `p`.
+pub fn run(t: &mut dyn Target, p: &mut Preserver, o: Options) -> Result<OpenAuResult, MeasureError> {
+    let slots = slots_per_order(&o);
+    let mut s = Sweeper {
+        t,
+        p,
+        o,
+        buf: AlignedBuf::new(o.erase.max(o.chunk) as usize),
+        cursor: 0,
+        slot_limit: slots,
+    };
+    // Written data: a non-uniform pattern, so a card that compresses or
+    // deduplicates gains nothing.
+    for (i, b) in s.buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i.wrapping_mul(131) % 251) as u8;
+    }
+    let linear = if o.linear { Some(s.sweep(false)?) } else { None };
+    s.cursor = if o.linear { slots } else { 0 };
+    s.slot_limit = s.cursor + slots;
+    let random = if o.random { Some(s.sweep(true)?) } else { None };
+    Ok(OpenAuResult {
+        erase_size_bytes: o.erase,
+        chunk_bytes: o.chunk,
+        linear,
+        random,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::sim::profiles::build;
+
+    fn measure(profile: &str, full: bool) -> (OpenAuResult, f64) {
+        let params = build(profile).unwrap();
+        let o = Options {
+            erase: params.au_size,
+            chunk: default_chunk(params.au_size, Some(params.page_size), 512),
+            max: 32,
+            linear: true,
+            random: true,
+            full,
+        };
+        let mut t = SimTarget::new(profile, params);
+        let ranges = plan(t.description().size_bytes, &o).unwrap();
+        let mut p = Preserver::begin(&mut t, ranges, None).unwrap();
+        let r = run(&mut t, &mut p, o).unwrap();
+        (r, t.device_time_ns() as f64 / 1e9)
+    }
+
+    #[test]
+    fn kingston_keeps_three_open_both_ways_within_three_device_minutes() {
+        let (r, secs) = measure("kingston-sa04g", false);
+        for sw in [&r.linear, &r.random] {
+            for run in &sw.as_ref().unwrap().runs {
+                eprintln!("{} {} {} {:?}", run.open_aus, run.aborted, run.collapsed, run.levels);
+            }
+        }
+        eprintln!("{secs}");
+        assert_eq!(r.linear.as_ref().unwrap().max_open_aus, Some(3));
+        assert_eq!(r.random.as_ref().unwrap().max_open_aus, Some(3));
+        assert!(secs < 180.0, "{secs} s");
+        assert!(r.linear.unwrap().runs.iter().any(|run| run.aborted));
+    }
+
+    #[test]
+    fn refuses_what_does_not_fit() {
+        let o = Options {
+            erase: 4 << 20,
+            chunk: 16 << 10,
+            max: 32,
+            linear: true,
+            random: true,
+            full: false,
+        };
+        assert!(matches!(plan(1 << 30, &o), Err(MeasureError::DoesNotFit { .. })));
+        let m = largest_max(1 << 30, &o);
+        assert!(m > 0 && plan(1 << 30, &Options { max: m, ..o }).is_ok());
+        assert!(plan(1 << 30, &Options { max: m + 1, ..o }).is_err());
+        assert!(plan(64 << 30, &Options { chunk: 3 << 10, ..o }).is_err(), "chunk must divide");
+    }
+}

@@ -115,11 +115,35 @@ impl Ftl {
                 s.last_use = tick;
                 cost.ns += p.random_write_ns;
             } else {
-                // No random-mode AU to spare: merge this one and start again.
-                let old = self.slots.remove(i);
-                cost.ns += Self::close(p, &old);
-                cost.gc += 1;
-                self.open(p, au, off, len, tick, &mut cost);
+                // No random-mode AU to spare: merge the least recently used
+                // one (copy its whole AU, erase) and take its place.
+                let lru = self
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.random)
+                    .min_by_key(|(_, s)| s.last_use)
+                    .map(|(k, _)| k);
+                match lru {
+                    Some(k) => {
+                        let old = self.slots.remove(k);
+                        cost.ns += Self::close(p, &old);
+                        cost.gc += 1;
+                        let i = self.slots.iter().position(|s| s.au == au).expect("still open");
+                        let s = &mut self.slots[i];
+                        s.random = true;
+                        s.log_pages += pages;
+                        s.last_use = tick;
+                        cost.ns += p.random_write_ns;
+                    }
+                    None => {
+                        // A card with no random-mode AUs merges this one.
+                        let old = self.slots.remove(i);
+                        cost.ns += Self::close(p, &old);
+                        cost.gc += 1;
+                        self.open(p, au, off, len, tick, &mut cost);
+                    }
+                }
             }
             if let Some(i) = self.slots.iter().position(|s| s.au == au && s.log_pages >= au_pages) {
                 // Log block full: merge into a fresh block; the AU is closed.
