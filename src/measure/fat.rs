@@ -1,0 +1,155 @@
+//! `fat`: how many leading AUs tolerate small random writes (the FAT-optimised
+//! area, flashbench --find-fat's question, seed 004).
+//!
+//! flashbench writes each leading AU in order and leaves the reading to the
+//! user. Here each candidate AU gets the same few page-sized writes in LFSR
+//! order, and so does a reference AU past them: a FAT-area AU takes them at
+//! program cost, an ordinary one needs a random-mode log (extra cost per write,
+//! merges once those run out). The area is the run of leading AUs clearly faster
+//! than the reference.
+
+use serde::Serialize;
+
+use super::{MeasureError, median};
+use crate::safety::Preserver;
+use crate::safety::ranges::Range;
+use crate::sim::reproduce::flashbench::lfsr_positions;
+use crate::target::{AlignedBuf, Request, Target};
+
+/// An AU is in the FAT area when its median write latency is below this
+/// fraction of the reference AU's. On the built-in cards the ratio is 0.50
+/// (kingston-sa04g) to 0.73 (demo); ordinary AUs sit at 1.
+const FAST: f64 = 0.85;
+/// Writes per AU: enough for a stable median, few enough to be cheap.
+const WRITES: u64 = 32;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub erase: u64,
+    pub chunk: u64,
+    /// Leading AUs examined.
+    pub max_aus: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AuRow {
+    pub au: u64,
+    pub median_ns: f64,
+    pub bytes_per_sec: f64,
+    pub fast: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FatResult {
+    pub erase_size_bytes: u64,
+    pub fat_area_aus: u64,
+    pub chunk_bytes: u64,
+    /// The ordinary AU every candidate is compared with.
+    pub reference_au: u64,
+    pub reference_median_ns: f64,
+    pub aus: Vec<AuRow>,
+}
+
+fn reference_au(o: &Options) -> u64 {
+    o.max_aus + 2
+}
+
+/// Byte offsets written in AU `au`: the same LFSR-chosen chunks in each.
+fn offsets(o: &Options, au: u64) -> Vec<u64> {
+    let num = o.erase / o.chunk;
+    lfsr_positions(num)
+        .into_iter()
+        .take(WRITES.min(num) as usize)
+        .map(|p| au * o.erase + (p - 1) * o.chunk)
+        .collect()
+}
+
+/// The chunks the test writes, declared up front (just the chunks, so a real
+/// card's journal stays small).
+pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
+    if o.erase == 0 || o.chunk == 0 || !o.erase.is_multiple_of(o.chunk) || o.erase / o.chunk < 2 {
+        return Err(MeasureError::Bad(format!(
+            "the chunk ({} bytes) must divide the erase size ({} bytes) at least twice",
+            o.chunk, o.erase
+        )));
+    }
+    if o.max_aus == 0 {
+        return Err(MeasureError::Bad("--max must be at least 1".into()));
+    }
+    let need = (reference_au(o) + 1) * o.erase;
+    if need > size {
+        return Err(MeasureError::DoesNotFit {
+            what: format!("fat with --max {}", o.max_aus),
+            from: 0,
+            need,
+            size,
+        });
+    }
+    Ok((0..o.max_aus)
+        .chain([reference_au(o)])
+        .flat_map(|au| offsets(o, au))
+        .map(|offset| Range { offset, len: o.chunk })
+        .collect())
+}
+
+/// Median latency of the test's writes in one AU.
+fn probe(t: &mut dyn Target, p: &mut Preserver, o: &Options, au: u64, buf: &mut AlignedBuf) -> Result<f64, MeasureError> {
+    let reqs: Vec<Request> = offsets(o, au)
+        .into_iter()
+        .map(|off| Request::write(off, o.chunk as u32, 0))
+        .collect();
+    let done = p.run(t, &reqs, 1, buf)?;
+    Ok(median(&done.iter().map(|c| c.duration_ns as f64).collect::<Vec<_>>()))
+}
+
+pub fn run(t: &mut dyn Target, p: &mut Preserver, o: Options) -> Result<FatResult, MeasureError> {
+    let mut buf = AlignedBuf::new(o.chunk as usize);
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i.wrapping_mul(131) % 251) as u8;
+    }
+    let reference = probe(t, p, &o, reference_au(&o), &mut buf)?;
+    let mut aus = Vec::new();
+    for au in 0..o.max_aus {
+        let m = probe(t, p, &o, au, &mut buf)?;
+        aus.push(AuRow {
+            au,
+            median_ns: m,
+            bytes_per_sec: o.chunk as f64 * 1e9 / m.max(1.0),
+            fast: m < FAST * reference,
+        });
+    }
+    let fat_area_aus = aus.iter().take_while(|r| r.fast).count() as u64;
+    Ok(FatResult {
+        erase_size_bytes: o.erase,
+        fat_area_aus,
+        chunk_bytes: o.chunk,
+        reference_au: reference_au(&o),
+        reference_median_ns: reference,
+        aus,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::sim::profiles::{PROFILES, build};
+
+    #[test]
+    fn every_built_in_profile_gives_its_fat_area() {
+        for prof in PROFILES {
+            let params = build(prof.name).unwrap();
+            let o = Options {
+                erase: params.au_size,
+                chunk: params.page_size.max(512).min(params.au_size / 2),
+                max_aus: 8,
+            };
+            let want = if params.page_mapped { 0 } else { params.fat_area_aus };
+            let mut t = SimTarget::new(prof.name, params);
+            let ranges = plan(t.description().size_bytes, &o).unwrap();
+            let mut p = Preserver::begin(&mut t, ranges, None).unwrap();
+            let r = run(&mut t, &mut p, o).unwrap();
+            assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
+        }
+    }
+}

@@ -5,7 +5,9 @@
 //! [`Preserver`](crate::safety::Preserver).
 
 pub mod align;
+pub mod fat;
 pub mod open_au;
+pub mod scatter;
 
 use crate::safety::SafetyError;
 use crate::target::TargetError;

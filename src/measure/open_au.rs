@@ -338,12 +338,6 @@ mod tests {
     #[test]
     fn kingston_keeps_three_open_both_ways_within_three_device_minutes() {
         let (r, secs) = measure("kingston-sa04g", false);
-        for sw in [&r.linear, &r.random] {
-            for run in &sw.as_ref().unwrap().runs {
-                eprintln!("{} {} {} {:?}", run.open_aus, run.aborted, run.collapsed, run.levels);
-            }
-        }
-        eprintln!("{secs}");
         assert_eq!(r.linear.as_ref().unwrap().max_open_aus, Some(3));
         assert_eq!(r.random.as_ref().unwrap().max_open_aus, Some(3));
         assert!(secs < 180.0, "{secs} s");
