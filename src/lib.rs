@@ -6,8 +6,8 @@
 
 pub mod cli;
 pub mod device;
-pub mod measure;
 pub mod error;
+pub mod measure;
 pub mod output;
 pub mod registers;
 pub mod safety;

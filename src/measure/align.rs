@@ -223,6 +223,9 @@ fn position(a: u64, i: usize, block: u64, size: u64) -> u64 {
     (2 * j + 1) * a
 }
 
+/// (page, erase, score, fitted levels).
+type Hypothesis = (Option<u64>, Option<u64>, f64, Vec<f64>);
+
 struct Verdict {
     erase: Option<u64>,
     page: Option<u64>,
@@ -248,7 +251,7 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
         })
         .collect();
     let n = est.len() as f64;
-    let mut hyps: Vec<(Option<u64>, Option<u64>, f64, Vec<f64>)> = Vec::new();
+    let mut hyps: Vec<Hypothesis> = Vec::new();
     let levels_of = |p: Option<u64>, e: Option<u64>, a: u64| -> usize {
         if e.is_some_and(|e| a.is_multiple_of(e)) {
             2
@@ -382,7 +385,12 @@ mod tests {
             let r = run(&mut t, &[("ssr".into(), 4 << 20)]).unwrap();
             assert_eq!(r.erase_size_bytes, Some(au), "{:#?}", r);
             assert_eq!(r.page_size_bytes, Some(page), "{:#?}", r.evidence);
-            assert!(r.confidence > 0.99 && r.page_confidence > 0.99, "{} {}", r.confidence, r.page_confidence);
+            assert!(
+                r.confidence > 0.99 && r.page_confidence > 0.99,
+                "{} {}",
+                r.confidence,
+                r.page_confidence
+            );
             assert_eq!(r.references[0].agrees, Some(au == 4 << 20));
             for row in &r.rows {
                 assert!(row.boundary_bytes + 512 <= t.description().size_bytes);
@@ -400,7 +408,11 @@ mod tests {
             let (au, page) = (params.au_size, params.page_size);
             let mut t = SimTarget::new(name, params);
             let r = run(&mut t, &[]).unwrap();
-            assert_eq!((r.erase_size_bytes, r.page_size_bytes), (Some(au), Some(page)), "{name}");
+            assert_eq!(
+                (r.erase_size_bytes, r.page_size_bytes),
+                (Some(au), Some(page)),
+                "{name}"
+            );
             if name == "kingston-sa04g" {
                 // Issue 5's budget: align within 30 device-seconds.
                 assert!(t.device_time_ns() < 30_000_000_000);

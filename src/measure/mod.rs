@@ -9,6 +9,9 @@ pub mod fat;
 pub mod open_au;
 pub mod scatter;
 
+#[cfg(test)]
+mod property_tests;
+
 use crate::safety::SafetyError;
 use crate::target::TargetError;
 
@@ -20,7 +23,12 @@ pub enum MeasureError {
     #[error("{0}")]
     Safety(#[from] SafetyError),
     #[error("{what} needs {need} bytes from offset {from} but the target ends at {size}; offsets never wrap")]
-    DoesNotFit { what: String, from: u64, need: u64, size: u64 },
+    DoesNotFit {
+        what: String,
+        from: u64,
+        need: u64,
+        size: u64,
+    },
     #[error("{0}")]
     Bad(String),
 }
@@ -33,7 +41,11 @@ pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
-    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
 }
 
 /// Median absolute deviation scaled to a normal sigma (1.4826 x MAD).

@@ -16,12 +16,12 @@ use crate::safety::ranges::Range;
 use crate::sim::reproduce::flashbench::lfsr_positions;
 use crate::target::{AlignedBuf, Request, Target};
 
-/// A run whose typical latency exceeds the one-AU baseline by this factor is
-/// collapsed; checked as writes come in, so a collapsed run stops early. Below
-/// the limit the latency equals the baseline (same writes, same state); past
-/// it every write closes an AU, tens to hundreds of times slower (seed 004:
-/// 128 KiB writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs).
-const COLLAPSE: f64 = 3.0;
+/// A run whose writes take this many times what the same positions took with
+/// one AU is collapsed; checked as writes come in, so a collapsed run stops
+/// early. Below the limit the ratio is 1 (same writes, same state) give or take
+/// jitter; past it writes close AUs, tens of times slower (seed 004: 128 KiB
+/// writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs).
+const COLLAPSE: f64 = 2.0;
 /// AUs between two used ones (flashbench leaves 12; one is enough to keep the
 /// end of one AU from looking like the start of the next).
 const SPACING: u64 = 2;
@@ -83,7 +83,7 @@ pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
 /// AU slots one order's sweep may need: the doubling, the first collapse, and
 /// the bisection's collapsed runs each take fresh AUs; `--full` two more runs.
 fn slots_per_order(o: &Options) -> u64 {
-    4 * o.max + 4 + if o.full { 2 * o.max + 2 } else { 0 }
+    4 * o.max + 4 + if o.full { 2 * o.max + 4 } else { 0 }
 }
 
 /// The first AU used: past flashbench's 16 MiB and any FAT area (up to 8 AUs).
@@ -146,10 +146,19 @@ impl Sweeper<'_> {
         base(self.o.erase) + slot * SPACING * self.o.erase
     }
 
-    /// One chunk size over `n` AUs starting at `first`, interleaved; stops early
-    /// when the settled mean latency passes COLLAPSE x the one-AU baseline.
-    /// Returns the level, whether it collapsed, and its typical latency.
-    fn level(&mut self, first: u64, n: u64, chunk: u64, random: bool, baseline: Option<f64>) -> Result<(Level, bool, f64), MeasureError> {
+    /// One chunk size over `n` AUs starting at `first`, interleaved. With a
+    /// baseline (the one-AU run's latency at each position of the same
+    /// pattern), stops as soon as the latest writes take COLLAPSE times what
+    /// the same positions took alone. Returns the level, whether it collapsed,
+    /// and the latency at each position (the baseline, for a one-AU run).
+    fn level(
+        &mut self,
+        first: u64,
+        n: u64,
+        chunk: u64,
+        random: bool,
+        baseline: Option<&[f64]>,
+    ) -> Result<(Level, bool, Vec<f64>), MeasureError> {
         let num = self.o.erase / chunk;
         let positions: Vec<u64> = if random {
             lfsr_positions(num).into_iter().map(|p| p - 1).collect()
@@ -157,32 +166,46 @@ impl Sweeper<'_> {
             (0..num).collect()
         };
         let aus: Vec<u64> = (0..n).map(|i| self.au(first + i)).collect();
-        let mut lat: Vec<f64> = Vec::with_capacity(positions.len() * n as usize);
-        let per_batch = (64 / n as usize).max(1);
-        // Judged on the mean of the latest writes, once the first three rounds
-        // (which also close whatever an earlier run left open) are past. A
-        // mean, not a median: past the random limit only every other write
-        // merges (the evicted AU reopens cheaply, then merges another).
-        let window = (2 * n as usize).max(8);
-        let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let recent = |lat: &[f64]| mean_of(&lat[lat.len().saturating_sub(window)..]);
+        let n = n as usize;
+        // lat[k * n + a]: position index k, AU a.
+        let mut lat: Vec<f64> = Vec::with_capacity(positions.len() * n);
+        let per_batch = (64 / n).max(1);
+        let window = (2 * n).max(8);
+        // Measured over expected for writes `from..`; past three rounds, so
+        // the first writes (which also close what an earlier run left open)
+        // do not count. A mean, not a median: past the random limit only
+        // every other write merges (an evicted AU reopens cheaply).
+        let ratio = |lat: &[f64], from: usize, b: &[f64]| {
+            let got: f64 = lat[from..].iter().sum();
+            let want: f64 = (from..lat.len()).map(|i| b[i / n]).sum();
+            got / want.max(1.0)
+        };
+        let mut collapsed = false;
         for batch in positions.chunks(per_batch) {
             let reqs: Vec<Request> = batch
                 .iter()
-                .flat_map(|&pos| aus.iter().map(move |&a| Request::write(a + pos * chunk, chunk as u32, 0)))
+                .flat_map(|&pos| {
+                    aus.iter()
+                        .map(move |&a| Request::write(a + pos * chunk, chunk as u32, 0))
+                })
                 .collect();
             let done = self.p.run(self.t, &reqs, 1, &mut self.buf)?;
             lat.extend(done.iter().map(|c| c.duration_ns as f64));
             if let Some(b) = baseline
-                && lat.len() >= 3 * n as usize + window
-                && recent(&lat) > COLLAPSE * b
+                && lat.len() >= 3 * n + window
+                && ratio(&lat, lat.len() - window, b) > COLLAPSE
             {
+                collapsed = true;
                 break;
             }
         }
-        let mean = mean_of(&lat);
-        let typical = mean_of(&lat[(lat.len() / 2).min(3 * n as usize)..]);
-        let collapsed = baseline.is_some_and(|b| typical > COLLAPSE * b);
+        if let Some(b) = baseline
+            && !collapsed
+        {
+            collapsed = ratio(&lat, (3 * n).min(lat.len() / 2), b) > COLLAPSE;
+        }
+        let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
+        let per_position = lat.chunks(n).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
         Ok((
             Level {
                 chunk_bytes: chunk,
@@ -190,7 +213,7 @@ impl Sweeper<'_> {
                 writes: lat.len(),
             },
             collapsed,
-            typical,
+            per_position,
         ))
     }
 
@@ -201,10 +224,26 @@ impl Sweeper<'_> {
         Ok(self.cursor)
     }
 
-    /// One run at `n` AUs with the sweep chunk.
-    fn run(&mut self, n: u64, random: bool, baseline: Option<f64>) -> Result<(Run, f64), MeasureError> {
+    /// One run at `n` AUs: each chunk of `chunks`, against its baseline.
+    fn run(
+        &mut self,
+        n: u64,
+        random: bool,
+        chunks: &[u64],
+        baselines: &[Vec<f64>],
+    ) -> Result<(Run, Vec<Vec<f64>>), MeasureError> {
         let first = self.take(n)?;
-        let (level, collapsed, mean) = self.level(first, n, self.o.chunk, random, baseline)?;
+        let mut levels = Vec::new();
+        let mut profiles = Vec::new();
+        let mut collapsed = false;
+        let mut aborted = false;
+        for (i, &c) in chunks.iter().enumerate() {
+            let (level, col, profile) = self.level(first, n, c, random, baselines.get(i).map(Vec::as_slice))?;
+            aborted |= level.writes < (n * self.o.erase / c) as usize;
+            collapsed |= col;
+            levels.push(level);
+            profiles.push(profile);
+        }
         if collapsed {
             // Its AUs are left open or half-merged: later runs use fresh ones.
             self.cursor += n;
@@ -212,23 +251,24 @@ impl Sweeper<'_> {
         Ok((
             Run {
                 open_aus: n,
-                aborted: level.writes < (n * self.o.erase / self.o.chunk) as usize,
+                aborted,
                 collapsed,
-                levels: vec![level],
+                levels,
             },
-            mean,
+            profiles,
         ))
     }
 
     fn sweep(&mut self, random: bool) -> Result<Sweep, MeasureError> {
+        let chunk = [self.o.chunk];
         let mut runs = Vec::new();
-        let (first, baseline) = self.run(1, random, None)?;
+        let (first, baseline) = self.run(1, random, &chunk, &[])?;
         runs.push(first);
         let mut lo = 1;
         let mut hi = None;
         let mut n = 2;
         while n <= self.o.max {
-            let (r, _) = self.run(n, random, Some(baseline))?;
+            let (r, _) = self.run(n, random, &chunk, &baseline)?;
             let collapsed = r.collapsed;
             runs.push(r);
             if collapsed {
@@ -244,7 +284,7 @@ impl Sweeper<'_> {
         if let Some(mut h) = hi {
             while h - lo > 1 {
                 let mid = (lo + h) / 2;
-                let (r, _) = self.run(mid, random, Some(baseline))?;
+                let (r, _) = self.run(mid, random, &chunk, &baseline)?;
                 if r.collapsed {
                     h = mid;
                 } else {
@@ -254,26 +294,15 @@ impl Sweeper<'_> {
             }
         }
         if self.o.full {
+            // flashbench's table: every chunk size at one AU (the baselines),
+            // at the limit, and one past it.
             let chunks = crate::sim::reproduce::flashbench::chunk_sizes(self.o.erase, self.o.chunk);
+            let (one, baselines) = self.run(1, random, &chunks, &[])?;
+            runs.push(one);
             for n in [lo, lo + 1] {
-                let first = self.take(n)?;
-                let mut levels = Vec::new();
-                let mut aborted = false;
-                for &c in &chunks {
-                    // Stop a collapsing level early against the sweep baseline
-                    // scaled to this chunk (write time grows with the chunk).
-                    let scaled = baseline * c as f64 / self.o.chunk as f64;
-                    let (level, _, _) = self.level(first, n, c, random, Some(scaled))?;
-                    aborted |= level.writes < (n * self.o.erase / c) as usize;
-                    levels.push(level);
-                }
-                self.cursor += n;
-                runs.push(Run {
-                    open_aus: n,
-                    aborted,
-                    collapsed: n > lo,
-                    levels,
-                });
+                let (r, _) = self.run(n, random, &chunks, &baselines)?;
+                self.cursor += if r.collapsed { 0 } else { n };
+                runs.push(r);
             }
         }
         Ok(Sweep {
@@ -358,6 +387,9 @@ mod tests {
         let m = largest_max(1 << 30, &o);
         assert!(m > 0 && plan(1 << 30, &Options { max: m, ..o }).is_ok());
         assert!(plan(1 << 30, &Options { max: m + 1, ..o }).is_err());
-        assert!(plan(64 << 30, &Options { chunk: 3 << 10, ..o }).is_err(), "chunk must divide");
+        assert!(
+            plan(64 << 30, &Options { chunk: 3 << 10, ..o }).is_err(),
+            "chunk must divide"
+        );
     }
 }
