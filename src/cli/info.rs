@@ -67,6 +67,23 @@ pub fn run(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
     Ok(())
 }
 
+/// The identification of a target (registers, sysfs), for tests that compare
+/// with it; None when it cannot be read.
+pub(super) fn describe(spec: &str, t: &dyn Target) -> Option<DeviceInfo> {
+    let d = t.description();
+    match resolve::open(spec, OpenOptions::default()).ok()? {
+        Opened::Real(_) => device::identify(
+            &Host::system(),
+            std::path::Path::new(spec),
+            d.size_bytes,
+            d.logical_block_size,
+            d.physical_block_size,
+        )
+        .ok(),
+        Opened::Sim(s) => Some(sim_info(&s, d)),
+    }
+}
+
 /// What `info` shows for a simulated card: its geometry, and its registers
 /// decoded exactly as a real card's sysfs would be.
 fn sim_info(t: &SimTarget, d: &crate::target::TargetDescription) -> DeviceInfo {

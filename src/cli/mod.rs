@@ -3,6 +3,7 @@
 
 mod decode;
 mod info;
+mod measure;
 mod resolve;
 mod restore;
 mod sim;
@@ -40,6 +41,68 @@ pub enum Command {
         /// Block device, regular file, or sim:PROFILE[,key=value...].
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
+    },
+    /// Erase-block (AU) and page size from read latencies at 2^n and 3x2^n
+    /// boundaries, with a confidence (read-only).
+    Align {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+    },
+    /// How many AUs the card keeps open for in-order and random writes: an
+    /// automatic sweep that stops each run once it collapses (writes; the data
+    /// is preserved unless --no-preserve).
+    OpenAu {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        /// Only the random-order sweep (flashbench --open-au --random).
+        #[arg(long, conflicts_with = "linear")]
+        random: bool,
+        /// Only the in-order sweep.
+        #[arg(long)]
+        linear: bool,
+        /// Erase size (default: align's estimate).
+        #[arg(long, value_name = "SIZE")]
+        erase_size: Option<String>,
+        /// Chunk written by the sweep (default: the page, at least erase/4096).
+        #[arg(long, value_name = "SIZE")]
+        chunk: Option<String>,
+        /// Most open AUs tried.
+        #[arg(long, default_value_t = 32)]
+        max: u64,
+        /// Also every chunk size from the erase size down, at one AU, at the
+        /// limit and one past it (flashbench's table).
+        #[arg(long)]
+        full: bool,
+        #[command(flatten)]
+        opts: write::WriteOpts,
+    },
+    /// How many leading AUs take small random writes cheaply (the FAT area;
+    /// writes, preserved unless --no-preserve).
+    Fat {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        #[arg(long, value_name = "SIZE")]
+        erase_size: Option<String>,
+        /// Leading AUs examined.
+        #[arg(long, default_value_t = 8)]
+        max: u64,
+        #[command(flatten)]
+        opts: write::WriteOpts,
+    },
+    /// Read latency of every block of a region, in order (read-only).
+    Scatter {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        #[arg(long, default_value = "0")]
+        offset: String,
+        #[arg(long, default_value = "8M")]
+        length: String,
+        /// Read size (default: 4 KiB or the logical block).
+        #[arg(long, value_name = "SIZE")]
+        block: Option<String>,
+        /// Every point as CSV (offset_bytes,latency_ns) on stdout.
+        #[arg(long)]
+        csv: bool,
     },
     /// Simulated cards: list the built-in profiles, show one's parameters.
     Sim {
@@ -136,6 +199,43 @@ fn run(cli: Cli) -> CliResult<()> {
     match cli.command {
         Command::Info { target } => info::run(&target, cli.engine, cli.json),
         Command::Sim { action } => sim::run(action, cli.json),
+        Command::Align { target } => measure::align(&target, cli.engine, cli.json),
+        Command::OpenAu {
+            target,
+            random,
+            linear,
+            erase_size,
+            chunk,
+            max,
+            full,
+            opts,
+        } => measure::open_au(
+            &target,
+            &measure::OpenAuArgs {
+                erase: erase_size,
+                chunk,
+                max,
+                random_only: random,
+                linear_only: linear,
+                full,
+            },
+            &opts,
+            cli.engine,
+            cli.json,
+        ),
+        Command::Fat {
+            target,
+            erase_size,
+            max,
+            opts,
+        } => measure::fat(&target, &erase_size, max, &opts, cli.engine, cli.json),
+        Command::Scatter {
+            target,
+            offset,
+            length,
+            block,
+            csv,
+        } => measure::scatter(&target, &offset, &length, &block, csv, cli.engine, cli.json),
         Command::Decode { register, hex, mmc } => decode::run(register, &hex.join(" "), mmc, cli.json),
         Command::Restore {
             what,

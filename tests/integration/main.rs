@@ -4,6 +4,7 @@
 mod decode;
 mod engines;
 mod info;
+mod measure;
 mod safety;
 mod sim;
 mod support;

@@ -1,0 +1,315 @@
+//! `align`, `open-au`, `fat`, `scatter`: the characterisation tests of
+//! [`crate::measure`], with their tables, one-line verdicts and JSON.
+
+use serde::Serialize;
+
+use super::resolve::{self, Opened};
+use super::write::{WriteOpts, open_for_writing, safety_error};
+use crate::error::{CliError, CliResult};
+use crate::measure::{MeasureError, align, fat, open_au, scatter};
+use crate::output::{json, table};
+use crate::safety::Preserver;
+use crate::target::Target;
+use crate::target::real::{EngineChoice, OpenOptions};
+use crate::units::{Iec, duration_ns, mb_per_s, parse_size};
+
+fn measure_error(e: MeasureError) -> CliError {
+    match e {
+        MeasureError::Target(t) => resolve::target_error(t),
+        MeasureError::Safety(s) => safety_error(s),
+        e @ MeasureError::DoesNotFit { .. } => {
+            CliError::usage(e.to_string()).hint("use a larger target or a smaller --max")
+        }
+        MeasureError::Bad(m) => CliError::usage(m),
+    }
+}
+
+fn read_only(spec: &str, engine: EngineChoice) -> CliResult<Box<dyn Target>> {
+    Ok(
+        match resolve::open(
+            spec,
+            OpenOptions {
+                write: false,
+                exclusive: false,
+                engine,
+            },
+        )? {
+            Opened::Real(t) => t,
+            Opened::Sim(t) => t,
+        },
+    )
+}
+
+fn size_arg(text: &Option<String>, what: &str) -> CliResult<Option<u64>> {
+    text.as_deref()
+        .map(|t| parse_size(t).map_err(|e| CliError::usage(format!("bad {what} '{t}': {e}"))))
+        .transpose()
+}
+
+fn emit<T: Serialize>(command: &str, t: &dyn Target, key: &'static str, value: &T) {
+    let mut body = serde_json::Map::new();
+    body.insert(key.into(), serde_json::to_value(value).expect("results serialise"));
+    json::print(&json::Envelope {
+        schema_version: json::SCHEMA_VERSION,
+        command,
+        target: Some(t.description()),
+        device_time_s: Some(t.device_time_ns() as f64 / 1e9),
+        body,
+    });
+}
+
+/// What the card and the kernel say the AU is, for align to compare with.
+fn references(spec: &str, t: &dyn Target) -> Vec<(String, u64)> {
+    let Some(info) = super::info::describe(spec, t) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(m) = &info.mmc {
+        if let Some(au) = m.ssr.as_ref().and_then(|s| s.au_size_bytes) {
+            out.push(("ssr_au_size".to_string(), au));
+        }
+        if let Some(p) = m.preferred_erase_size_bytes {
+            out.push((
+                format!("sysfs preferred_erase_size ({})", m.preferred_erase_size_source),
+                p,
+            ));
+        }
+    }
+    out
+}
+
+pub fn align(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
+    let mut t = read_only(spec, engine)?;
+    let refs = references(spec, t.as_ref());
+    let r = align::run(t.as_mut(), &refs).map_err(measure_error)?;
+    if as_json {
+        emit("align", t.as_ref(), "align", &r);
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            vec![
+                Iec(row.boundary_bytes).to_string(),
+                duration_ns(row.pre_ns),
+                duration_ns(row.on_ns),
+                duration_ns(row.post_ns),
+                duration_ns(row.diff_ns),
+                duration_ns(row.diff_spread_ns),
+                row.samples.to_string(),
+            ]
+        })
+        .collect();
+    println!(
+        "{}",
+        table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
+    );
+    for e in &r.evidence {
+        println!("  {e}");
+    }
+    for x in &r.references {
+        let verdict = match x.agrees {
+            Some(true) => "agrees",
+            Some(false) => "differs",
+            None => "not compared",
+        };
+        println!("  {}: {} ({verdict})", x.source, Iec(x.bytes));
+    }
+    let show = |v: Option<u64>| v.map_or("unknown".to_string(), |b| Iec(b).to_string());
+    println!(
+        "erase block {} (confidence {:.2}), page {} (confidence {:.2}); {:.1} device-seconds",
+        show(r.erase_size_bytes),
+        r.confidence,
+        show(r.page_size_bytes),
+        r.page_confidence,
+        t.device_time_ns() as f64 / 1e9
+    );
+    Ok(())
+}
+
+/// Erase size and page: given, or estimated by align (read-only) first.
+fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<(u64, Option<u64>, u64)> {
+    let mut t = read_only(spec, engine)?;
+    let block = u64::from(t.description().logical_block_size);
+    if let Some(e) = erase {
+        return Ok((e, None, block));
+    }
+    let a = align::run(t.as_mut(), &[]).map_err(measure_error)?;
+    match a.erase_size_bytes {
+        Some(e) => {
+            eprintln!(
+                "erase size {} from align (confidence {:.2}); --erase-size overrides it",
+                Iec(e),
+                a.confidence
+            );
+            Ok((e, a.page_size_bytes, block))
+        }
+        None => Err(CliError::usage("align could not see the erase size of this target")
+            .hint("give it with --erase-size SIZE (for example 4M)")),
+    }
+}
+
+pub struct OpenAuArgs {
+    pub erase: Option<String>,
+    pub chunk: Option<String>,
+    pub max: u64,
+    pub random_only: bool,
+    pub linear_only: bool,
+    pub full: bool,
+}
+
+pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoice, as_json: bool) -> CliResult<()> {
+    let (erase, page, block) = geometry(spec, engine, size_arg(&a.erase, "--erase-size")?)?;
+    let chunk = size_arg(&a.chunk, "--chunk")?.unwrap_or_else(|| open_au::default_chunk(erase, page, block));
+    let o = open_au::Options {
+        erase,
+        chunk,
+        max: a.max,
+        linear: !a.random_only,
+        random: !a.linear_only,
+        full: a.full,
+    };
+    let size = read_only(spec, engine)?.description().size_bytes;
+    let ranges = open_au::plan(size, &o).map_err(|e| match e {
+        MeasureError::DoesNotFit { .. } => CliError::usage(e.to_string()).hint(format!(
+            "the largest --max that fits is {}",
+            open_au::largest_max(size, &o)
+        )),
+        e => measure_error(e),
+    })?;
+    let mut s = open_for_writing(spec, ranges, opts, engine)?;
+    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
+    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
+    let result = open_au::run(s.target.as_mut(), &mut p, o);
+    p.finish(s.target.as_mut()).map_err(safety_error)?;
+    let r = result.map_err(measure_error)?;
+    if as_json {
+        emit("open-au", s.target.as_ref(), "open_au", &r);
+        return Ok(());
+    }
+    for (name, sweep) in [("linear", &r.linear), ("random", &r.random)] {
+        let Some(sw) = sweep else { continue };
+        let rows: Vec<Vec<String>> = sw
+            .runs
+            .iter()
+            .flat_map(|run| {
+                run.levels.iter().map(move |l| {
+                    vec![
+                        run.open_aus.to_string(),
+                        Iec(l.chunk_bytes).to_string(),
+                        mb_per_s(l.bytes_per_sec),
+                        l.writes.to_string(),
+                        if run.aborted {
+                            "stopped early".into()
+                        } else if run.collapsed {
+                            "collapsed".into()
+                        } else {
+                            String::new()
+                        },
+                    ]
+                })
+            })
+            .collect();
+        println!("{name}:");
+        println!("{}", table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows));
+        match sw.max_open_aus {
+            Some(n) => println!("{name}: {n} open AUs (writes collapse at {})", n + 1),
+            None => println!("{name}: no collapse up to {} open AUs", sw.tried_up_to),
+        }
+    }
+    println!(
+        "erase size {}, chunk {}; {:.1} device-seconds",
+        Iec(erase),
+        Iec(chunk),
+        s.target.device_time_ns() as f64 / 1e9
+    );
+    Ok(())
+}
+
+pub fn fat(
+    spec: &str,
+    erase: &Option<String>,
+    max: u64,
+    opts: &WriteOpts,
+    engine: EngineChoice,
+    as_json: bool,
+) -> CliResult<()> {
+    let (erase, page, block) = geometry(spec, engine, size_arg(erase, "--erase-size")?)?;
+    let o = fat::Options {
+        erase,
+        chunk: fat::default_chunk(erase, page, block),
+        max_aus: max,
+    };
+    let size = read_only(spec, engine)?.description().size_bytes;
+    let ranges = fat::plan(size, &o).map_err(measure_error)?;
+    let mut s = open_for_writing(spec, ranges, opts, engine)?;
+    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
+    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
+    let result = fat::run(s.target.as_mut(), &mut p, o);
+    p.finish(s.target.as_mut()).map_err(safety_error)?;
+    let r = result.map_err(measure_error)?;
+    if as_json {
+        emit("fat", s.target.as_ref(), "fat", &r);
+        return Ok(());
+    }
+    let mut rows: Vec<Vec<String>> = r
+        .aus
+        .iter()
+        .map(|a| {
+            vec![
+                a.au.to_string(),
+                duration_ns(a.median_ns),
+                mb_per_s(a.bytes_per_sec),
+                if a.fast { "FAT area".into() } else { String::new() },
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        format!("{} (reference)", r.reference_au),
+        duration_ns(r.reference_median_ns),
+        mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns.max(1.0)),
+        String::new(),
+    ]);
+    println!("{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+    println!(
+        "FAT-optimised area: {} AU(s) of {}; {:.1} device-seconds",
+        r.fat_area_aus,
+        Iec(erase),
+        s.target.device_time_ns() as f64 / 1e9
+    );
+    Ok(())
+}
+
+pub fn scatter(
+    spec: &str,
+    offset: &str,
+    length: &str,
+    block: &Option<String>,
+    csv: bool,
+    engine: EngineChoice,
+    as_json: bool,
+) -> CliResult<()> {
+    let mut t = read_only(spec, engine)?;
+    let offset = parse_size(offset).map_err(|e| CliError::usage(format!("bad --offset '{offset}': {e}")))?;
+    let length = parse_size(length).map_err(|e| CliError::usage(format!("bad --length '{length}': {e}")))?;
+    let block = size_arg(block, "--block")?.unwrap_or_else(|| u64::from(t.description().logical_block_size).max(4096));
+    let r = scatter::run(t.as_mut(), offset, length, block).map_err(measure_error)?;
+    if as_json {
+        emit("scatter", t.as_ref(), "scatter", &r);
+    } else if csv {
+        print!("{}", scatter::csv(&r));
+    } else {
+        let lat: Vec<f64> = r.points.iter().map(|p| p.latency_ns as f64).collect();
+        let max = r.points.iter().max_by_key(|p| p.latency_ns).map_or(0, |p| p.offset);
+        println!(
+            "{} reads of {} from {}: median {}, max {} at byte {max}; --csv or --json for every point",
+            r.points.len(),
+            Iec(block),
+            offset,
+            duration_ns(crate::measure::median(&lat)),
+            duration_ns(lat.iter().copied().fold(0.0, f64::max))
+        );
+    }
+    Ok(())
+}

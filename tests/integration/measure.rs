@@ -1,0 +1,89 @@
+//! align, open-au, fat and scatter through the binary: JSON contract on
+//! simulated cards, refusals, and a preserving open-au on a loop device.
+
+use predicates::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::support::{LoopDevice, flashlab, json, random_file, require_loop_devices};
+
+#[test]
+fn align_open_au_fat_on_kingston_give_its_geometry() {
+    let a = json(&["align", "sim:kingston-sa04g"]);
+    assert_eq!(a["command"], "align");
+    assert_eq!(a["align"]["erase_size_bytes"], 4 << 20);
+    assert_eq!(a["align"]["page_size_bytes"], 16 << 10);
+    assert!(a["align"]["confidence"].as_f64().unwrap() > 0.99);
+    assert!(a["device_time_s"].as_f64().unwrap() <= 30.0);
+    let rows = a["align"]["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["boundary_bytes"] == 3 << 20), "3x2^n boundaries");
+    let o = json(&["open-au", "sim:kingston-sa04g"]);
+    assert_eq!(o["open_au"]["linear"]["max_open_aus"], 3);
+    assert_eq!(o["open_au"]["random"]["max_open_aus"], 3);
+    assert!(o["device_time_s"].as_f64().unwrap() <= 180.0);
+    let runs = o["open_au"]["linear"]["runs"].as_array().unwrap();
+    assert!(runs.iter().any(|r| r["aborted"] == true && r["open_aus"] == 4));
+    let f = json(&["fat"]);
+    assert_eq!(f["fat"]["fat_area_aus"], 2, "sim:demo has a 2-AU FAT area");
+    assert_eq!(f["fat"]["erase_size_bytes"], 4 << 20);
+}
+
+#[test]
+fn scatter_csv_has_every_block_and_bad_input_exits_2() {
+    let out = flashlab()
+        .args(["scatter", "--length", "1M", "--csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 257);
+    assert!(text.starts_with("offset_bytes,latency_ns\n0,"));
+    flashlab()
+        .args(["scatter", "--offset", "1000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("logical block"));
+    flashlab()
+        .args(["open-au", "sim:demo,capacity=1G"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max")));
+    flashlab().args(["fat", "--erase-size", "4Q"]).assert().code(2);
+}
+
+#[test]
+fn open_au_on_a_loop_device_needs_consent_and_gives_every_byte_back() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 80 << 20, 23);
+    let dev = LoopDevice::attach(&f, None);
+    let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
+    let before = sha();
+    let args = [
+        "open-au",
+        dev.as_str(),
+        "--erase-size",
+        "1M",
+        "--chunk",
+        "64K",
+        "--max",
+        "2",
+    ];
+    flashlab()
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--write"));
+    assert_eq!(sha(), before);
+    let jdir = dir.path().join("j");
+    let out = flashlab()
+        .args(args)
+        .args(["--write", "--journal-dir"])
+        .arg(&jdir)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["open_au"]["erase_size_bytes"], 1 << 20);
+    assert_eq!(v["target"]["kind"], "block");
+    assert_eq!(sha(), before, "open-au restored every byte");
+}
