@@ -129,11 +129,13 @@ pub fn align(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
 }
 
 /// Erase size and page: given, or estimated by align (read-only) first.
-fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<(u64, Option<u64>, u64)> {
+/// Returns (erase, page, logical block, target size).
+fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<(u64, Option<u64>, u64, u64)> {
     let mut t = read_only(spec, engine)?;
     let block = u64::from(t.description().logical_block_size);
+    let size = t.description().size_bytes;
     if let Some(e) = erase {
-        return Ok((e, None, block));
+        return Ok((e, None, block, size));
     }
     let a = align::run(t.as_mut(), &[]).map_err(measure_error)?;
     match a.erase_size_bytes {
@@ -143,11 +145,28 @@ fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<(
                 Iec(e),
                 a.confidence
             );
-            Ok((e, a.page_size_bytes, block))
+            Ok((e, a.page_size_bytes, block, size))
         }
         None => Err(CliError::usage("align could not see the erase size of this target")
             .hint("give it with --erase-size SIZE (for example 4M)")),
     }
+}
+
+/// A writing test on the declared ranges: consent and in-use checks, the
+/// journal, the test, then the restore, which runs even when the test failed.
+fn preserving<T>(
+    spec: &str,
+    ranges: Vec<crate::safety::ranges::Range>,
+    opts: &WriteOpts,
+    engine: EngineChoice,
+    test: impl FnOnce(&mut dyn Target, &mut Preserver) -> Result<T, MeasureError>,
+) -> CliResult<(Box<dyn Target>, T)> {
+    let mut s = open_for_writing(spec, ranges, opts, engine)?;
+    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
+    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
+    let result = test(s.target.as_mut(), &mut p);
+    p.finish(s.target.as_mut()).map_err(safety_error)?;
+    Ok((s.target, result.map_err(measure_error)?))
 }
 
 pub struct OpenAuArgs {
@@ -160,7 +179,7 @@ pub struct OpenAuArgs {
 }
 
 pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoice, as_json: bool) -> CliResult<()> {
-    let (erase, page, block) = geometry(spec, engine, size_arg(&a.erase, "--erase-size")?)?;
+    let (erase, page, block, size) = geometry(spec, engine, size_arg(&a.erase, "--erase-size")?)?;
     let chunk = size_arg(&a.chunk, "--chunk")?.unwrap_or_else(|| open_au::default_chunk(erase, page, block));
     let o = open_au::Options {
         erase,
@@ -170,7 +189,6 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
         random: !a.linear_only,
         full: a.full,
     };
-    let size = read_only(spec, engine)?.description().size_bytes;
     let ranges = open_au::plan(size, &o).map_err(|e| match e {
         MeasureError::DoesNotFit { .. } => CliError::usage(e.to_string()).hint(format!(
             "the largest --max that fits is {}",
@@ -178,14 +196,9 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
         )),
         e => measure_error(e),
     })?;
-    let mut s = open_for_writing(spec, ranges, opts, engine)?;
-    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
-    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
-    let result = open_au::run(s.target.as_mut(), &mut p, o);
-    p.finish(s.target.as_mut()).map_err(safety_error)?;
-    let r = result.map_err(measure_error)?;
+    let (t, r) = preserving(spec, ranges, opts, engine, |t, p| open_au::run(t, p, o))?;
     if as_json {
-        emit("open-au", s.target.as_ref(), "open_au", &r);
+        emit("open-au", t.as_ref(), "open_au", &r);
         return Ok(());
     }
     for (name, sweep) in [("linear", &r.linear), ("random", &r.random)] {
@@ -222,7 +235,7 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
         "erase size {}, chunk {}; {:.1} device-seconds",
         Iec(erase),
         Iec(chunk),
-        s.target.device_time_ns() as f64 / 1e9
+        t.device_time_ns() as f64 / 1e9
     );
     Ok(())
 }
@@ -235,22 +248,16 @@ pub fn fat(
     engine: EngineChoice,
     as_json: bool,
 ) -> CliResult<()> {
-    let (erase, page, block) = geometry(spec, engine, size_arg(erase, "--erase-size")?)?;
+    let (erase, page, block, size) = geometry(spec, engine, size_arg(erase, "--erase-size")?)?;
     let o = fat::Options {
         erase,
         chunk: fat::default_chunk(erase, page, block),
         max_aus: max,
     };
-    let size = read_only(spec, engine)?.description().size_bytes;
     let ranges = fat::plan(size, &o).map_err(measure_error)?;
-    let mut s = open_for_writing(spec, ranges, opts, engine)?;
-    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
-    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
-    let result = fat::run(s.target.as_mut(), &mut p, o);
-    p.finish(s.target.as_mut()).map_err(safety_error)?;
-    let r = result.map_err(measure_error)?;
+    let (t, r) = preserving(spec, ranges, opts, engine, |t, p| fat::run(t, p, o))?;
     if as_json {
-        emit("fat", s.target.as_ref(), "fat", &r);
+        emit("fat", t.as_ref(), "fat", &r);
         return Ok(());
     }
     let mut rows: Vec<Vec<String>> = r
@@ -276,7 +283,7 @@ pub fn fat(
         "FAT-optimised area: {} AU(s) of {}; {:.1} device-seconds",
         r.fat_area_aus,
         Iec(erase),
-        s.target.device_time_ns() as f64 / 1e9
+        t.device_time_ns() as f64 / 1e9
     );
     Ok(())
 }
