@@ -22,6 +22,9 @@ use crate::target::{AlignedBuf, Request, Target};
 /// jitter; past it writes close AUs, tens of times slower (seed 004: 128 KiB
 /// writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs).
 const COLLAPSE: f64 = 2.0;
+/// A one-AU write this many times the median one-AU write is housekeeping
+/// (a merge, a gap copy), not a plain write.
+const HOUSEKEEPING: f64 = 2.0;
 /// AUs between two used ones (flashbench leaves 12; one is enough to keep the
 /// end of one AU from looking like the start of the next).
 const SPACING: u64 = 2;
@@ -73,10 +76,20 @@ pub struct OpenAuResult {
     pub random: Option<Sweep>,
 }
 
+/// Most chunk positions one AU is split into: flashbench's LFSR reaches
+/// 2^16, but past a few thousand writes per AU a run only costs more device
+/// time without telling more.
+const MAX_POSITIONS: u64 = 4096;
+
 /// The sweep chunk: the page (16 KiB when unknown), at least a block, at most
-/// a quarter AU, and few enough per AU for flashbench's LFSR (16 bits).
+/// a quarter AU, doubled while the AU holds more than [`MAX_POSITIONS`] of
+/// them. Always whole pages: a chunk that splits pages costs a read-modify-
+/// write at its edges and makes each AU's log fill at a different write.
 pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
-    let c = page.unwrap_or(16 << 10).max(block).max(erase.div_ceil(4096));
+    let mut c = page.unwrap_or(16 << 10).max(block);
+    while erase / c > MAX_POSITIONS && erase.is_multiple_of(2 * c) {
+        c *= 2;
+    }
     c.min(erase / 4).max(block)
 }
 
@@ -171,14 +184,30 @@ impl Sweeper<'_> {
         let mut lat: Vec<f64> = Vec::with_capacity(positions.len() * n);
         let per_batch = (64 / n).max(1);
         let window = (2 * n).max(8);
-        // Measured over expected for writes `from..`; past three rounds, so
-        // the first writes (which also close what an earlier run left open)
-        // do not count. A mean, not a median: past the random limit only
-        // every other write merges (an evicted AU reopens cheaply).
+        // Positions where the one-AU run did its own housekeeping (a gap
+        // copy, the merge that ends a random pass) are left out: a card
+        // past its limit does that housekeeping elsewhere, and comparing it
+        // there would hide the merges that are the collapse. Cards with few
+        // pages per AU merge every pass anyway, so this is what tells their
+        // runs apart.
+        let quiet: Vec<bool> = match baseline {
+            Some(b) => {
+                let typical = super::median(b);
+                b.iter().map(|&x| x <= HOUSEKEEPING * typical).collect()
+            }
+            None => Vec::new(),
+        };
+        // Measured over expected for the quiet writes `from..`; past three
+        // rounds, so the first writes (which also close what an earlier run
+        // left open) do not count. A mean, not a median: past the random
+        // limit only every other write merges (an evicted AU reopens cheaply).
         let ratio = |lat: &[f64], from: usize, b: &[f64]| {
-            let got: f64 = lat[from..].iter().sum();
-            let want: f64 = (from..lat.len()).map(|i| b[i / n]).sum();
-            got / want.max(1.0)
+            let (mut got, mut want) = (0.0, 0.0);
+            for i in (from..lat.len()).filter(|i| quiet[i / n]) {
+                got += lat[i];
+                want += b[i / n];
+            }
+            if want > 0.0 { got / want } else { 1.0 }
         };
         let mut collapsed = false;
         for batch in positions.chunks(per_batch) {

@@ -130,12 +130,8 @@ fn random_cards_are_characterised_exactly() {
         "linear open AUs exact on {:.1}% (goal 95%)",
         pct(lin_ok)
     );
-    // NOT the goal yet (95%): about 80% of cards come out exact. The sim's
-    // random-mode logs never count the in-order pages written before an AU
-    // turned random, so they outlive their run and crowd later ones. This
-    // guards against regressions until that is fixed (issue 5 stays open).
     assert!(
-        pct(rnd_ok) >= 70.0,
+        pct(rnd_ok) >= 95.0,
         "random open AUs exact on {:.1}% (goal 95%)",
         pct(rnd_ok)
     );

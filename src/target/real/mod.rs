@@ -175,6 +175,9 @@ fn open_error(path: &str, e: io::Error) -> TargetError {
     }
 }
 
+/// How long an exclusive open keeps retrying a busy device (see `open_file`).
+const BUSY_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn open_file(path: &Path, p: &str, kind: TargetKind, opts: OpenOptions) -> Result<(File, bool), TargetError> {
     let mut flags = OFlags::CLOEXEC | OFlags::DIRECT;
     if opts.exclusive && kind == TargetKind::Block {
@@ -182,7 +185,20 @@ fn open_file(path: &Path, p: &str, kind: TargetKind, opts: OpenOptions) -> Resul
     }
     let mut oo = std::fs::OpenOptions::new();
     oo.read(true).write(opts.write);
-    match oo.clone().custom_flags(flags.bits() as i32).open(path) {
+    let mut opened = oo.clone().custom_flags(flags.bits() as i32).open(path);
+    // A process killed mid-test (SIGKILL, power-off of the host shell) holds
+    // the device through its io_uring until the kernel tears the ring down,
+    // asynchronously, a moment after the process is gone; `restore` run right
+    // then would be refused. A device that is really in use stays busy.
+    let deadline = std::time::Instant::now() + BUSY_GRACE;
+    while opts.exclusive
+        && matches!(&opened, Err(e) if e.raw_os_error() == Some(libc::EBUSY))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        opened = oo.clone().custom_flags(flags.bits() as i32).open(path);
+    }
+    match opened {
         Ok(f) => Ok((f, true)),
         // Filesystems without O_DIRECT answer EINVAL; fall back to the page cache.
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) && kind == TargetKind::File => {
