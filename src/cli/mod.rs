@@ -63,12 +63,14 @@ pub enum Command {
         /// Erase size (default: align's estimate).
         #[arg(long, value_name = "SIZE")]
         erase_size: Option<String>,
-        /// Chunk written by the sweep (default: the page, at least erase/4096).
+        /// Chunk written by the sweep (default: the page, doubled while the AU
+        /// holds more than 4096 of them).
         #[arg(long, value_name = "SIZE")]
         chunk: Option<String>,
-        /// Most open AUs tried.
-        #[arg(long, default_value_t = 32)]
-        max: u64,
+        /// Most open AUs tried (default: 32, or the most whose AUs fit on
+        /// the target; given explicitly, a sweep that does not fit is refused).
+        #[arg(long)]
+        max: Option<u64>,
         /// Also every chunk size from the erase size down, at one AU, at the
         /// limit and one past it (flashbench's table).
         #[arg(long)]

@@ -99,6 +99,21 @@ pub struct Session {
     pub journal: Option<(PathBuf, Header)>,
 }
 
+/// The declared ranges for the consent line: every one when there are few, the
+/// first and last few around a count when a sweep declares a hundred AUs.
+fn listing(ranges: &[Range]) -> String {
+    const HEAD: usize = 4;
+    const TAIL: usize = 2;
+    let line = |r: &Range| format!("  bytes {}..{} ({})", r.offset, r.end(), Iec(r.len));
+    if ranges.len() <= HEAD + TAIL + 1 {
+        return ranges.iter().map(line).collect::<Vec<_>>().join("\n");
+    }
+    let mut out: Vec<String> = ranges[..HEAD].iter().map(line).collect();
+    out.push(format!("  ... {} more ranges ...", ranges.len() - HEAD - TAIL));
+    out.extend(ranges[ranges.len() - TAIL..].iter().map(line));
+    out.join("\n")
+}
+
 pub fn open_for_writing(
     spec: &str,
     declared: Vec<Range>,
@@ -121,11 +136,7 @@ pub fn open_for_writing(
     drop(probe);
     let ranges = ranges::normalize(declared, size, block.into()).map_err(safety_error)?;
     let total: u64 = ranges.iter().map(|r| r.len).sum();
-    let listing = ranges
-        .iter()
-        .map(|r| format!("  bytes {}..{} ({})", r.offset, r.end(), Iec(r.len)))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let listing = listing(&ranges);
     if real && !opts.write {
         return Err(CliError::usage(format!(
             "this test writes to {spec}; it would write {} in these ranges:\n{listing}",

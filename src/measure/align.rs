@@ -25,6 +25,12 @@ const MAX_CANDIDATE: u64 = 128 << 20;
 /// Samples per boundary in the first round, and the most any boundary gets.
 const FIRST_SAMPLES: usize = 8;
 const MAX_SAMPLES: usize = 64;
+/// Prior against "no erase block visible", in score units (-2 ln odds: 1 to
+/// 20). Every card has one and its crossing stall is the step flashbench -a is
+/// known for, while an invisible page step is ordinary (pages of half a read
+/// block or less, page reads hidden behind the transfer): so a lone step is
+/// read as the erase block unless the rows say otherwise.
+const NO_ERASE_PENALTY: f64 = 6.0;
 /// Posterior probability at which sampling stops.
 const SURE: f64 = 0.995;
 
@@ -132,6 +138,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
         .collect();
     let mut buf = AlignedBuf::new(block as usize);
     let mut want = FIRST_SAMPLES;
+    let mut previous = None;
     let verdict = loop {
         // One batch per round, boundaries interleaved so drift hits all alike.
         let mut reqs = Vec::new();
@@ -166,9 +173,16 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
             s.diff.push(on - (pre + post) / 2.0);
         }
         let v = fit(&samples, block);
-        if (v.erase_p >= SURE && v.page_p >= SURE) || want >= MAX_SAMPLES {
+        // Also stop when doubling the samples changed nothing: what is left
+        // is an ambiguity of the rows themselves (a lone step that may be
+        // the page or the erase block), which more reads cannot settle.
+        let settled = previous.is_some_and(|(e, p, ep, pp): (Option<u64>, Option<u64>, f64, f64)| {
+            e == v.erase && p == v.page && (ep - v.erase_p).abs() < 0.005 && (pp - v.page_p).abs() < 0.005
+        });
+        if (v.erase_p >= SURE && v.page_p >= SURE) || settled || want >= MAX_SAMPLES {
             break v;
         }
+        previous = Some((v.erase, v.page, v.erase_p, v.page_p));
         want *= 2;
     };
     let mut rows: Vec<Row> = samples
@@ -261,7 +275,7 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
             0
         }
     };
-    let score = |p: Option<u64>, e: Option<u64>| -> (f64, Vec<f64>) {
+    let score = |p: Option<u64>, e: Option<u64>| -> (f64, Vec<f64>, Vec<f64>) {
         let mut sum = [0.0; 3];
         let mut w = [0.0; 3];
         for &(a, m, se) in &est {
@@ -275,7 +289,12 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
             .map(|&(a, m, se)| ((m - level[levels_of(p, e, a)]) / se).powi(2))
             .sum();
         let used = w.iter().filter(|&&x| x > 0.0).count() as f64;
-        (chi + used * n.ln(), level)
+        // Standard error of each fitted level; infinite when no row has it.
+        let level_se: Vec<f64> = w
+            .iter()
+            .map(|&w| if w > 0.0 { w.sqrt().recip() } else { f64::INFINITY })
+            .collect();
+        (chi + used * n.ln(), level, level_se)
     };
     let powers: Vec<u64> = est
         .iter()
@@ -293,10 +312,17 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
                 .map(|&p| Some(p)),
         );
         for p in page_opts {
-            let (s, level) = score(p, e);
-            // A step must go up: a hypothesis whose levels fall is not a page
-            // or AU boundary.
-            let rises = (p.is_none() || level[1] > level[0]) && (e.is_none() || level[2] > level[1].max(level[0]));
+            let (mut s, level, se) = score(p, e);
+            if e.is_none() {
+                s += NO_ERASE_PENALTY;
+            }
+            // A step must go up, by more than twice its standard error, with
+            // rows on both sides: levels that fall or merely tie are not a
+            // page or AU boundary (a tie would let every larger "erase
+            // block" claim the same rows).
+            let step = |hi: usize, lo: usize| level[hi] - level[lo] > 2.0 * se[hi].hypot(se[lo]);
+            let below = if p.is_some() && se[1].is_finite() { 1 } else { 0 };
+            let rises = (p.is_none() || step(1, 0)) && (e.is_none() || step(2, below));
             if rises {
                 hyps.push((p, e, s, level));
             }

@@ -14,6 +14,7 @@ mod property_tests;
 
 use crate::safety::SafetyError;
 use crate::target::TargetError;
+use crate::units::Iec;
 
 /// Why a test could not run.
 #[derive(Debug, thiserror::Error)]
@@ -22,7 +23,10 @@ pub enum MeasureError {
     Target(#[from] TargetError),
     #[error("{0}")]
     Safety(#[from] SafetyError),
-    #[error("{what} needs {need} bytes from offset {from} but the target ends at {size}; offsets never wrap")]
+    #[error(
+        "{what} needs {} from offset {} but the target ends at {}; offsets never wrap",
+        Iec(*need), Iec(*from), Iec(*size)
+    )]
     DoesNotFit {
         what: String,
         from: u64,

@@ -21,7 +21,7 @@ use crate::target::{AlignedBuf, Request, Target};
 /// early. Below the limit the ratio is 1 (same writes, same state) give or take
 /// jitter; past it writes close AUs, tens of times slower (seed 004: 128 KiB
 /// writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs).
-const COLLAPSE: f64 = 2.0;
+const COLLAPSE: f64 = 1.5;
 /// A one-AU write this many times the median one-AU write is housekeeping
 /// (a merge, a gap copy), not a plain write.
 const HOUSEKEEPING: f64 = 2.0;
@@ -74,12 +74,19 @@ pub struct OpenAuResult {
     pub chunk_bytes: u64,
     pub linear: Option<Sweep>,
     pub random: Option<Sweep>,
+    /// How the sweeps were read, where it needs saying.
+    pub notes: Vec<String>,
 }
 
 /// Most chunk positions one AU is split into: flashbench's LFSR reaches
 /// 2^16, but past a few thousand writes per AU a run only costs more device
 /// time without telling more.
 const MAX_POSITIONS: u64 = 4096;
+
+/// Fewest chunk positions per AU: with few, a write is a large share of the
+/// AU and an eviction's copy costs little next to it, so the collapse is
+/// faint (a 16 KiB-AU CompactFlash card writing 2 KiB pages slows by a fifth).
+const MIN_POSITIONS: u64 = 64;
 
 /// The sweep chunk: the page (16 KiB when unknown), at least a block, at most
 /// a quarter AU, doubled while the AU holds more than [`MAX_POSITIONS`] of
@@ -90,7 +97,11 @@ pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
     while erase / c > MAX_POSITIONS && erase.is_multiple_of(2 * c) {
         c *= 2;
     }
-    c.min(erase / 4).max(block)
+    c = c.min(erase / 4).max(block);
+    while erase / c < MIN_POSITIONS && c / 2 >= block && (c / 2).is_multiple_of(block) {
+        c /= 2;
+    }
+    c
 }
 
 /// AU slots one order's sweep may need: the doubling, the first collapse, and
@@ -358,15 +369,35 @@ pub fn run(t: &mut dyn Target, p: &mut Preserver, o: Options) -> Result<OpenAuRe
     for (i, b) in s.buf.as_mut_slice().iter_mut().enumerate() {
         *b = (i.wrapping_mul(131) % 251) as u8;
     }
-    let linear = if o.linear { Some(s.sweep(false)?) } else { None };
+    let mut linear = if o.linear { Some(s.sweep(false)?) } else { None };
     s.cursor = if o.linear { slots } else { 0 };
     s.slot_limit = s.cursor + slots;
     let random = if o.random { Some(s.sweep(true)?) } else { None };
+    let mut notes = Vec::new();
+    if let (Some(lin), Some(rnd)) = (linear.as_mut(), &random)
+        && let Some(k) = lin.max_open_aus
+        && rnd.max_open_aus.is_none()
+        && rnd.tried_up_to > k
+    {
+        // Random-mode AUs are open AUs too, so a card that keeps more open
+        // for random writes than for in-order ones has no in-order limit:
+        // what slowed the in-order runs is the interleaving itself (a
+        // page-mapped FTL pays a map update whenever writes jump).
+        notes.push(format!(
+            "in-order writes slow down from {} AUs on, but random writes do not collapse up to {}: \
+             that is the cost of interleaving (a page-mapped FTL), not an open-AU limit",
+            k + 1,
+            rnd.tried_up_to
+        ));
+        lin.max_open_aus = None;
+        lin.tried_up_to = rnd.tried_up_to;
+    }
     Ok(OpenAuResult {
         erase_size_bytes: o.erase,
         chunk_bytes: o.chunk,
         linear,
         random,
+        notes,
     })
 }
 

@@ -46,6 +46,9 @@ pub struct SimTarget {
     woken: bool,
     /// Byte after the last read, to tell sequential reads from random ones.
     last_read_end: Option<u64>,
+    /// The page in the card's page register after the last read; a write
+    /// replaces it.
+    read_page: Option<u64>,
 }
 
 /// Build parameters from `sim:BASE,key=value...` (BASE a profile or a .toml file).
@@ -92,6 +95,7 @@ impl SimTarget {
             card_free: 0,
             woken: false,
             last_read_end: None,
+            read_page: None,
         }
     }
 
@@ -190,13 +194,24 @@ impl SimTarget {
         let stream = blocks * per_block;
         match op {
             Op::Read => {
-                let random = if self.last_read_end == Some(off) {
+                // A command that starts where the last read ended continues
+                // it: no random-access cost, and the page register still holds
+                // the page it ended in (a single-block host reads a page with
+                // one page load, not one per block). Crossing a page or AU
+                // boundary between two such commands costs what crossing it
+                // inside one command does, so flashbench -a's steps show on
+                // single-block hosts too.
+                let continues = self.last_read_end == Some(off);
+                let random = if continues { 0 } else { p.random_read_ns };
+                let first_page = off / p.page_size;
+                let first_load = if continues && self.read_page == Some(first_page) {
                     0
                 } else {
-                    p.random_read_ns
+                    p.page_read_ns
                 };
-                let pages = (off + len - 1) / p.page_size - off / p.page_size + 1;
-                let au_crossings = (off + len - 1) / p.au_size - off / p.au_size;
+                let from = if continues { off - 1 } else { off };
+                let pages = (off + len - 1) / p.page_size - first_page + 1;
+                let au_crossings = (off + len - 1) / p.au_size - from / p.au_size;
                 // Later pages are read while earlier ones stream out; crossing
                 // into another AU also means a new address translation, which
                 // stalls the read (the step flashbench -a sees at the AU size).
@@ -204,13 +219,15 @@ impl SimTarget {
                 let ns = frame
                     + p.card_access_ns
                     + random
-                    + p.page_read_ns
+                    + first_load
                     + stream.max(rest)
                     + au_crossings * p.au_cross_read_ns;
                 self.last_read_end = Some(off + len);
+                self.read_page = Some((off + len - 1) / p.page_size);
                 ns
             }
             Op::Write => {
+                self.read_page = None;
                 let page_blocks = (p.page_size / sector).max(1);
                 let fill = blocks.min(page_blocks) * per_block;
                 let fixed = frame + fill + p.write_commit_ns;

@@ -105,7 +105,7 @@ pub const PROFILES: &[Profile] = &[
             ("page_read_ns", "139000"),
             ("page_program_ns", "2211000"),
             ("au_erase_ns", "3000000"),
-            ("card_access_ns", "150000"),
+            ("card_access_ns", "280000"),
             ("write_commit_ns", "6708000"),
             ("partial_page_write_ns", "11300000"),
             ("csd", "002600325f5a83aefefbcfff928040de"),

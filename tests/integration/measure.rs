@@ -42,10 +42,13 @@ fn scatter_csv_has_every_block_and_bad_input_exits_2() {
         .code(2)
         .stderr(predicate::str::contains("logical block"));
     flashlab()
-        .args(["open-au", "sim:demo,capacity=1G"])
+        .args(["open-au", "sim:demo,capacity=1G", "--max", "32"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max")));
+        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max that fits is 14")));
+    // Without --max, a small card gets the largest sweep that fits.
+    let o = json(&["open-au", "sim:demo,capacity=1G", "--linear"]);
+    assert_eq!(o["open_au"]["linear"]["max_open_aus"], 6);
     flashlab().args(["fat", "--erase-size", "4Q"]).assert().code(2);
 }
 
