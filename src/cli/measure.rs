@@ -162,11 +162,24 @@ fn preserving<T>(
     test: impl FnOnce(&mut dyn Target, &mut Preserver) -> Result<T, MeasureError>,
 ) -> CliResult<(Box<dyn Target>, T)> {
     let mut s = open_for_writing(spec, ranges, opts, engine)?;
+    // Ctrl-C stops the test before its next write; the restore below runs.
+    crate::safety::signals::install();
     let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
     let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
     let result = test(s.target.as_mut(), &mut p);
-    p.finish(s.target.as_mut()).map_err(safety_error)?;
-    Ok((s.target, result.map_err(measure_error)?))
+    let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
+    match result {
+        Err(MeasureError::Safety(crate::safety::SafetyError::Interrupted { signal })) => {
+            if outcome.preserved {
+                eprintln!(
+                    "{} bytes restored and verified; the original data is back",
+                    outcome.bytes_restored
+                );
+            }
+            Err(super::write::interrupted_error(signal))
+        }
+        r => Ok((s.target, r.map_err(measure_error)?)),
+    }
 }
 
 /// flashbench users sweep up to a few dozen; the most any seed reports is 20

@@ -39,6 +39,7 @@ pub fn safety_error(e: SafetyError) -> CliError {
     let msg = e.to_string();
     match e {
         SafetyError::Target(t) => resolve::target_error(t),
+        SafetyError::Interrupted { signal } => interrupted_error(signal),
         SafetyError::Errno { .. } | SafetyError::VerifyFailed { .. } => CliError::failed(msg),
         SafetyError::Corrupt { .. } => {
             CliError::usage(msg).hint("the journal cannot be trusted; nothing was written to the target")
@@ -275,16 +276,21 @@ pub fn write_pattern(
         });
     }
     match interrupted {
-        Some(sig) if sig == libc::SIGTERM => Err(CliError {
-            exit: Exit::Terminated,
-            message: "interrupted by SIGTERM (data restored)".into(),
-            hint: None,
-        }),
-        Some(_) => Err(CliError {
-            exit: Exit::Interrupted,
-            message: "interrupted by SIGINT (data restored)".into(),
-            hint: None,
-        }),
+        Some(sig) => Err(interrupted_error(sig)),
         None => Ok(()),
+    }
+}
+
+/// Exit 130 for Ctrl-C, 143 for SIGTERM, once the data is back.
+pub fn interrupted_error(sig: i32) -> CliError {
+    let (exit, name) = if sig == libc::SIGTERM {
+        (Exit::Terminated, "SIGTERM")
+    } else {
+        (Exit::Interrupted, "SIGINT")
+    };
+    CliError {
+        exit,
+        message: format!("interrupted by {name} (data restored)"),
+        hint: None,
     }
 }

@@ -37,6 +37,10 @@ pub enum SafetyError {
     Undeclared { offset: u64, len: u64 },
     #[error("read-back after restore differs in bytes {offset}..{}", offset + len)]
     VerifyFailed { offset: u64, len: u64 },
+    /// Ctrl-C or SIGTERM arrived; the test stops before its next write so
+    /// the caller can restore.
+    #[error("interrupted by signal {signal}")]
+    Interrupted { signal: i32 },
     #[error(transparent)]
     Target(#[from] TargetError),
     #[error("I/O error at byte {offset} of the target: {}", std::io::Error::from_raw_os_error(*errno))]
@@ -206,6 +210,9 @@ impl Preserver {
             bytes += u64::from(r.len);
         }
         if bytes > 0 {
+            if let Some(signal) = signals::pending() {
+                return Err(SafetyError::Interrupted { signal });
+            }
             crash_point("device write");
         }
         let done = run_batch(target, requests, queue_depth, buf)?;

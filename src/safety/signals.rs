@@ -34,21 +34,32 @@ pub fn pending() -> Option<i32> {
 /// A test hook for crash-safety tests: with `FLASHLAB_CRASH_AT=N` in the
 /// environment, the process kills itself with SIGKILL at the N-th step (journal
 /// record, journal sync, device write, restore write), as a power cut would stop
-/// it. Without the variable this costs one relaxed load.
+/// it; with `FLASHLAB_SIGINT_AT=N` it sends itself SIGINT there instead, as a
+/// user pressing Ctrl-C at that moment would. Without the variables this costs
+/// one relaxed load.
 pub fn crash_point(what: &str) {
     use std::sync::OnceLock;
     use std::sync::atomic::AtomicU64;
-    static AT: OnceLock<Option<u64>> = OnceLock::new();
+    static AT: OnceLock<(Option<u64>, Option<u64>)> = OnceLock::new();
     static STEP: AtomicU64 = AtomicU64::new(0);
-    let Some(at) = *AT.get_or_init(|| std::env::var("FLASHLAB_CRASH_AT").ok().and_then(|v| v.parse().ok())) else {
+    let step = |var: &str| std::env::var(var).ok().and_then(|v| v.parse().ok());
+    let (kill, int) = *AT.get_or_init(|| (step("FLASHLAB_CRASH_AT"), step("FLASHLAB_SIGINT_AT")));
+    if kill.is_none() && int.is_none() {
         return;
-    };
+    }
     let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
-    if n == at {
+    if kill == Some(n) {
         eprintln!("crash point {n}: {what}");
         // SAFETY: raising a signal on ourselves has no memory-safety preconditions.
         unsafe {
             libc::raise(libc::SIGKILL);
+        }
+    }
+    if int == Some(n) {
+        eprintln!("interrupt point {n}: {what}");
+        // SAFETY: as above; the installed handler only stores to an atomic.
+        unsafe {
+            libc::raise(libc::SIGINT);
         }
     }
 }

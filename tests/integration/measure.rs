@@ -90,3 +90,40 @@ fn open_au_on_a_loop_device_needs_consent_and_gives_every_byte_back() {
     assert_eq!(v["target"]["kind"], "block");
     assert_eq!(sha(), before, "open-au restored every byte");
 }
+
+#[test]
+fn ctrl_c_during_open_au_on_a_loop_device_restores_and_exits_130() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 80 << 20, 29);
+    let dev = LoopDevice::attach(&f, None);
+    let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
+    let before = sha();
+    let jdir = dir.path().join("j");
+    // 24 journal records (1 MiB each) and a sync come first; step 27 is the
+    // linear sweep's second batch, so one run has overwritten its AU and the
+    // next batch is the one the signal stops.
+    let out = flashlab()
+        .args([
+            "open-au",
+            dev.as_str(),
+            "--erase-size",
+            "1M",
+            "--chunk",
+            "64K",
+            "--max",
+            "2",
+        ])
+        .args(["--write", "--journal-dir"])
+        .arg(&jdir)
+        .env("FLASHLAB_SIGINT_AT", "27")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupt point 27: device write"), "{err}");
+    assert!(err.contains("original data is back"), "{err}");
+    assert_eq!(sha(), before, "every byte restored");
+    let left = std::fs::read_dir(&jdir).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "the journal is deleted after the restore");
+}
