@@ -116,13 +116,15 @@ pub fn align(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
         };
         println!("  {}: {} ({verdict})", x.source, Iec(x.bytes));
     }
-    let show = |v: Option<u64>| v.map_or("unknown".to_string(), |b| Iec(b).to_string());
+    // The confidence is that of the verdict, "none visible" included.
+    let show = |what: &str, v: Option<u64>, p: f64| match v {
+        Some(b) => format!("{what} {} (confidence {p:.2})", Iec(b)),
+        None => format!("no {what} step visible (confidence {p:.2})"),
+    };
     println!(
-        "erase block {} (confidence {:.2}), page {} (confidence {:.2}); {:.1} device-seconds",
-        show(r.erase_size_bytes),
-        r.confidence,
-        show(r.page_size_bytes),
-        r.page_confidence,
+        "{}, {}; {:.1} device-seconds",
+        show("erase block", r.erase_size_bytes, r.confidence),
+        show("page", r.page_size_bytes, r.page_confidence),
         t.device_time_ns() as f64 / 1e9
     );
     Ok(())
