@@ -227,20 +227,23 @@ pub fn write_pattern(
         for r in s.ranges.clone() {
             let mut off = r.offset;
             while off < r.end() {
-                if let Some(sig) = signals::pending() {
-                    interrupted = Some(sig);
-                    break 'outer;
-                }
                 let n = (r.end() - off).min(buf.len() as u64) as u32;
                 for (i, w) in buf.as_mut_slice()[..n as usize].chunks_exact_mut(8).enumerate() {
                     let v = (off / 8 + i as u64) ^ u64::from(pass).wrapping_mul(0x9e37_79b9_7f4a_7c15);
                     w.copy_from_slice(&v.to_le_bytes());
                 }
-                let result = p.write(s.target.as_mut(), Request::write(off, n, 0), &mut buf);
-                if let Err(e) = result {
-                    // Put back what we can before reporting the failure.
-                    let _ = p.finish(s.target.as_mut());
-                    return Err(safety_error(e));
+                // The Preserver refuses to write once a signal is pending.
+                match p.write(s.target.as_mut(), Request::write(off, n, 0), &mut buf) {
+                    Ok(_) => {}
+                    Err(SafetyError::Interrupted { signal }) => {
+                        interrupted = Some(signal);
+                        break 'outer;
+                    }
+                    Err(e) => {
+                        // Put back what we can before reporting the failure.
+                        let _ = p.finish(s.target.as_mut());
+                        return Err(safety_error(e));
+                    }
                 }
                 off += u64::from(n);
                 if pause_ms > 0 {

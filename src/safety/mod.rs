@@ -141,6 +141,8 @@ pub struct Outcome {
 /// default, writes refused outside the ranges.
 pub struct Preserver {
     ranges: Vec<Range>,
+    /// Which declared ranges a write has touched: only those are restored.
+    touched: Vec<bool>,
     journal: Option<Writer>,
     pub bytes_written: u64,
 }
@@ -174,6 +176,7 @@ impl Preserver {
             }
         };
         Ok(Preserver {
+            touched: vec![false; ranges.len()],
             ranges,
             journal,
             bytes_written: 0,
@@ -200,13 +203,15 @@ impl Preserver {
         buf: &mut AlignedBuf,
     ) -> Result<Vec<Completion>, SafetyError> {
         let mut bytes = 0;
+        let mut touched = Vec::new();
         for r in requests.iter().filter(|r| r.op == Op::Write) {
-            if !self.ranges.iter().any(|d| d.contains(r.offset, r.len.into())) {
+            let Some(i) = self.ranges.iter().position(|d| d.contains(r.offset, r.len.into())) else {
                 return Err(SafetyError::Undeclared {
                     offset: r.offset,
                     len: r.len.into(),
                 });
-            }
+            };
+            touched.push(i);
             bytes += u64::from(r.len);
         }
         if bytes > 0 {
@@ -215,6 +220,11 @@ impl Preserver {
             }
             crash_point("device write");
         }
+        // Marked before the batch runs: a batch that fails half-way may
+        // still have written some of its requests.
+        for i in touched {
+            self.touched[i] = true;
+        }
         let done = run_batch(target, requests, queue_depth, buf)?;
         self.bytes_written += bytes;
         Ok(done)
@@ -222,6 +232,13 @@ impl Preserver {
 
     /// Put the original bytes back, verify them, delete the journal.
     pub fn finish(self, target: &mut dyn Target) -> Result<Outcome, SafetyError> {
+        let touched: Vec<Range> = self
+            .ranges
+            .iter()
+            .zip(&self.touched)
+            .filter(|(_, t)| **t)
+            .map(|(r, _)| *r)
+            .collect();
         let mut out = Outcome {
             ranges: self.ranges,
             preserved: self.journal.is_some(),
@@ -234,7 +251,7 @@ impl Preserver {
         if let Some(w) = self.journal {
             target.sync()?;
             let j = Journal::open(&w.path)?;
-            let done = j.restore(target)?;
+            let done = j.restore_only(target, Some(&touched))?;
             out.bytes_restored = done.bytes;
             out.restore_bytes_per_sec = done.bytes_per_sec();
             out.restore_write_bytes_per_sec = done.write_bytes_per_sec();
@@ -243,5 +260,70 @@ impl Preserver {
             target.sync()?;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{SimTarget, params_from_spec};
+
+    fn fill(t: &mut dyn Target, off: u64, len: u64, byte: u8) {
+        let mut buf = AlignedBuf::new(len as usize);
+        buf.as_mut_slice().fill(byte);
+        run_batch(t, &[Request::write(off, len as u32, 0)], 1, &mut buf).unwrap();
+    }
+
+    fn read(t: &mut dyn Target, off: u64, len: u64) -> Vec<u8> {
+        let mut buf = AlignedBuf::new(len as usize);
+        run_batch(t, &[Request::read(off, len as u32, 0)], 1, &mut buf).unwrap();
+        buf.as_slice().to_vec()
+    }
+
+    #[test]
+    fn only_the_ranges_a_test_wrote_are_written_back() {
+        let o = [("capacity".to_string(), "64M".to_string())];
+        let mut t = SimTarget::new("sim:demo,capacity=64M", params_from_spec("demo", &o).unwrap());
+        let ranges = vec![
+            Range {
+                offset: 1 << 20,
+                len: 1 << 20,
+            },
+            Range {
+                offset: 4 << 20,
+                len: 2 << 20,
+            },
+        ];
+        fill(&mut t, 1 << 20, 1 << 20, 0x11);
+        fill(&mut t, 4 << 20, 2 << 20, 0x22);
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header {
+            target: "sim:demo".into(),
+            size_bytes: 64 << 20,
+            identity: None,
+            created_unix: 0,
+            pid: 0,
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: 3 << 20,
+        };
+        let mut p = Preserver::begin(&mut t, ranges, Some((dir.path(), header))).unwrap();
+        let mut buf = AlignedBuf::new(8192);
+        buf.as_mut_slice().fill(0xee);
+        p.write(&mut t, Request::write((5 << 20) + 8192, 8192, 0), &mut buf)
+            .unwrap();
+        assert!(
+            p.write(&mut t, Request::write(3 << 20, 4096, 0), &mut buf).is_err(),
+            "undeclared"
+        );
+        let out = p.finish(&mut t).unwrap();
+        assert_eq!(out.bytes_written, 8192);
+        assert_eq!(
+            out.bytes_restored,
+            2 << 20,
+            "the untouched first range is not rewritten"
+        );
+        assert!(read(&mut t, 1 << 20, 1 << 20).iter().all(|&b| b == 0x11));
+        assert!(read(&mut t, 4 << 20, 2 << 20).iter().all(|&b| b == 0x22));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "journal deleted");
     }
 }
