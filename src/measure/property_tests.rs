@@ -46,9 +46,12 @@ fn card(rng: &mut u64) -> Card {
     }
 }
 
+/// (erase size, page size, open AUs in order, open AUs random, FAT area AUs).
+type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
+
 /// What the CLI runs, in its order: align, then open-au (both orders, the
 /// largest sweep up to 32 that fits) and fat on align's erase size.
-fn characterise(t: &mut SimTarget) -> (align::AlignResult, open_au::OpenAuResult, fat::FatResult) {
+fn characterise(t: &mut SimTarget) -> Answers {
     let a = align::run(t, &[]).unwrap();
     let erase = a.erase_size_bytes.expect("align sees the erase block");
     let block = u64::from(t.description().logical_block_size);
@@ -73,7 +76,13 @@ fn characterise(t: &mut SimTarget) -> (align::AlignResult, open_au::OpenAuResult
     let mut p = Preserver::begin(t, fat::plan(size, &fo).unwrap(), None).unwrap();
     let f = fat::run(t, &mut p, fo).unwrap();
     p.finish(t).unwrap();
-    (a, r, f)
+    (
+        a.erase_size_bytes,
+        a.page_size_bytes,
+        r.linear.as_ref().and_then(|s| s.max_open_aus),
+        r.random.as_ref().and_then(|s| s.max_open_aus),
+        f.fat_area_aus,
+    )
 }
 
 /// Issue 5: exact on every built-in card. Two answers are what the card's
@@ -86,7 +95,7 @@ fn builtin_cards_are_characterised_exactly() {
     for prof in crate::sim::profiles::PROFILES {
         let params = crate::sim::profiles::build(prof.name).unwrap();
         let mut t = SimTarget::new(&format!("sim:{}", prof.name), params.clone());
-        let (a, r, f) = characterise(&mut t);
+        let got = characterise(&mut t);
         let block = align::block_size(params.sector_size);
         let limit = |n: u64| (!params.page_mapped).then_some(n);
         let want = (
@@ -95,13 +104,6 @@ fn builtin_cards_are_characterised_exactly() {
             limit(params.open_aus_linear),
             limit(params.open_aus_random),
             params.fat_area_aus,
-        );
-        let got = (
-            a.erase_size_bytes,
-            a.page_size_bytes,
-            r.linear.as_ref().and_then(|s| s.max_open_aus),
-            r.random.as_ref().and_then(|s| s.max_open_aus),
-            f.fat_area_aus,
         );
         assert_eq!(got, want, "{}", prof.name);
     }
@@ -133,14 +135,7 @@ fn random_cards_are_characterised_exactly() {
             &format!("sim:demo,{spec}"),
             params_from_spec("demo", &overrides).unwrap(),
         );
-        let (a, r, f) = characterise(&mut t);
-        let got = (
-            a.erase_size_bytes,
-            a.page_size_bytes,
-            r.linear.as_ref().and_then(|s| s.max_open_aus),
-            r.random.as_ref().and_then(|s| s.max_open_aus),
-            f.fat_area_aus,
-        );
+        let got = characterise(&mut t);
         let want = (Some(c.au), Some(c.page), Some(c.linear), Some(c.random), c.fat);
         au_ok += usize::from(got.0 == want.0);
         page_ok += usize::from(got.1 == want.1);

@@ -52,6 +52,11 @@ fn scatter_csv_has_every_block_and_bad_input_exits_2() {
     flashlab().args(["fat", "--erase-size", "4Q"]).assert().code(2);
 }
 
+/// A sweep small enough for an 80 MiB loop device: 1 MiB AUs, up to 2 open.
+fn small_open_au(dev: &str) -> [&str; 8] {
+    ["open-au", dev, "--erase-size", "1M", "--chunk", "64K", "--max", "2"]
+}
+
 #[test]
 fn open_au_on_a_loop_device_needs_consent_and_gives_every_byte_back() {
     require_loop_devices!();
@@ -60,16 +65,7 @@ fn open_au_on_a_loop_device_needs_consent_and_gives_every_byte_back() {
     let dev = LoopDevice::attach(&f, None);
     let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
     let before = sha();
-    let args = [
-        "open-au",
-        dev.as_str(),
-        "--erase-size",
-        "1M",
-        "--chunk",
-        "64K",
-        "--max",
-        "2",
-    ];
+    let args = small_open_au(dev.as_str());
     flashlab()
         .args(args)
         .assert()
@@ -104,16 +100,7 @@ fn ctrl_c_during_open_au_on_a_loop_device_restores_and_exits_130() {
     // linear sweep's second batch, so one run has overwritten its AU and the
     // next batch is the one the signal stops.
     let out = flashlab()
-        .args([
-            "open-au",
-            dev.as_str(),
-            "--erase-size",
-            "1M",
-            "--chunk",
-            "64K",
-            "--max",
-            "2",
-        ])
+        .args(small_open_au(dev.as_str()))
         .args(["--write", "--journal-dir"])
         .arg(&jdir)
         .env("FLASHLAB_SIGINT_AT", "27")
