@@ -13,7 +13,7 @@ use crate::target::Target;
 use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::{Iec, duration_ns, mb_per_s, parse_size};
 
-fn measure_error(e: MeasureError) -> CliError {
+pub(super) fn measure_error(e: MeasureError) -> CliError {
     match e {
         MeasureError::Target(t) => resolve::target_error(t),
         MeasureError::Safety(s) => safety_error(s),
@@ -24,7 +24,7 @@ fn measure_error(e: MeasureError) -> CliError {
     }
 }
 
-fn read_only(spec: &str, engine: EngineChoice) -> CliResult<Box<dyn Target>> {
+pub(super) fn read_only(spec: &str, engine: EngineChoice) -> CliResult<Box<dyn Target>> {
     Ok(
         match resolve::open(
             spec,
@@ -59,7 +59,7 @@ fn emit<T: Serialize>(command: &str, t: &dyn Target, key: &'static str, value: &
 }
 
 /// What the card and the kernel say the AU is, for align to compare with.
-fn references(spec: &str, t: &dyn Target) -> Vec<(String, u64)> {
+pub(super) fn references(spec: &str, t: &dyn Target) -> Vec<(String, u64)> {
     let Some(info) = super::info::describe(spec, t) else {
         return Vec::new();
     };
@@ -130,24 +130,42 @@ pub fn align(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
     Ok(())
 }
 
+/// What the writing tests need to know about the target.
+pub(super) struct Geometry {
+    pub erase: u64,
+    pub page: Option<u64>,
+    /// Logical block size.
+    pub block: u64,
+    pub size: u64,
+}
+
 /// Erase size and page: given, or estimated by align (read-only) first.
-/// Returns (erase, page, logical block, target size).
-fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<(u64, Option<u64>, u64, u64)> {
+fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<Geometry> {
     let mut t = read_only(spec, engine)?;
     let block = u64::from(t.description().logical_block_size);
     let size = t.description().size_bytes;
-    if let Some(e) = erase {
-        return Ok((e, None, block, size));
+    if let Some(erase) = erase {
+        return Ok(Geometry {
+            erase,
+            page: None,
+            block,
+            size,
+        });
     }
     let a = align::run(t.as_mut(), &[]).map_err(measure_error)?;
     match a.erase_size_bytes {
-        Some(e) => {
+        Some(erase) => {
             eprintln!(
                 "erase size {} from align (confidence {:.2}); --erase-size overrides it",
-                Iec(e),
+                Iec(erase),
                 a.confidence
             );
-            Ok((e, a.page_size_bytes, block, size))
+            Ok(Geometry {
+                erase,
+                page: a.page_size_bytes,
+                block,
+                size,
+            })
         }
         None => Err(CliError::usage("align could not see the erase size of this target")
             .hint("give it with --erase-size SIZE (for example 4M)")),
@@ -187,6 +205,9 @@ fn preserving<T>(
 /// flashbench users sweep up to a few dozen; the most any seed reports is 20
 /// (seed 003's SanDisk part).
 const DEFAULT_MAX_OPEN_AUS: u64 = 32;
+/// Leading AUs the FAT test examines: SD cards keep at most a few (seed 004's
+/// --find-fat looks at 6; SD spec 4.10.2 formats put the FAT in the first AUs).
+pub const DEFAULT_FAT_AUS: u64 = 8;
 
 pub struct OpenAuArgs {
     pub erase: Option<String>,
@@ -197,11 +218,17 @@ pub struct OpenAuArgs {
     pub full: bool,
 }
 
-pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoice, as_json: bool) -> CliResult<()> {
-    let (erase, page, block, size) = geometry(spec, engine, size_arg(&a.erase, "--erase-size")?)?;
-    let chunk = size_arg(&a.chunk, "--chunk")?.unwrap_or_else(|| open_au::default_chunk(erase, page, block));
+/// The open-au sweep on `g`, through the preserving write path.
+pub(super) fn run_open_au(
+    spec: &str,
+    g: &Geometry,
+    a: &OpenAuArgs,
+    opts: &WriteOpts,
+    engine: EngineChoice,
+) -> CliResult<(Box<dyn Target>, open_au::OpenAuResult)> {
+    let chunk = size_arg(&a.chunk, "--chunk")?.unwrap_or_else(|| open_au::default_chunk(g.erase, g.page, g.block));
     let mut o = open_au::Options {
-        erase,
+        erase: g.erase,
         chunk,
         max: a.max.unwrap_or(DEFAULT_MAX_OPEN_AUS),
         linear: !a.random_only,
@@ -210,8 +237,9 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
     };
     if a.max.is_none() {
         // A small card gets the largest sweep that fits instead of a refusal.
-        o.max = open_au::largest_max(size, &o).max(1);
+        o.max = open_au::largest_max(g.size, &o).max(1);
     }
+    let size = g.size;
     let ranges = open_au::plan(size, &o).map_err(|e| match e {
         MeasureError::DoesNotFit { .. } => CliError::usage(e.to_string()).hint(format!(
             "the largest --max that fits is {}",
@@ -219,7 +247,13 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
         )),
         e => measure_error(e),
     })?;
-    let (t, r) = preserving(spec, ranges, opts, engine, |t, p| open_au::run(t, p, o))?;
+    preserving(spec, ranges, opts, engine, |t, p| open_au::run(t, p, o))
+}
+
+pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoice, as_json: bool) -> CliResult<()> {
+    let g = geometry(spec, engine, size_arg(&a.erase, "--erase-size")?)?;
+    let (t, r) = run_open_au(spec, &g, a, opts, engine)?;
+    let (erase, chunk) = (r.erase_size_bytes, r.chunk_bytes);
     if as_json {
         emit("open-au", t.as_ref(), "open_au", &r);
         return Ok(());
@@ -266,6 +300,23 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
     Ok(())
 }
 
+/// The FAT-area test on `g`'s first `max` AUs, through the preserving path.
+pub(super) fn run_fat(
+    spec: &str,
+    g: &Geometry,
+    max: u64,
+    opts: &WriteOpts,
+    engine: EngineChoice,
+) -> CliResult<(Box<dyn Target>, fat::FatResult)> {
+    let o = fat::Options {
+        erase: g.erase,
+        chunk: fat::default_chunk(g.erase, g.page, g.block),
+        max_aus: max,
+    };
+    let ranges = fat::plan(g.size, &o).map_err(measure_error)?;
+    preserving(spec, ranges, opts, engine, |t, p| fat::run(t, p, o))
+}
+
 pub fn fat(
     spec: &str,
     erase: &Option<String>,
@@ -274,14 +325,9 @@ pub fn fat(
     engine: EngineChoice,
     as_json: bool,
 ) -> CliResult<()> {
-    let (erase, page, block, size) = geometry(spec, engine, size_arg(erase, "--erase-size")?)?;
-    let o = fat::Options {
-        erase,
-        chunk: fat::default_chunk(erase, page, block),
-        max_aus: max,
-    };
-    let ranges = fat::plan(size, &o).map_err(measure_error)?;
-    let (t, r) = preserving(spec, ranges, opts, engine, |t, p| fat::run(t, p, o))?;
+    let g = geometry(spec, engine, size_arg(erase, "--erase-size")?)?;
+    let (t, r) = run_fat(spec, &g, max, opts, engine)?;
+    let erase = g.erase;
     if as_json {
         emit("fat", t.as_ref(), "fat", &r);
         return Ok(());

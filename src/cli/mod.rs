@@ -4,6 +4,7 @@
 mod decode;
 mod info;
 mod measure;
+mod probe;
 mod resolve;
 mod restore;
 mod sim;
@@ -86,8 +87,16 @@ pub enum Command {
         #[arg(long, value_name = "SIZE")]
         erase_size: Option<String>,
         /// Leading AUs examined.
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = measure::DEFAULT_FAT_AUS)]
         max: u64,
+        #[command(flatten)]
+        opts: write::WriteOpts,
+    },
+    /// Everything at once: identify, align, then open-au and fat (these write:
+    /// on a real target only with --write, data preserved), and advice.
+    Probe {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
         #[command(flatten)]
         opts: write::WriteOpts,
     },
@@ -202,6 +211,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Command::Info { target } => info::run(&target, cli.engine, cli.json),
         Command::Sim { action } => sim::run(action, cli.json),
         Command::Align { target } => measure::align(&target, cli.engine, cli.json),
+        Command::Probe { target, opts } => probe::run(&target, &opts, cli.engine, cli.json),
         Command::OpenAu {
             target,
             random,

@@ -25,12 +25,19 @@ const MAX_CANDIDATE: u64 = 128 << 20;
 /// Samples per boundary in the first round, and the most any boundary gets.
 const FIRST_SAMPLES: usize = 8;
 const MAX_SAMPLES: usize = 64;
-/// Prior against "no erase block visible", in score units (-2 ln odds: 1 to
-/// 20). Every card has one and its crossing stall is the step flashbench -a is
-/// known for, while an invisible page step is ordinary (pages of half a read
-/// block or less, page reads hidden behind the transfer): so a lone step is
-/// read as the erase block unless the rows say otherwise.
-const NO_ERASE_PENALTY: f64 = 6.0;
+/// Prior against "a page step but no erase-block step", in score units (-2 ln
+/// odds: 1 to 20). Every card has an erase block and its crossing stall is the
+/// step flashbench -a is known for, while an invisible page step is ordinary
+/// (pages of half a read block or less, page reads hidden behind the
+/// transfer): so a lone step is read as the erase block. "No step at all"
+/// keeps no penalty, so flat rows (a RAM disk, an SSD) still say so.
+const LONE_PAGE_PENALTY: f64 = 6.0;
+/// A step smaller than this (ns) is not a flash boundary, however steady: a
+/// crossing costs at least a NAND page read (tens of microseconds: 25.9 us on
+/// the HS400 eMMC of seed 001, 686 us on seed 004's Kingston), while a loop
+/// device shows 0.1-0.3 us steps at 4 KiB and 1 MiB from its own request
+/// splitting.
+const MIN_STEP_NS: f64 = 2_000.0;
 /// Posterior probability at which sampling stops.
 const SURE: f64 = 0.995;
 
@@ -313,14 +320,14 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
         );
         for p in page_opts {
             let (mut s, level, se) = score(p, e);
-            if e.is_none() {
-                s += NO_ERASE_PENALTY;
+            if p.is_some() && e.is_none() {
+                s += LONE_PAGE_PENALTY;
             }
-            // A step must go up, by more than twice its standard error, with
-            // rows on both sides: levels that fall or merely tie are not a
+            // A step must go up, by more than twice its standard error and
+            // more than MIN_STEP_NS, with rows on both sides: levels that fall or merely tie are not a
             // page or AU boundary (a tie would let every larger "erase
             // block" claim the same rows).
-            let step = |hi: usize, lo: usize| level[hi] - level[lo] > 2.0 * se[hi].hypot(se[lo]);
+            let step = |hi: usize, lo: usize| level[hi] - level[lo] > (2.0 * se[hi].hypot(se[lo])).max(MIN_STEP_NS);
             let below = if p.is_some() && se[1].is_finite() { 1 } else { 0 };
             let rises = (p.is_none() || step(1, 0)) && (e.is_none() || step(2, below));
             if rises {

@@ -4,6 +4,7 @@
 //! and runs deterministically on a simulated one. Writing tests go through the
 //! [`Preserver`](crate::safety::Preserver).
 
+pub mod advice;
 pub mod align;
 pub mod fat;
 pub mod open_au;

@@ -5,6 +5,7 @@ mod decode;
 mod engines;
 mod info;
 mod measure;
+mod probe;
 mod safety;
 mod sim;
 mod support;

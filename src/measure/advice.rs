@@ -1,0 +1,267 @@
+//! What the measured geometry means for how to use the card: partition
+//! alignment, filesystem layout, how many files to write at once. Pure
+//! interpretation of results `probe` already has, so it is the same for a
+//! real card and a simulated one.
+
+use serde::Serialize;
+
+use super::align::AlignResult;
+use super::fat::FatResult;
+use super::open_au::OpenAuResult;
+use crate::device::DeviceInfo;
+use crate::units::Iec;
+
+/// Seed 004: "Any card which can handle 5 or more open-au is quite good."
+const GOOD_OPEN_AUS: u64 = 5;
+/// Seed 004: "For good performance with a file system, you want this [random
+/// open-au] test to show at least 3 open-au."
+const ENOUGH_RANDOM_OPEN_AUS: u64 = 3;
+/// The filesystem block the layout advice counts in (ext4's default).
+const FS_BLOCK: u64 = 4096;
+
+/// One piece of advice: what was seen, what to do, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// Stable identifier for scripts (`align_partitions`, `few_open_aus`, ...).
+    pub topic: &'static str,
+    pub text: String,
+}
+
+fn say(topic: &'static str, text: String) -> Advice {
+    Advice { topic, text }
+}
+
+/// Advice from whatever results exist; a test that did not run adds nothing.
+pub fn advise(
+    info: Option<&DeviceInfo>,
+    align: Option<&AlignResult>,
+    open_au: Option<&OpenAuResult>,
+    fat: Option<&FatResult>,
+) -> Vec<Advice> {
+    let mut out = Vec::new();
+    let erase = align.and_then(|a| a.erase_size_bytes);
+    if let Some(e) = erase {
+        // Seed 004: "Knowing how big each eraseblock is can be used to align
+        // your partitioning scheme with the underlying media."
+        let bad: Vec<String> = info
+            .map(|i| i.partitions.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| !p.start_bytes.is_multiple_of(e))
+            .map(|p| format!("{} starts at {}", p.name, p.start_bytes))
+            .collect();
+        if bad.is_empty() {
+            out.push(say(
+                "align_partitions",
+                format!(
+                    "start partitions at multiples of {} (the erase block), so no filesystem block straddles two",
+                    Iec(e)
+                ),
+            ));
+        } else {
+            out.push(say(
+                "misaligned_partitions",
+                format!(
+                    "{}: not a multiple of the {} erase block, so writes near every block edge cost two blocks; \
+                     repartition at multiples of {}",
+                    bad.join(", "),
+                    Iec(e),
+                    Iec(e)
+                ),
+            ));
+        }
+        if e >= FS_BLOCK && e.is_multiple_of(FS_BLOCK) {
+            // Arnd Bergmann, "Optimizing Linux with cheap flash drives" (LWN
+            // 428584): tell ext4 the erase block as its stripe so it allocates
+            // and writes in whole erase blocks.
+            let stride = align
+                .and_then(|a| a.page_size_bytes)
+                .filter(|p| *p >= FS_BLOCK)
+                .map_or(1, |p| p / FS_BLOCK);
+            out.push(say(
+                "ext4_layout",
+                format!(
+                    "for ext4: mkfs.ext4 -b {FS_BLOCK} -E stride={stride},stripe-width={} (one stripe per erase block)",
+                    e / FS_BLOCK
+                ),
+            ));
+        }
+    }
+    if let Some(refs) = align.map(|a| &a.references) {
+        for r in refs.iter().filter(|r| r.agrees == Some(false)) {
+            out.push(say(
+                "erase_size_disagrees",
+                format!(
+                    "{} says {}, but the reads show {}: trust the measurement for alignment, it is what the \
+                     controller does",
+                    r.source,
+                    Iec(r.bytes),
+                    erase.map_or("no erase block".to_string(), |e| Iec(e).to_string())
+                ),
+            ));
+        }
+    }
+    if let Some(o) = open_au {
+        for n in &o.notes {
+            out.push(say("open_au_note", n.clone()));
+        }
+        if let Some(k) = o.linear.as_ref().and_then(|s| s.max_open_aus) {
+            if k >= GOOD_OPEN_AUS {
+                out.push(say(
+                    "open_aus",
+                    format!("{k} AUs open at once for in-order writes: several files can be written in parallel"),
+                ));
+            } else {
+                out.push(say(
+                    "few_open_aus",
+                    format!(
+                        "only {k} AU(s) open at once for in-order writes: writing more than {k} file(s) or streams \
+                         at a time makes the card copy whole erase blocks (tens of times slower); a log-structured \
+                         filesystem with few logs (f2fs -o active_logs=2) or one writer at a time avoids it"
+                    ),
+                ));
+            }
+        }
+        if let Some(k) = o.random.as_ref().and_then(|s| s.max_open_aus)
+            && k < ENOUGH_RANDOM_OPEN_AUS
+        {
+            out.push(say(
+                "few_random_open_aus",
+                format!(
+                    "only {k} AU(s) take out-of-order writes: a filesystem's scattered metadata updates will \
+                     stall it (seed 004 wants at least {ENOUGH_RANDOM_OPEN_AUS}); prefer FAT/exFAT with its \
+                     metadata in the first AUs, or f2fs"
+                ),
+            ));
+        }
+    }
+    if let Some(f) = fat {
+        if f.fat_area_aus > 0 {
+            // Seed 004: the first erase blocks may be backed by faster flash,
+            // "important when using the card with the FAT filesystem as all
+            // the metadata is stored in the beginning of the disk".
+            out.push(say(
+                "fat_area",
+                format!(
+                    "the first {} ({} AU(s)) take small random writes cheaply: keep the factory FAT layout, or put \
+                     your filesystem's metadata (journal, FAT, inode tables) there",
+                    Iec(f.fat_area_aus * f.erase_size_bytes),
+                    f.fat_area_aus
+                ),
+            ));
+        } else {
+            out.push(say(
+                "no_fat_area",
+                "no FAT-optimised area: the first AUs are ordinary, so a reformat with another layout loses nothing"
+                    .into(),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::sysfs::Partition;
+    use crate::measure::align::Reference;
+    use crate::measure::open_au::Sweep;
+
+    fn align(erase: Option<u64>, page: Option<u64>, refs: Vec<Reference>) -> AlignResult {
+        AlignResult {
+            block_size: 1024,
+            rows: Vec::new(),
+            erase_size_bytes: erase,
+            page_size_bytes: page,
+            confidence: 1.0,
+            page_confidence: 1.0,
+            evidence: Vec::new(),
+            references: refs,
+        }
+    }
+
+    fn sweep(n: Option<u64>) -> Option<Sweep> {
+        Some(Sweep {
+            max_open_aus: n,
+            tried_up_to: 32,
+            runs: Vec::new(),
+        })
+    }
+
+    fn topics(a: &[Advice]) -> Vec<&'static str> {
+        a.iter().map(|x| x.topic).collect()
+    }
+
+    #[test]
+    fn a_misaligned_partition_is_named_with_its_offset() {
+        let mut info = DeviceInfo::new("/dev/mmcblk0", 4 << 30, 512, 512, "mmc");
+        info.partitions = vec![
+            Partition {
+                name: "mmcblk0p1".into(),
+                start_bytes: 63 * 512,
+                size_bytes: 1 << 30,
+            },
+            Partition {
+                name: "mmcblk0p2".into(),
+                start_bytes: 4 << 30 >> 1,
+                size_bytes: 1 << 30,
+            },
+        ];
+        let a = align(Some(4 << 20), Some(16 << 10), Vec::new());
+        let out = advise(Some(&info), Some(&a), None, None);
+        assert_eq!(topics(&out), ["misaligned_partitions", "ext4_layout"]);
+        assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256:"), "{}", out[0].text);
+        assert!(!out[0].text.contains("mmcblk0p2"));
+        assert!(out[1].text.contains("stride=4,stripe-width=1024"), "{}", out[1].text);
+    }
+
+    #[test]
+    fn open_aus_fat_area_and_a_disagreeing_ssr_each_get_their_line() {
+        let a = align(
+            Some(4 << 20),
+            None,
+            vec![Reference {
+                source: "ssr_au_size".into(),
+                bytes: 8 << 20,
+                agrees: Some(false),
+            }],
+        );
+        let o = OpenAuResult {
+            erase_size_bytes: 4 << 20,
+            chunk_bytes: 16 << 10,
+            linear: sweep(Some(3)),
+            random: sweep(Some(2)),
+            notes: Vec::new(),
+        };
+        let f = FatResult {
+            erase_size_bytes: 4 << 20,
+            fat_area_aus: 2,
+            chunk_bytes: 16 << 10,
+            reference_au: 10,
+            reference_median_ns: 1.0,
+            aus: Vec::new(),
+        };
+        let out = advise(None, Some(&a), Some(&o), Some(&f));
+        assert_eq!(
+            topics(&out),
+            [
+                "align_partitions",
+                "ext4_layout",
+                "erase_size_disagrees",
+                "few_open_aus",
+                "few_random_open_aus",
+                "fat_area"
+            ]
+        );
+        assert!(out[1].text.contains("stride=1,"), "unknown page: stride 1");
+        assert!(out[2].text.contains("ssr_au_size says 8 MiB, but the reads show 4 MiB"));
+        assert!(out[3].text.starts_with("only 3 AU(s)"));
+        assert!(out[5].text.contains("first 8 MiB (2 AU(s))"));
+        let good = OpenAuResult {
+            linear: sweep(Some(6)),
+            random: sweep(Some(4)),
+            ..o
+        };
+        assert_eq!(topics(&advise(None, None, Some(&good), None)), ["open_aus"]);
+    }
+}

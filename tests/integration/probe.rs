@@ -1,0 +1,63 @@
+//! probe through the binary: every result under its key with advice on the
+//! default simulated card; on a real device without --write only the
+//! read-only tests run and nothing changes.
+
+use sha2::{Digest, Sha256};
+
+use crate::support::{LoopDevice, flashlab, json, random_file, require_loop_devices};
+
+#[test]
+fn probe_on_the_default_card_carries_every_result_and_advice() {
+    let v = json(&["probe"]);
+    assert_eq!(v["command"], "probe");
+    assert_eq!(v["target"]["kind"], "sim");
+    assert_eq!(v["info"]["transport"], "sim");
+    assert_eq!(v["align"]["erase_size_bytes"], 4 << 20);
+    assert_eq!(v["align"]["page_size_bytes"], 16 << 10);
+    assert_eq!(v["open_au"]["linear"]["max_open_aus"], 6);
+    assert_eq!(v["open_au"]["random"]["max_open_aus"], 4);
+    assert_eq!(v["fat"]["fat_area_aus"], 2);
+    assert_eq!(v["skipped"].as_array().unwrap().len(), 0);
+    let topics: Vec<&str> = v["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["topic"].as_str().unwrap())
+        .collect();
+    assert_eq!(topics, ["align_partitions", "ext4_layout", "open_aus", "fat_area"]);
+    assert!(v["advice"][1]["text"].as_str().unwrap().contains("stripe-width=1024"));
+    // align, open-au and fat together: more than open-au's sweep alone.
+    assert!(v["device_time_s"].as_f64().unwrap() > 20.0);
+    // The text form ends with the same advice and the device time.
+    let out = flashlab().arg("probe").arg("sim:kingston-sa04g").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("open AUs     3 in order, 3 random"), "{text}");
+    assert!(text.contains("only 3 AU(s) open at once"), "{text}");
+    assert!(text.contains("no FAT-optimised area"), "{text}");
+}
+
+#[test]
+fn probe_of_a_real_device_without_write_only_reads() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", 64 << 20, 31);
+    let dev = LoopDevice::attach(&f, None);
+    let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
+    let before = sha();
+    let v = json(&["probe", dev.as_str()]);
+    assert_eq!(v["target"]["kind"], "block");
+    assert!(v["open_au"].is_null() && v["fat"].is_null());
+    let skipped = v["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    // A loop device has no erase block to see; had align seen one, the
+    // writing tests would still wait for --write.
+    let why = skipped[0].as_str().unwrap();
+    assert!(why.contains("no erase block") || why.contains("--write"), "{why}");
+    assert_eq!(
+        v["align"]["erase_size_bytes"],
+        serde_json::Value::Null,
+        "a loop device shows no flash steps"
+    );
+    assert_eq!(sha(), before);
+}
