@@ -105,12 +105,15 @@ fn sim_info(t: &SimTarget, d: &crate::target::TargetDescription) -> DeviceInfo {
     );
     info.vendor = Some("flashlab simulator".into());
     info.rotational = Some(false);
+    let ftl = if p.page_mapped {
+        "page-mapped FTL (no open-AU limit)".to_string()
+    } else {
+        format!("{} open AUs in order / {} random", p.open_aus_linear, p.open_aus_random)
+    };
     info.notes.push(format!(
-        "simulated card: {} AU, {} page, {} open AUs in order / {} random, host {}",
+        "simulated card: {} AU, {} page, {ftl}, host {}",
         Iec(p.au_size),
         Iec(p.page_size),
-        p.open_aus_linear,
-        p.open_aus_random,
         p.host
     ));
     if p.card_type != "CF" {

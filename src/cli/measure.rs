@@ -270,9 +270,11 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
                         Iec(l.chunk_bytes).to_string(),
                         mb_per_s(l.bytes_per_sec),
                         l.writes.to_string(),
-                        if run.aborted {
+                        // Per level: a run stops early only at the chunk sizes
+                        // where it collapsed.
+                        if (l.writes as u64) < run.open_aus * erase / l.chunk_bytes {
                             "stopped early".into()
-                        } else if run.collapsed {
+                        } else if l.collapsed {
                             "collapsed".into()
                         } else {
                             String::new()

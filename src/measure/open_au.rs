@@ -49,6 +49,8 @@ pub struct Level {
     /// flashbench's figure: chunk over mean write latency.
     pub bytes_per_sec: f64,
     pub writes: usize,
+    /// This chunk size clearly collapsed against the one-AU run.
+    pub collapsed: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -251,6 +253,7 @@ impl Sweeper<'_> {
                 chunk_bytes: chunk,
                 bytes_per_sec: chunk as f64 * 1e9 / mean.max(1.0),
                 writes: lat.len(),
+                collapsed,
             },
             collapsed,
             per_position,
