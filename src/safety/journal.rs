@@ -1,13 +1,15 @@
-//! The preservation journal: the original bytes of every declared range, copied
-//! out before the first write, checksummed per record and fsync'd; written back
-//! and verified at the end (or by `flashlab restore` after a crash).
+//! The preservation journal: the original bytes of every declared range the
+//! test writes, copied out before the first write to that range, checksummed
+//! per record and fsync'd; written back and verified at the end (or by
+//! `flashlab restore` after a crash).
 //!
-//! Layout: a magic line, one JSON header line (target identity, ranges), then
-//! records of a 32-byte header (`FLJR`, offset, length, CRC-32 of the data,
-//! CRC-32 of the header) followed by the data. The device is written only after
-//! the whole journal is on disk, so a record cut short by a crash (a torn tail)
-//! covers bytes that were never overwritten and is skipped; a complete record
-//! whose checksum fails is corruption and stops the restore before any write.
+//! Layout: a magic line, one JSON header line (target identity, every declared
+//! range), then records of a 32-byte header (`FLJR`, offset, length, CRC-32 of
+//! the data, CRC-32 of the header) followed by the data. A range is written only
+//! after its records are on disk, so a record cut short by a crash (a torn tail)
+//! covers bytes that were never overwritten and is skipped, and a declared range
+//! without records was never touched; a complete record whose checksum fails is
+//! corruption and stops the restore before any write.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read, Write};

@@ -1,6 +1,6 @@
 //! Data safety (DESIGN.md "Data safety"): the one write path every writing test
-//! goes through. Ranges are declared up front; their original bytes go to a
-//! journal outside the target, durable before the first write; at the end (or on
+//! goes through. Ranges are declared up front; a range's original bytes go to a
+//! journal outside the target, durable before the first write to it; at the end (or on
 //! Ctrl-C, or after a crash with `flashlab restore`) they are written back and
 //! verified, then the journal is deleted.
 
@@ -148,32 +148,22 @@ pub struct Preserver {
 }
 
 impl Preserver {
-    /// Copy the ranges' original bytes into a new journal in `dir` (or keep no
-    /// journal when `dir` is `None`), durable before returning.
+    /// Start a session over `ranges`: create the journal in `dir` (header only,
+    /// durable before returning), or keep none when `dir` is `None`.
+    ///
+    /// A range's original bytes go into the journal, durably, just before the
+    /// first write to it (see [`run`](Self::run)): a sweep that declares a
+    /// hundred AUs and writes a dozen reads and stores a dozen. A crash then
+    /// finds complete records for every range that was written, and at most a
+    /// torn tail for one that was not yet.
     pub fn begin(
-        target: &mut dyn Target,
+        _target: &mut dyn Target,
         ranges: Vec<Range>,
         dir: Option<(&Path, Header)>,
     ) -> Result<Self, SafetyError> {
         let journal = match dir {
             None => None,
-            Some((dir, header)) => {
-                let mut w = Writer::create(dir, &header)?;
-                let mut buf = AlignedBuf::new(CHUNK);
-                for r in &ranges {
-                    let mut off = r.offset;
-                    while off < r.end() {
-                        let n = (r.end() - off).min(CHUNK as u64) as u32;
-                        run_one(target, Request::read(off, n, 0), &mut buf)?;
-                        crash_point("journal record");
-                        w.record(off, &buf.as_slice()[..n as usize])?;
-                        off += u64::from(n);
-                    }
-                }
-                crash_point("journal sync");
-                w.commit()?;
-                Some(w)
-            }
+            Some((dir, header)) => Some(Writer::create(dir, &header)?),
         };
         Ok(Preserver {
             touched: vec![false; ranges.len()],
@@ -181,6 +171,24 @@ impl Preserver {
             journal,
             bytes_written: 0,
         })
+    }
+
+    /// Copy range `i`'s original bytes into the journal.
+    fn journal_range(&mut self, target: &mut dyn Target, i: usize) -> Result<(), SafetyError> {
+        let Some(w) = self.journal.as_mut() else {
+            return Ok(());
+        };
+        let r = self.ranges[i];
+        let mut buf = AlignedBuf::new(CHUNK.min(r.len as usize));
+        let mut off = r.offset;
+        while off < r.end() {
+            let n = (r.end() - off).min(CHUNK as u64) as u32;
+            run_one(target, Request::read(off, n, 0), &mut buf)?;
+            crash_point("journal record");
+            w.record(off, &buf.as_slice()[..n as usize])?;
+            off += u64::from(n);
+        }
+        Ok(())
     }
 
     pub fn journal_path(&self) -> Option<&Path> {
@@ -203,7 +211,7 @@ impl Preserver {
         buf: &mut AlignedBuf,
     ) -> Result<Vec<Completion>, SafetyError> {
         let mut bytes = 0;
-        let mut touched = Vec::new();
+        let mut first = Vec::new();
         for r in requests.iter().filter(|r| r.op == Op::Write) {
             let Some(i) = self.ranges.iter().position(|d| d.contains(r.offset, r.len.into())) else {
                 return Err(SafetyError::Undeclared {
@@ -211,19 +219,34 @@ impl Preserver {
                     len: r.len.into(),
                 });
             };
-            touched.push(i);
+            if !self.touched[i] && !first.contains(&i) {
+                first.push(i);
+            }
             bytes += u64::from(r.len);
         }
-        if bytes > 0 {
-            if let Some(signal) = signals::pending() {
-                return Err(SafetyError::Interrupted { signal });
-            }
-            crash_point("device write");
+        if bytes > 0
+            && let Some(signal) = signals::pending()
+        {
+            return Err(SafetyError::Interrupted { signal });
         }
-        // Marked before the batch runs: a batch that fails half-way may
-        // still have written some of its requests.
-        for i in touched {
-            self.touched[i] = true;
+        if !first.is_empty() {
+            // Ranges this batch writes for the first time: their original
+            // bytes are journalled and durable before any of them changes.
+            for &i in &first {
+                self.journal_range(target, i)?;
+            }
+            if let Some(w) = self.journal.as_mut() {
+                crash_point("journal sync");
+                w.commit()?;
+            }
+            // Marked before the batch runs: a batch that fails half-way may
+            // still have written some of its requests.
+            for i in first {
+                self.touched[i] = true;
+            }
+        }
+        if bytes > 0 {
+            crash_point("device write");
         }
         let done = run_batch(target, requests, queue_depth, buf)?;
         self.bytes_written += bytes;
