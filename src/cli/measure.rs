@@ -198,7 +198,18 @@ fn preserving<T>(
             }
             Err(super::write::interrupted_error(signal))
         }
-        r => Ok((s.target, r.map_err(measure_error)?)),
+        r => {
+            if outcome.preserved {
+                eprintln!(
+                    "wrote {} in {} of {} declared range(s); restored and verified {}; journal deleted",
+                    Iec(outcome.bytes_written),
+                    outcome.ranges_touched,
+                    outcome.ranges.len(),
+                    Iec(outcome.bytes_restored)
+                );
+            }
+            Ok((s.target, r.map_err(measure_error)?))
+        }
     }
 }
 

@@ -129,6 +129,8 @@ pub struct Outcome {
     pub preserved: bool,
     pub journal: Option<String>,
     pub bytes_written: u64,
+    /// How many of `ranges` were written (and so journalled and restored).
+    pub ranges_touched: usize,
     pub bytes_restored: u64,
     /// Verified restore throughput (write back, read back, flush) in bytes per
     /// second of device time.
@@ -267,6 +269,7 @@ impl Preserver {
             preserved: self.journal.is_some(),
             journal: self.journal.as_ref().map(|w| w.path.display().to_string()),
             bytes_written: self.bytes_written,
+            ranges_touched: touched.len(),
             bytes_restored: 0,
             restore_bytes_per_sec: None,
             restore_write_bytes_per_sec: None,
