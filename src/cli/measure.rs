@@ -185,7 +185,7 @@ fn preserving<T>(
     // Ctrl-C stops the test before its next write; the restore below runs.
     crate::safety::signals::install();
     let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
-    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
+    let mut p = Preserver::begin(s.ranges.clone(), dir_header).map_err(safety_error)?;
     let result = test(s.target.as_mut(), &mut p);
     let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
     match result {

@@ -217,7 +217,7 @@ pub fn write_pattern(
     let mut s = open_for_writing(spec, declared, opts, engine)?;
     signals::install();
     let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
-    let mut p = Preserver::begin(s.target.as_mut(), s.ranges.clone(), dir_header).map_err(safety_error)?;
+    let mut p = Preserver::begin(s.ranges.clone(), dir_header).map_err(safety_error)?;
     if let Some(j) = p.journal_path() {
         eprintln!("journal: {}", j.display());
     }

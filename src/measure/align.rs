@@ -145,7 +145,8 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
         .collect();
     let mut buf = AlignedBuf::new(block as usize);
     let mut want = FIRST_SAMPLES;
-    let mut previous = None;
+    // (erase, page, their posteriors) after the previous round.
+    let mut previous: Option<(Option<u64>, Option<u64>, f64, f64)> = None;
     let verdict = loop {
         // One batch per round, boundaries interleaved so drift hits all alike.
         let mut reqs = Vec::new();
@@ -183,7 +184,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
         // Also stop when doubling the samples changed nothing: what is left
         // is an ambiguity of the rows themselves (a lone step that may be
         // the page or the erase block), which more reads cannot settle.
-        let settled = previous.is_some_and(|(e, p, ep, pp): (Option<u64>, Option<u64>, f64, f64)| {
+        let settled = previous.is_some_and(|(e, p, ep, pp)| {
             e == v.erase && p == v.page && (ep - v.erase_p).abs() < 0.005 && (pp - v.page_p).abs() < 0.005
         });
         if (v.erase_p >= SURE && v.page_p >= SURE) || settled || want >= MAX_SAMPLES {
@@ -324,9 +325,9 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
                 s += LONE_PAGE_PENALTY;
             }
             // A step must go up, by more than twice its standard error and
-            // more than MIN_STEP_NS, with rows on both sides: levels that fall or merely tie are not a
-            // page or AU boundary (a tie would let every larger "erase
-            // block" claim the same rows).
+            // more than MIN_STEP_NS, with rows on both sides: levels that
+            // fall or merely tie are not a page or AU boundary (a tie would
+            // let every larger "erase block" claim the same rows).
             let step = |hi: usize, lo: usize| level[hi] - level[lo] > (2.0 * se[hi].hypot(se[lo])).max(MIN_STEP_NS);
             let below = if p.is_some() && se[1].is_finite() { 1 } else { 0 };
             let rises = (p.is_none() || step(1, 0)) && (e.is_none() || step(2, below));

@@ -166,7 +166,7 @@ mod tests {
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
             let mut t = SimTarget::new(prof.name, params);
             let ranges = plan(t.description().size_bytes, &o).unwrap();
-            let mut p = Preserver::begin(&mut t, ranges, None).unwrap();
+            let mut p = Preserver::begin(ranges, None).unwrap();
             let r = run(&mut t, &mut p, o).unwrap();
             assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
         }

@@ -65,7 +65,7 @@ fn characterise(t: &mut SimTarget) -> Answers {
         full: false,
     };
     o.max = open_au::largest_max(size, &o);
-    let mut p = Preserver::begin(t, open_au::plan(size, &o).unwrap(), None).unwrap();
+    let mut p = Preserver::begin(open_au::plan(size, &o).unwrap(), None).unwrap();
     let r = open_au::run(t, &mut p, o).unwrap();
     p.finish(t).unwrap();
     let fo = fat::Options {
@@ -73,7 +73,7 @@ fn characterise(t: &mut SimTarget) -> Answers {
         chunk: fat::default_chunk(erase, a.page_size_bytes, block),
         max_aus: 8,
     };
-    let mut p = Preserver::begin(t, fat::plan(size, &fo).unwrap(), None).unwrap();
+    let mut p = Preserver::begin(fat::plan(size, &fo).unwrap(), None).unwrap();
     let f = fat::run(t, &mut p, fo).unwrap();
     p.finish(t).unwrap();
     (

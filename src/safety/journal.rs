@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SafetyError;
-use super::ranges::Range;
 use super::signals::crash_point;
 use crate::target::{AlignedBuf, Request, Target};
 
@@ -234,24 +233,10 @@ impl Journal {
     /// device time; the read-back is the price of knowing the bytes are back
     /// (scripts/restore-speed.sh and examples/restore_speed.rs measure it).
     pub fn restore(&self, target: &mut dyn Target) -> Result<Restored, SafetyError> {
-        self.restore_only(target, None)
-    }
-
-    /// [`restore`](Self::restore) limited to the records that overlap `only`:
-    /// a test that wrote a few of the AUs it declared puts back just those
-    /// (the others still hold their original bytes, since every write goes
-    /// through the Preserver). `None` restores every record, as after a crash.
-    pub fn restore_only(&self, target: &mut dyn Target, only: Option<&[Range]>) -> Result<Restored, SafetyError> {
         use std::os::unix::fs::FileExt;
         use std::sync::mpsc::sync_channel;
         let file = File::open(&self.path).map_err(|e| io(&self.path, e))?;
-        let records: Vec<(u64, u32, u64)> = self
-            .records
-            .iter()
-            .filter(|&&(off, len, _)| only.is_none_or(|rs| rs.iter().any(|r| r.overlaps(off, len.into()))))
-            .copied()
-            .collect();
-        let records = &records;
+        let records = &self.records;
         let batch_len = records.len().clamp(1, RESTORE_BATCH);
         let (full_tx, full_rx) = sync_channel::<Result<(AlignedBuf, Vec<Request>), SafetyError>>(1);
         let (empty_tx, empty_rx) = sync_channel::<AlignedBuf>(2);

@@ -158,11 +158,7 @@ impl Preserver {
     /// hundred AUs and writes a dozen reads and stores a dozen. A crash then
     /// finds complete records for every range that was written, and at most a
     /// torn tail for one that was not yet.
-    pub fn begin(
-        _target: &mut dyn Target,
-        ranges: Vec<Range>,
-        dir: Option<(&Path, Header)>,
-    ) -> Result<Self, SafetyError> {
+    pub fn begin(ranges: Vec<Range>, dir: Option<(&Path, Header)>) -> Result<Self, SafetyError> {
         let journal = match dir {
             None => None,
             Some((dir, header)) => Some(Writer::create(dir, &header)?),
@@ -257,19 +253,12 @@ impl Preserver {
 
     /// Put the original bytes back, verify them, delete the journal.
     pub fn finish(self, target: &mut dyn Target) -> Result<Outcome, SafetyError> {
-        let touched: Vec<Range> = self
-            .ranges
-            .iter()
-            .zip(&self.touched)
-            .filter(|(_, t)| **t)
-            .map(|(r, _)| *r)
-            .collect();
         let mut out = Outcome {
             ranges: self.ranges,
             preserved: self.journal.is_some(),
             journal: self.journal.as_ref().map(|w| w.path.display().to_string()),
             bytes_written: self.bytes_written,
-            ranges_touched: touched.len(),
+            ranges_touched: self.touched.iter().filter(|t| **t).count(),
             bytes_restored: 0,
             restore_bytes_per_sec: None,
             restore_write_bytes_per_sec: None,
@@ -277,7 +266,8 @@ impl Preserver {
         if let Some(w) = self.journal {
             target.sync()?;
             let j = Journal::open(&w.path)?;
-            let done = j.restore_only(target, Some(&touched))?;
+            // The journal holds exactly the ranges that were written.
+            let done = j.restore(target)?;
             out.bytes_restored = done.bytes;
             out.restore_bytes_per_sec = done.bytes_per_sec();
             out.restore_write_bytes_per_sec = done.write_bytes_per_sec();
@@ -332,7 +322,7 @@ mod tests {
             ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
             total_bytes: 3 << 20,
         };
-        let mut p = Preserver::begin(&mut t, ranges, Some((dir.path(), header))).unwrap();
+        let mut p = Preserver::begin(ranges, Some((dir.path(), header))).unwrap();
         let mut buf = AlignedBuf::new(8192);
         buf.as_mut_slice().fill(0xee);
         p.write(&mut t, Request::write((5 << 20) + 8192, 8192, 0), &mut buf)

@@ -18,11 +18,6 @@ impl Range {
         self.offset + self.len
     }
 
-    /// Whether `offset..offset + len` shares at least one byte with the range.
-    pub fn overlaps(&self, offset: u64, len: u64) -> bool {
-        offset < self.end() && self.offset < offset.saturating_add(len)
-    }
-
     pub fn contains(&self, offset: u64, len: u64) -> bool {
         offset >= self.offset && offset.checked_add(len).is_some_and(|e| e <= self.end())
     }
