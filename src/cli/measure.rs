@@ -216,8 +216,8 @@ fn preserving<T>(
 /// flashbench users sweep up to a few dozen; the most any seed reports is 20
 /// (seed 003's SanDisk part).
 const DEFAULT_MAX_OPEN_AUS: u64 = 32;
-/// Leading AUs the FAT test examines: SD cards keep at most a few (seed 004's
-/// --find-fat looks at 6; SD spec 4.10.2 formats put the FAT in the first AUs).
+/// Leading AUs the FAT test examines: a FAT area is a few AUs at the start,
+/// where the filesystem's metadata lives (seed 004's --find-fat looks at 6).
 pub const DEFAULT_FAT_AUS: u64 = 8;
 
 pub struct OpenAuArgs {
