@@ -190,12 +190,7 @@ fn preserving<T>(
     let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
     match result {
         Err(MeasureError::Safety(crate::safety::SafetyError::Interrupted { signal })) => {
-            if outcome.preserved {
-                eprintln!(
-                    "{} bytes restored and verified; the original data is back",
-                    outcome.bytes_restored
-                );
-            }
+            super::write::report_interrupted(signal, &outcome);
             Err(super::write::interrupted_error(signal))
         }
         r => {

@@ -253,12 +253,9 @@ pub fn write_pattern(
         }
     }
     let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
-    let sig_name = interrupted.map(|s| if s == libc::SIGTERM { "SIGTERM" } else { "SIGINT" });
-    if let Some(name) = sig_name {
-        eprintln!(
-            "interrupted by {name}: {} bytes restored and verified; the original data is back",
-            outcome.bytes_restored
-        );
+    let sig_name = interrupted.map(signal_name);
+    if let Some(sig) = interrupted {
+        report_interrupted(sig, &outcome);
     } else if outcome.preserved {
         eprintln!(
             "done: wrote {} bytes, restored and verified {} bytes; journal deleted",
@@ -284,16 +281,36 @@ pub fn write_pattern(
     }
 }
 
+fn signal_name(sig: i32) -> &'static str {
+    if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" }
+}
+
+/// What an interrupted writing test did before exiting.
+pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
+    if outcome.preserved {
+        eprintln!(
+            "interrupted by {}: {} bytes restored and verified; the original data is back",
+            signal_name(sig),
+            outcome.bytes_restored
+        );
+    } else {
+        eprintln!(
+            "interrupted by {}: nothing was journalled (--no-preserve)",
+            signal_name(sig)
+        );
+    }
+}
+
 /// Exit 130 for Ctrl-C, 143 for SIGTERM, once the data is back.
 pub fn interrupted_error(sig: i32) -> CliError {
-    let (exit, name) = if sig == libc::SIGTERM {
-        (Exit::Terminated, "SIGTERM")
+    let exit = if sig == libc::SIGTERM {
+        Exit::Terminated
     } else {
-        (Exit::Interrupted, "SIGINT")
+        Exit::Interrupted
     };
     CliError {
         exit,
-        message: format!("interrupted by {name} (data restored)"),
+        message: format!("interrupted by {}", signal_name(sig)),
         hint: None,
     }
 }
