@@ -75,15 +75,7 @@ fn offsets(o: &Options, au: u64) -> Vec<u64> {
 /// The chunks the test writes, declared up front (just the chunks, so a real
 /// card's journal stays small).
 pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
-    if o.erase == 0 || o.chunk == 0 || !o.erase.is_multiple_of(o.chunk) || o.erase / o.chunk < 2 {
-        return Err(MeasureError::Bad(format!(
-            "the chunk ({} bytes) must divide the erase size ({} bytes) at least twice",
-            o.chunk, o.erase
-        )));
-    }
-    if o.max_aus == 0 {
-        return Err(MeasureError::Bad("--max must be at least 1".into()));
-    }
+    super::check_plan(o.erase, o.chunk, o.max_aus)?;
     let need = (reference_au(o) + 1) * o.erase;
     if need > size {
         return Err(MeasureError::DoesNotFit {

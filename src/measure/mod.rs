@@ -17,6 +17,20 @@ use crate::safety::SafetyError;
 use crate::target::TargetError;
 use crate::units::Iec;
 
+/// The checks every writing test's plan starts with: a chunk that splits the
+/// erase block at least twice, and at least one AU.
+fn check_plan(erase: u64, chunk: u64, max: u64) -> Result<(), MeasureError> {
+    if erase == 0 || chunk == 0 || !erase.is_multiple_of(chunk) || erase / chunk < 2 {
+        return Err(MeasureError::Bad(format!(
+            "the chunk ({chunk} bytes) must divide the erase size ({erase} bytes) at least twice"
+        )));
+    }
+    if max == 0 {
+        return Err(MeasureError::Bad("--max must be at least 1".into()));
+    }
+    Ok(())
+}
+
 /// Why a test could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum MeasureError {

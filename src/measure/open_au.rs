@@ -126,15 +126,7 @@ fn base(erase: u64) -> u64 {
 /// The byte ranges the test may write, declared before it starts; refused when
 /// they pass the end.
 pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
-    if o.erase == 0 || o.chunk == 0 || !o.erase.is_multiple_of(o.chunk) || o.erase / o.chunk < 2 {
-        return Err(MeasureError::Bad(format!(
-            "the chunk ({} bytes) must divide the erase size ({} bytes) at least twice",
-            o.chunk, o.erase
-        )));
-    }
-    if o.max == 0 {
-        return Err(MeasureError::Bad("--max must be at least 1".into()));
-    }
+    super::check_plan(o.erase, o.chunk, o.max)?;
     let orders = u64::from(o.linear) + u64::from(o.random);
     let slots = slots_per_order(o) * orders;
     let need = slots * SPACING * o.erase;

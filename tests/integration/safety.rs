@@ -383,9 +383,10 @@ fn a_journal_for_another_identity_needs_force() {
     let dev = LoopDevice::attach(&f, None);
     let before = sha(&dev.path);
     let jdir = dir.path().join("j");
-    // Die after the second device write: the journal is complete, the device changed.
+    // Die just before writing 9M..10M (step 8): the journal holds every range,
+    // and 1M..3M on the device has changed.
     let out = write_pattern(dev.as_str(), &jdir, &[])
-        .env("FLASHLAB_CRASH_AT", "6")
+        .env("FLASHLAB_CRASH_AT", "8")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), None, "killed");
