@@ -7,7 +7,8 @@
 //! Run with `cargo run --release --example restore_speed`. The loop-device
 //! counterpart is scripts/restore-speed.sh.
 
-use flashlab::safety::Preserver;
+use flashlab::safety::PreservingTarget;
+use flashlab::safety::identity::Identity;
 use flashlab::safety::journal::{CHUNK, Header};
 use flashlab::safety::ranges::Range;
 use flashlab::sim::SimTarget;
@@ -41,25 +42,26 @@ fn main() {
         let header = Header {
             target: format!("sim:{}", prof.name),
             size_bytes: cap,
-            identity: None,
+            identity: Identity::default(),
             created_unix: 0,
             pid: std::process::id(),
             ranges: vec![[range.offset, range.len]],
             total_bytes: range.len,
         };
-        let mut p = Preserver::begin(vec![range], Some((dir.path(), header))).expect("journal");
+        let mut p = PreservingTarget::new(Box::new(&mut t), vec![range], Some((dir.path(), header))).expect("journal");
         buf.as_mut_slice().fill(0xa5);
         // The first write journals the range (reads it); the timed pass below
         // is then the device's plain sequential write.
-        p.write(&mut t, Request::write(chunks[0], MIB as u32, 0), &mut buf)
+        p.run(&[Request::write(chunks[0], MIB as u32, 0)], 1, &mut buf)
             .expect("write");
-        let t0 = t.device_time_ns();
+        let t0 = p.device_time_ns();
         for &off in &chunks {
-            p.write(&mut t, Request::write(off, MIB as u32, 0), &mut buf)
+            p.run(&[Request::write(off, MIB as u32, 0)], 1, &mut buf)
                 .expect("write");
         }
-        let seq = len as f64 * 1e9 / (t.device_time_ns() - t0) as f64;
-        let out = p.finish(&mut t).expect("restore");
+        let seq = len as f64 * 1e9 / (p.device_time_ns() - t0) as f64;
+        let (_, out) = p.finish();
+        let out = out.expect("restore");
         for &off in &chunks {
             t.run(&[Request::read(off, MIB as u32, 0)], 1, &mut buf).expect("read");
             assert!(

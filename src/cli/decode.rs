@@ -35,8 +35,8 @@ pub fn run(kind: RegisterKind, hex: &str, mmc: bool, as_json: bool) -> CliResult
             },
         });
     } else {
-        println!("{} ({})", kind.name(), if mmc { "MMC layout" } else { "SD layout" });
-        println!(
+        crate::outln!("{} ({})", kind.name(), if mmc { "MMC layout" } else { "SD layout" });
+        crate::outln!(
             "{}",
             table::json_fields(&serde_json::to_value(&decoded).expect("serialisable"))
         );

@@ -205,23 +205,26 @@ fn print_text(i: &DeviceInfo) {
     if !i.holders.is_empty() {
         rows.push(("holders".into(), i.holders.join(", ")));
     }
+    for a in &i.aliases {
+        rows.push(("same bytes as".into(), a.clone()));
+    }
     rows.push((
         "in use".into(),
         if i.in_use {
-            "yes: writing tests will refuse it".into()
+            format!("yes: {}; writing tests will refuse it", i.in_use_by.join("; "))
         } else {
             "no".into()
         },
     ));
-    println!("{}", table::key_values(&rows));
+    crate::outln!("{}", table::key_values(&rows));
     if let Some(mmc) = &i.mmc {
-        println!("\n{} card registers", mmc.card_type);
-        println!(
+        crate::outln!("\n{} card registers", mmc.card_type);
+        crate::outln!(
             "{}",
             table::json_fields(&serde_json::to_value(mmc).expect("serialisable"))
         );
     }
     for n in &i.notes {
-        println!("note: {n}");
+        crate::outln!("note: {n}");
     }
 }

@@ -8,7 +8,6 @@ use super::write::{WriteOpts, open_for_writing, safety_error};
 use crate::error::{CliError, CliResult};
 use crate::measure::{MeasureError, align, fat, open_au, scatter};
 use crate::output::{json, table};
-use crate::safety::Preserver;
 use crate::target::Target;
 use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::{Iec, duration_ns, mb_per_s, parse_size};
@@ -101,12 +100,12 @@ pub fn align(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "{}",
         table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
     );
     for e in &r.evidence {
-        println!("  {e}");
+        crate::outln!("  {e}");
     }
     for x in &r.references {
         let verdict = match x.agrees {
@@ -114,14 +113,14 @@ pub fn align(spec: &str, engine: EngineChoice, as_json: bool) -> CliResult<()> {
             Some(false) => "differs",
             None => "not compared",
         };
-        println!("  {}: {} ({verdict})", x.source, Iec(x.bytes));
+        crate::outln!("  {}: {} ({verdict})", x.source, Iec(x.bytes));
     }
     // The confidence is that of the verdict, "none visible" included.
     let show = |what: &str, v: Option<u64>, p: f64| match v {
         Some(b) => format!("{what} {} (confidence {p:.2})", Iec(b)),
         None => format!("no {what} step visible (confidence {p:.2})"),
     };
-    println!(
+    crate::outln!(
         "{}, {}; {:.1} device-seconds",
         show("erase block", r.erase_size_bytes, r.confidence),
         show("page", r.page_size_bytes, r.page_confidence),
@@ -155,7 +154,7 @@ fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<G
     let a = align::run(t.as_mut(), &[]).map_err(measure_error)?;
     match a.erase_size_bytes {
         Some(erase) => {
-            eprintln!(
+            crate::errln!(
                 "erase size {} from align (confidence {:.2}); --erase-size overrides it",
                 Iec(erase),
                 a.confidence
@@ -173,29 +172,30 @@ fn geometry(spec: &str, engine: EngineChoice, erase: Option<u64>) -> CliResult<G
 }
 
 /// A writing test on the declared ranges: consent and in-use checks, the
-/// journal, the test, then the restore, which runs even when the test failed.
+/// journal, the test (handed only the preserving target), then the restore,
+/// which runs even when the test failed.
 fn preserving<T>(
     spec: &str,
     ranges: Vec<crate::safety::ranges::Range>,
     opts: &WriteOpts,
     engine: EngineChoice,
-    test: impl FnOnce(&mut dyn Target, &mut Preserver) -> Result<T, MeasureError>,
+    test: impl FnOnce(&mut dyn Target) -> Result<T, MeasureError>,
 ) -> CliResult<(Box<dyn Target>, T)> {
     let mut s = open_for_writing(spec, ranges, opts, engine)?;
     // Ctrl-C stops the test before its next write; the restore below runs.
     crate::safety::signals::install();
-    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
-    let mut p = Preserver::begin(s.ranges.clone(), dir_header).map_err(safety_error)?;
-    let result = test(s.target.as_mut(), &mut p);
-    let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
+    let result = test(&mut s.target);
+    let (target, outcome) = s.target.finish();
+    drop(s.claim);
+    let outcome = outcome.map_err(safety_error)?;
     match result {
-        Err(MeasureError::Safety(crate::safety::SafetyError::Interrupted { signal })) => {
+        Err(MeasureError::Target(crate::target::TargetError::Interrupted { signal })) => {
             super::write::report_interrupted(signal, &outcome);
             Err(super::write::interrupted_error(signal))
         }
         r => {
             if outcome.preserved {
-                eprintln!(
+                crate::errln!(
                     "wrote {} in {} of {} declared range(s); restored and verified {}; journal deleted",
                     Iec(outcome.bytes_written),
                     outcome.ranges_touched,
@@ -203,7 +203,7 @@ fn preserving<T>(
                     Iec(outcome.bytes_restored)
                 );
             }
-            Ok((s.target, r.map_err(measure_error)?))
+            Ok((target, r.map_err(measure_error)?))
         }
     }
 }
@@ -253,7 +253,7 @@ pub(super) fn run_open_au(
         )),
         e => measure_error(e),
     })?;
-    preserving(spec, ranges, opts, engine, |t, p| open_au::run(t, p, o))
+    preserving(spec, ranges, opts, engine, |t| open_au::run(t, o))
 }
 
 pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoice, as_json: bool) -> CliResult<()> {
@@ -289,17 +289,17 @@ pub fn open_au(spec: &str, a: &OpenAuArgs, opts: &WriteOpts, engine: EngineChoic
                 })
             })
             .collect();
-        println!("{name}:");
-        println!("{}", table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows));
+        crate::outln!("{name}:");
+        crate::outln!("{}", table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows));
         match sw.max_open_aus {
-            Some(n) => println!("{name}: {n} open AUs (writes collapse at {})", n + 1),
-            None => println!("{name}: no collapse up to {} open AUs", sw.tried_up_to),
+            Some(n) => crate::outln!("{name}: {n} open AUs (writes collapse at {})", n + 1),
+            None => crate::outln!("{name}: no collapse up to {} open AUs", sw.tried_up_to),
         }
     }
     for n in &r.notes {
-        println!("note: {n}");
+        crate::outln!("note: {n}");
     }
-    println!(
+    crate::outln!(
         "erase size {}, chunk {}; {:.1} device-seconds",
         Iec(erase),
         Iec(chunk),
@@ -322,7 +322,7 @@ pub(super) fn run_fat(
         max_aus: max,
     };
     let ranges = fat::plan(g.size, &o).map_err(measure_error)?;
-    preserving(spec, ranges, opts, engine, |t, p| fat::run(t, p, o))
+    preserving(spec, ranges, opts, engine, |t| fat::run(t, o))
 }
 
 pub fn fat(
@@ -358,8 +358,8 @@ pub fn fat(
         mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns.max(1.0)),
         String::new(),
     ]);
-    println!("{}", table::grid(&["AU", "median write", "rate", ""], &rows));
-    println!(
+    crate::outln!("{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+    crate::outln!(
         "FAT-optimised area: {} AU(s) of {}; {:.1} device-seconds",
         r.fat_area_aus,
         Iec(erase),
@@ -385,11 +385,11 @@ pub fn scatter(
     if as_json {
         emit("scatter", t.as_ref(), "scatter", &r);
     } else if csv {
-        print!("{}", scatter::csv(&r));
+        crate::out!("{}", scatter::csv(&r));
     } else {
         let lat: Vec<f64> = r.points.iter().map(|p| p.latency_ns as f64).collect();
         let max = r.points.iter().max_by_key(|p| p.latency_ns).map_or(0, |p| p.offset);
-        println!(
+        crate::outln!(
             "{} reads of {} from {}: median {}, max {} at byte {max}; --csv or --json for every point",
             r.points.len(),
             Iec(block),

@@ -197,11 +197,26 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    match run(cli) {
+    let code = match run(cli) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("{e}");
+            crate::errln!("{e}");
             e.exit as i32
+        }
+    };
+    // Output that could not be written fails the run, but only now, once any
+    // data a writing test changed is back (SIGPIPE is ignored, as Rust sets it
+    // up, so a closed pipe is an error here instead of a kill mid-test).
+    match crate::output::stdio::finish() {
+        Ok(()) => code,
+        Err(kind) => {
+            if kind != std::io::ErrorKind::BrokenPipe {
+                crate::errln!(
+                    "error: cannot write the output: {}\nhint: check where stdout goes (a full disk?)",
+                    std::io::Error::from(kind)
+                );
+            }
+            if code == 0 { 1 } else { code }
         }
     }
 }

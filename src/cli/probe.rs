@@ -114,9 +114,9 @@ fn print_text(spec: &str, b: &Body, device_ns: u64) {
             format!("{name}, {} ({})", i.size_iec, i.transport)
         })
         .unwrap_or_default();
-    println!("{spec}: {what}");
+    crate::outln!("{spec}: {what}");
     let size = |v: Option<u64>| v.map_or("not visible".to_string(), |x| Iec(x).to_string());
-    println!(
+    crate::outln!(
         "  erase block  {} (confidence {:.2}), page {}",
         size(b.align.erase_size_bytes),
         b.align.confidence,
@@ -128,27 +128,27 @@ fn print_text(spec: &str, b: &Body, device_ns: u64) {
             Some((None, up_to)) => format!("no limit up to {up_to}"),
             None => "-".to_string(),
         };
-        println!(
+        crate::outln!(
             "  open AUs     {} in order, {} random",
             show(&o.linear),
             show(&o.random)
         );
     }
     if let Some(f) = &b.fat {
-        println!(
+        crate::outln!(
             "  FAT area     {} AU(s) ({})",
             f.fat_area_aus,
             Iec(f.fat_area_aus * f.erase_size_bytes)
         );
     }
     for s in &b.skipped {
-        println!("  skipped      {s}");
+        crate::outln!("  skipped      {s}");
     }
     if !b.advice.is_empty() {
-        println!("advice:");
+        crate::outln!("advice:");
         for a in &b.advice {
-            println!("  - {}", a.text);
+            crate::outln!("  - {}", a.text);
         }
     }
-    println!("{:.1} device-seconds", device_ns as f64 / 1e9);
+    crate::outln!("{:.1} device-seconds", device_ns as f64 / 1e9);
 }

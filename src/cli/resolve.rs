@@ -50,9 +50,18 @@ pub fn target_error(e: TargetError) -> CliError {
         }
         TargetError::Unaligned { .. } | TargetError::PastEnd { .. } => CliError::usage(msg)
             .hint("offsets and lengths must be multiples of the logical block size and inside the target"),
-        TargetError::Io { .. } | TargetError::Open { .. } => CliError::failed(msg),
-        TargetError::BufferTooSmall { .. } | TargetError::ReadOnly | TargetError::ZeroQueueDepth => {
-            CliError::failed(format!("internal: {msg}"))
+        TargetError::WriteProtected { .. } => CliError::usage(format!("{msg}; nothing was written"))
+            .hint("check the card's lock switch, or make the device writable (losetup without -r, blockdev --setrw)"),
+        TargetError::Io { .. } | TargetError::Open { .. } => CliError::failed(msg)
+            .hint("the device reported an error; `dmesg` may say more (a failing card, a loose reader)"),
+        TargetError::Journal(_) => {
+            CliError::failed(msg).hint("the write it was to protect was not made; check the journal directory's disk")
         }
+        TargetError::Interrupted { signal } => super::write::interrupted_error(signal),
+        TargetError::Undeclared { .. }
+        | TargetError::BufferTooSmall { .. }
+        | TargetError::ReadOnly
+        | TargetError::ZeroQueueDepth => CliError::failed(format!("internal: {msg}"))
+            .hint("this is a flashlab bug; please report it with the command line"),
     }
 }

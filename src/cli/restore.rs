@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::resolve::{self, Opened};
-use super::write::{identity, safety_error};
+use super::write::safety_error;
+use crate::device::stack::FileKey;
 use crate::error::{CliError, CliResult};
 use crate::output::{json, table};
+use crate::safety::identity::Identity;
 use crate::safety::journal::{self, EXTENSION, Journal};
 use crate::safety::{self, SafetyError};
 use crate::target::Target;
@@ -18,6 +20,8 @@ use crate::units::Iec;
 #[derive(Serialize)]
 struct Pending {
     journal: String,
+    /// A running flashlab owns it (it restores the data itself).
+    live: bool,
     target: Option<String>,
     size_bytes: Option<u64>,
     bytes: Option<u64>,
@@ -30,7 +34,11 @@ struct Restored {
     journal: String,
     target: String,
     bytes_restored: u64,
+    /// A record past the committed ones was torn by the crash; its range was
+    /// never written.
     torn_tail_skipped: bool,
+    /// Differences from the journal's identity that --force overrode.
+    forced_past: Vec<String>,
 }
 
 pub fn run(
@@ -44,29 +52,32 @@ pub fn run(
     let Some(what) = what else {
         return list(&dir, as_json);
     };
-    let paths: Vec<PathBuf> = if what.ends_with(EXTENSION) || Path::new(what).is_file() && looks_like_journal(what) {
-        vec![PathBuf::from(what)]
-    } else {
-        let (canon, _) = identity(Path::new(what));
-        let found: Vec<PathBuf> = journal::list(&dir)
-            .into_iter()
-            .filter(|(_, h)| h.as_ref().is_ok_and(|h| h.target == canon))
-            .map(|(p, _)| p)
-            .collect();
-        if found.is_empty() {
-            return Err(
-                CliError::usage(format!("no pending journal for {what} in {}", dir.display()))
-                    .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"),
-            );
-        }
-        found
-    };
+    // (journal, the target to restore onto: its own path unless TARGET was given)
+    let jobs: Vec<(PathBuf, Option<PathBuf>)> =
+        if what.ends_with(EXTENSION) || Path::new(what).is_file() && looks_like_journal(what) {
+            vec![(PathBuf::from(what), None)]
+        } else {
+            let target = Path::new(what);
+            let found: Vec<(PathBuf, Option<PathBuf>)> = journal::list(&dir)
+                .into_iter()
+                .filter(|(_, h)| h.as_ref().is_ok_and(|h| belongs_to(h, target)))
+                .map(|(p, _)| (p, Some(target.to_path_buf())))
+                .collect();
+            if found.is_empty() {
+                return Err(
+                    CliError::usage(format!("no pending journal for {what} in {}", dir.display()))
+                        .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"),
+                );
+            }
+            found
+        };
     let mut done = Vec::new();
-    for p in paths {
-        let r = restore_one(&p, force, engine)?;
-        eprintln!(
-            "restored {} bytes to {} and verified; journal deleted",
-            r.bytes_restored, r.target
+    for (p, onto) in jobs {
+        let r = restore_one(&p, onto.as_deref(), force, engine)?;
+        crate::errln!(
+            "restored {} to {} and verified it against the journal's checksums; journal deleted",
+            Iec(r.bytes_restored),
+            r.target
         );
         done.push(r);
     }
@@ -86,11 +97,32 @@ fn looks_like_journal(path: &str) -> bool {
     Journal::header_of(Path::new(path)).is_ok()
 }
 
-fn restore_one(path: &Path, force: bool, engine: EngineChoice) -> CliResult<Restored> {
+/// Whether a journal is for `target`: the same path, or the same file behind
+/// it (a loop device attached again under another number), or the same
+/// serial (a card that came back as another /dev/sdX). The full identity is
+/// checked before anything is written.
+fn belongs_to(h: &journal::Header, target: &Path) -> bool {
+    let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    if h.target == canon.display().to_string() {
+        return true;
+    }
+    let live = Identity::of(target, h.size_bytes);
+    let same_file = h.identity.file.is_some() && h.identity.file == live.file;
+    let same_serial = h.identity.serial.is_some() && h.identity.serial == live.serial;
+    same_file || same_serial || FileKey::of(target).is_some_and(|k| h.identity.file == Some(k))
+}
+
+fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoice) -> CliResult<Restored> {
     let j = Journal::open(path).map_err(safety_error)?;
-    let target_path = j.header.target.clone();
+    // A running flashlab holds its journal's lock; it restores by itself.
+    let _lock = j.lock().map_err(safety_error)?;
+    let target_path = onto.map_or_else(|| PathBuf::from(&j.header.target), Path::to_path_buf);
+    let shown = target_path.display().to_string();
+    // The same claim a writing run takes: nothing else writes these bytes
+    // (through any alias) while they are put back.
+    let _claim = safety::claim::claim(&target_path).map_err(safety_error)?;
     let opened = resolve::open(
-        &target_path,
+        &shown,
         OpenOptions {
             write: true,
             exclusive: true,
@@ -100,30 +132,24 @@ fn restore_one(path: &Path, force: bool, engine: EngineChoice) -> CliResult<Rest
     let Opened::Real(mut t) = opened else {
         // flashlab never journals a simulation; only a hand-made file says so.
         return Err(CliError::usage(format!(
-            "journal {} names {target_path}, which is not a block device or file",
+            "journal {} names {shown}, which is not a block device or file",
             path.display()
         ))
         .hint("this is not a journal flashlab wrote; nothing was restored"));
     };
     let size = t.description().size_bytes;
-    let (_, serial) = identity(Path::new(&target_path));
-    let mismatch = if size != j.header.size_bytes {
-        Some((format!("{} bytes", j.header.size_bytes), format!("{size} bytes")))
-    } else if j.header.identity.is_some() && serial != j.header.identity {
-        Some((
-            format!("serial {}", j.header.identity.clone().unwrap_or_default()),
-            format!("serial {}", serial.unwrap_or_else(|| "none".into())),
-        ))
-    } else {
-        None
-    };
-    if let Some((expected, found)) = mismatch
-        && !force
-    {
+    let mut reader = t.independent_reader().ok_or_else(|| {
+        CliError::failed(format!("{shown}: cannot open a second, read-only descriptor"))
+            .hint("restore verifies through one; check permissions")
+    })?;
+    let mut live = Identity::of(&target_path, size);
+    live.fingerprint = j.header.identity.reread(reader.as_mut());
+    let differences = j.header.identity.differences(&live);
+    if !differences.is_empty() && !force {
         return Err(safety_error(SafetyError::IdentityMismatch {
             path: path.display().to_string(),
-            expected: format!("{target_path} ({expected})"),
-            found,
+            expected: j.header.target.clone(),
+            found: differences.join("; "),
         }));
     }
     // Even --force never writes past the end: a smaller device is another device.
@@ -131,19 +157,23 @@ fn restore_one(path: &Path, force: bool, engine: EngineChoice) -> CliResult<Rest
         && end > size
     {
         return Err(CliError::usage(format!(
-            "journal {} restores bytes up to {end}, but {target_path} has only {size}",
+            "journal {} restores bytes up to {end}, but {shown} has only {size}",
             path.display()
         ))
         .hint("this journal is for a larger device; nothing was restored"));
     }
     let torn = j.torn_tail;
-    let bytes = j.restore(t.as_mut() as &mut dyn Target).map_err(safety_error)?.bytes;
+    let bytes = j
+        .restore(t.as_mut() as &mut dyn Target, Some(reader.as_mut()))
+        .map_err(safety_error)?
+        .bytes;
     j.delete().map_err(safety_error)?;
     Ok(Restored {
         journal: path.display().to_string(),
-        target: target_path,
+        target: shown,
         bytes_restored: bytes,
         torn_tail_skipped: torn,
+        forced_past: differences,
     })
 }
 
@@ -152,6 +182,7 @@ fn list(dir: &Path, as_json: bool) -> CliResult<()> {
         .into_iter()
         .map(|(p, h)| match h {
             Ok(h) => Pending {
+                live: journal::is_live(&p),
                 journal: p.display().to_string(),
                 target: Some(h.target),
                 size_bytes: Some(h.size_bytes),
@@ -162,6 +193,7 @@ fn list(dir: &Path, as_json: bool) -> CliResult<()> {
                 error: None,
             },
             Err(e) => Pending {
+                live: false,
                 journal: p.display().to_string(),
                 target: None,
                 size_bytes: None,
@@ -182,7 +214,7 @@ fn list(dir: &Path, as_json: bool) -> CliResult<()> {
         return Ok(());
     }
     if pending.is_empty() {
-        println!("no pending journals in {}", dir.display());
+        crate::outln!("no pending journals in {}", dir.display());
         return Ok(());
     }
     let rows: Vec<Vec<String>> = pending
@@ -193,14 +225,18 @@ fn list(dir: &Path, as_json: bool) -> CliResult<()> {
                 p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
                 p.created_unix.map(|c| c.to_string()).unwrap_or_default(),
                 p.bytes.map(|b| b.to_string()).unwrap_or_default(),
-                p.error.clone().unwrap_or_else(|| p.journal.clone()),
+                match (&p.error, p.live) {
+                    (Some(e), _) => e.clone(),
+                    (None, true) => format!("{} (live: its run is still going)", p.journal),
+                    (None, false) => p.journal.clone(),
+                },
             ]
         })
         .collect();
-    println!(
+    crate::outln!(
         "{}",
         table::grid(&["target", "size", "created (unix)", "bytes", "journal"], &rows)
     );
-    println!("restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`");
+    crate::outln!("restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`");
     Ok(())
 }

@@ -95,21 +95,21 @@ fn reproduce(name: &str, as_json: bool) -> CliResult<()> {
                 ]
             })
             .collect();
-        println!("== {}", r.experiment);
-        println!(
+        crate::outln!("== {}", r.experiment);
+        crate::outln!(
             "{}",
             table::grid(&["what", "metric", "unit", "published", "simulated", "error"], &rows)
         );
-        println!(
+        crate::outln!(
             "{} of {} cells within 15%; largest error {:.1}%",
             r.within_15_pct,
             r.rows.len(),
             r.max_abs_error_pct
         );
         for n in &r.notes {
-            println!("note: {n}");
+            crate::outln!("note: {n}");
         }
-        println!();
+        crate::outln!();
     }
     Ok(())
 }
@@ -157,11 +157,11 @@ fn list(as_json: bool) -> CliResult<()> {
             .map(|e| vec![e.name.to_string(), e.summary.to_string(), e.source.to_string()])
             .collect::<Vec<_>>()
     };
-    println!(
+    crate::outln!(
         "Cards (use as sim:NAME):\n{}",
         table::grid(&["profile", "what", "source"], &rows(&body.profiles))
     );
-    println!(
+    crate::outln!(
         "\nHost presets (use as sim:NAME,host=PRESET):\n{}",
         table::grid(&["host", "what", "source"], &rows(&body.hosts))
     );
@@ -183,9 +183,9 @@ fn show(profile: &str, as_toml: bool, as_json: bool) -> CliResult<()> {
     let known = profiles::profile(&base);
     if as_toml {
         if let Some(p) = known {
-            println!("# {}: {}\n# source: {}", p.name, p.summary, p.source);
+            crate::outln!("# {}: {}\n# source: {}", p.name, p.summary, p.source);
         }
-        print!("{}", params.to_toml());
+        crate::out!("{}", params.to_toml());
         return Ok(());
     }
     let mut map = serde_json::Map::new();
@@ -221,7 +221,7 @@ fn show(profile: &str, as_toml: bool, as_json: bool) -> CliResult<()> {
         return Ok(());
     }
     if let Some(p) = known {
-        println!("{}: {}\nsource: {}\n", p.name, p.summary, p.source);
+        crate::outln!("{}: {}\nsource: {}\n", p.name, p.summary, p.source);
     }
     let rows: Vec<Vec<String>> = KEYS
         .iter()
@@ -234,6 +234,6 @@ fn show(profile: &str, as_toml: bool, as_json: bool) -> CliResult<()> {
             ]
         })
         .collect();
-    println!("{}", table::grid(&["key", "value", "unit", "meaning"], &rows));
+    crate::outln!("{}", table::grid(&["key", "value", "unit", "meaning"], &rows));
     Ok(())
 }

@@ -12,11 +12,13 @@ use super::resolve::{self, Opened};
 use crate::device::{self, sysfs::Host};
 use crate::error::{CliError, CliResult, Exit};
 use crate::output::json;
+use crate::safety::claim::Claim;
+use crate::safety::identity::Identity;
 use crate::safety::journal::Header;
 use crate::safety::ranges::{self, Range};
-use crate::safety::{self, Outcome, Preserver, SafetyError, signals};
+use crate::safety::{self, Outcome, PreservingTarget, SafetyError, signals};
 use crate::target::real::{EngineChoice, OpenOptions};
-use crate::target::{AlignedBuf, Request, Target};
+use crate::target::{AlignedBuf, Request, Target, TargetError, run_all};
 use crate::units::Iec;
 
 /// Options every writing command takes.
@@ -39,30 +41,28 @@ pub fn safety_error(e: SafetyError) -> CliError {
     let msg = e.to_string();
     match e {
         SafetyError::Target(t) => resolve::target_error(t),
-        SafetyError::Interrupted { signal } => interrupted_error(signal),
-        SafetyError::Errno { .. } | SafetyError::VerifyFailed { .. } => CliError::failed(msg),
-        SafetyError::Corrupt { .. } => {
-            CliError::usage(msg).hint("the journal cannot be trusted; nothing was written to the target")
-        }
+        SafetyError::VerifyFailed { .. } => CliError::failed(msg)
+            .hint("the journal is kept: run `flashlab restore` (with --engine psync to rule out the engine)"),
+        SafetyError::Corrupt { .. } => CliError::usage(msg)
+            .hint("the journal cannot be trusted; nothing was written to the target and the journal is kept"),
         SafetyError::IdentityMismatch { .. } => {
-            CliError::usage(msg).hint("if you are sure this is the same device, add --force")
+            CliError::usage(msg).hint("nothing was written; if you are sure this is the same device, add --force")
         }
         SafetyError::JournalDir { .. } => {
             CliError::usage(msg).hint("choose another place with --journal-dir DIR (on a different device)")
         }
-        _ => CliError::usage(msg),
+        SafetyError::InUse { .. } => CliError::usage(msg).hint(
+            "unmount it (and every partition and loop device over the same bytes), or wait for the other run to end",
+        ),
+        SafetyError::Live { .. } => CliError::usage(msg)
+            .hint("that run restores its data itself when it ends; `flashlab restore` is for journals left by a crash"),
+        SafetyError::Journal { .. } => {
+            CliError::failed(msg).hint("check the journal directory's disk (space, permissions)")
+        }
+        SafetyError::BadRange { .. } | SafetyError::PastEnd { .. } => {
+            CliError::usage(msg).hint("ranges are OFFSET+LENGTH, aligned to the logical block, inside the target")
+        }
     }
-}
-
-/// Canonical path and serial (or CID serial) of a real target.
-pub fn identity(path: &Path) -> (String, Option<String>) {
-    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let serial = std::fs::metadata(path)
-        .ok()
-        .filter(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-        .and_then(|_| device::identify(&Host::system(), path, 0, 512, 512).ok())
-        .and_then(|i| i.serial);
-    (canon.display().to_string(), serial)
 }
 
 /// What uses a busy block device, for the refusal message.
@@ -92,12 +92,12 @@ fn users(path: &Path) -> String {
     }
 }
 
-/// A target opened for writing with its ranges checked, and a journal directory
-/// when preserving. Refusals happen here, before anything is written.
+/// A target opened for writing behind the preserving target, with its
+/// aliases claimed. Refusals happen before anything is written.
 pub struct Session {
-    pub target: Box<dyn Target>,
-    pub ranges: Vec<Range>,
-    pub journal: Option<(PathBuf, Header)>,
+    pub target: PreservingTarget<'static>,
+    /// Held until the data is back.
+    pub claim: Option<Claim>,
 }
 
 /// The declared ranges for the consent line: every one when there are few, the
@@ -145,6 +145,14 @@ pub fn open_for_writing(
         ))
         .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
     }
+    let path = Path::new(spec);
+    // Every alias of the target (a file's loop devices, a loop device's
+    // backing file) is claimed before the target itself is opened.
+    let claim = if real {
+        Some(safety::claim::claim(path).map_err(safety_error)?)
+    } else {
+        None
+    };
     let target: Box<dyn Target> = match resolve::open(
         spec,
         OpenOptions {
@@ -156,22 +164,34 @@ pub fn open_for_writing(
         Ok(Opened::Real(t)) => t,
         Ok(Opened::Sim(t)) => t,
         Err(e) if e.message.contains("busy") || e.message.contains("in use") => {
-            return Err(CliError::usage(format!(
-                "{spec} is in use{}; nothing was written",
-                users(Path::new(spec))
-            ))
-            .hint("unmount it and its partitions (and stop what holds it) first"));
+            return Err(
+                CliError::usage(format!("{spec} is in use{}; nothing was written", users(path)))
+                    .hint("unmount it and its partitions (and stop what holds it) first"),
+            );
         }
         Err(e) => return Err(e),
     };
     let journal = if real && !opts.no_preserve {
         let dir = opts.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
-        safety::check_journal_dir(&dir, Path::new(spec), total).map_err(safety_error)?;
-        let (canon, serial) = identity(Path::new(spec));
+        if let Some(c) = &claim {
+            safety::claim::check_journal_dir_off_target(&dir, path, &c.aliases).map_err(safety_error)?;
+        }
+        safety::check_journal_dir(&dir, total).map_err(safety_error)?;
+        let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut identity = Identity::of(path, size);
+        match target.independent_reader() {
+            Some(mut r) => identity.take_fingerprint(r.as_mut(), &ranges),
+            None => {
+                return Err(
+                    CliError::failed(format!("{spec}: cannot open a second, read-only descriptor"))
+                        .hint("the journal reads originals and verifies restores through one; check permissions"),
+                );
+            }
+        }
         let header = Header {
-            target: canon,
+            target: canon.display().to_string(),
             size_bytes: size,
-            identity: serial,
+            identity,
             created_unix: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
@@ -183,18 +203,16 @@ pub fn open_for_writing(
     } else {
         None
     };
-    eprintln!("will write {} of {spec} in these ranges:\n{listing}", Iec(total));
+    crate::errln!("will write {} of {spec} in these ranges:\n{listing}", Iec(total));
     if real && opts.no_preserve {
-        eprintln!(
+        crate::errln!(
             "--no-preserve: no journal; {total} bytes ({}) of {spec} will be destroyed",
             Iec(total)
         );
     }
-    Ok(Session {
-        target,
-        ranges,
-        journal,
-    })
+    let target = PreservingTarget::new(target, ranges, journal.as_ref().map(|(d, h)| (d.as_path(), h.clone())))
+        .map_err(safety_error)?;
+    Ok(Session { target, claim })
 }
 
 #[derive(Serialize)]
@@ -216,15 +234,15 @@ pub fn write_pattern(
 ) -> CliResult<()> {
     let mut s = open_for_writing(spec, declared, opts, engine)?;
     signals::install();
-    let dir_header = s.journal.as_ref().map(|(d, h)| (d.as_path(), h.clone()));
-    let mut p = Preserver::begin(s.ranges.clone(), dir_header).map_err(safety_error)?;
-    if let Some(j) = p.journal_path() {
-        eprintln!("journal: {}", j.display());
+    if let Some(j) = s.target.journal_path() {
+        crate::errln!("journal: {}", j.display());
     }
+    let ranges = s.target.ranges().to_vec();
     let mut buf = AlignedBuf::new(safety::journal::CHUNK);
     let mut interrupted = None;
+    let mut failed = None;
     'outer: for pass in 0..passes {
-        for r in s.ranges.clone() {
+        for r in &ranges {
             let mut off = r.offset;
             while off < r.end() {
                 let n = (r.end() - off).min(buf.len() as u64) as u32;
@@ -232,17 +250,16 @@ pub fn write_pattern(
                     let v = (off / 8 + i as u64) ^ u64::from(pass).wrapping_mul(0x9e37_79b9_7f4a_7c15);
                     w.copy_from_slice(&v.to_le_bytes());
                 }
-                // The Preserver refuses to write once a signal is pending.
-                match p.write(s.target.as_mut(), Request::write(off, n, 0), &mut buf) {
+                // The preserving target refuses to write once a signal is pending.
+                match run_all(&mut s.target, &[Request::write(off, n, 0)], 1, &mut buf) {
                     Ok(_) => {}
-                    Err(SafetyError::Interrupted { signal }) => {
+                    Err(TargetError::Interrupted { signal }) => {
                         interrupted = Some(signal);
                         break 'outer;
                     }
                     Err(e) => {
-                        // Put back what we can before reporting the failure.
-                        let _ = p.finish(s.target.as_mut());
-                        return Err(safety_error(e));
+                        failed = Some(e);
+                        break 'outer;
                     }
                 }
                 off += u64::from(n);
@@ -252,23 +269,30 @@ pub fn write_pattern(
             }
         }
     }
-    let outcome = p.finish(s.target.as_mut()).map_err(safety_error)?;
+    // Put back what we can before reporting anything, failures included.
+    let (target, outcome) = s.target.finish();
+    drop(s.claim);
+    let outcome = outcome.map_err(safety_error)?;
+    if let Some(e) = failed {
+        return Err(resolve::target_error(e));
+    }
     let sig_name = interrupted.map(signal_name);
     if let Some(sig) = interrupted {
         report_interrupted(sig, &outcome);
     } else if outcome.preserved {
-        eprintln!(
+        crate::errln!(
             "done: wrote {} bytes, restored and verified {} bytes; journal deleted",
-            outcome.bytes_written, outcome.bytes_restored
+            outcome.bytes_written,
+            outcome.bytes_restored
         );
     }
-    let desc = s.target.description().clone();
+    let desc = target.description().clone();
     if as_json {
         json::print(&json::Envelope {
             schema_version: json::SCHEMA_VERSION,
             command: "debug write-pattern",
             target: Some(&desc),
-            device_time_s: Some(s.target.device_time_ns() as f64 / 1e9),
+            device_time_s: Some(target.device_time_ns() as f64 / 1e9),
             body: PatternBody {
                 outcome,
                 interrupted_by: sig_name,
@@ -288,13 +312,13 @@ fn signal_name(sig: i32) -> &'static str {
 /// What an interrupted writing test did before exiting.
 pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
     if outcome.preserved {
-        eprintln!(
+        crate::errln!(
             "interrupted by {}: {} bytes restored and verified; the original data is back",
             signal_name(sig),
             outcome.bytes_restored
         );
     } else {
-        eprintln!(
+        crate::errln!(
             "interrupted by {}: nothing was journalled (--no-preserve)",
             signal_name(sig)
         );

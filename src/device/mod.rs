@@ -3,6 +3,7 @@
 
 pub mod mmc;
 pub mod mounts;
+pub mod stack;
 pub mod sysfs;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -44,8 +45,14 @@ pub struct DeviceInfo {
     /// Anything on the device (or a partition of it) is mounted or used as swap.
     pub mounted: bool,
     /// The kernel refuses an exclusive open: mounted, held, or opened exclusively
-    /// by another program. Writing tests refuse such a target.
+    /// by another program; or an alias of it is (below), or a flashlab run
+    /// holds the file. Writing tests refuse such a target.
     pub in_use: bool,
+    /// Other paths to the same bytes: loop devices over this file, a loop
+    /// device's backing file, other loop devices over that file.
+    pub aliases: Vec<String>,
+    /// Why `in_use` is true, one reason each.
+    pub in_use_by: Vec<String>,
     /// The size as 2^n x odd, to reason about erase-block sizes that tile it.
     pub capacity_hint: Option<PowerOfTwoSplit>,
     pub mmc: Option<MmcInfo>,
@@ -79,6 +86,8 @@ impl DeviceInfo {
             swaps: Vec::new(),
             mounted: false,
             in_use: false,
+            aliases: Vec::new(),
+            in_use_by: Vec::new(),
             capacity_hint: split_power_of_two(size_bytes),
             mmc: None,
             notes: Vec::new(),
@@ -103,6 +112,7 @@ pub fn identify(
     if !meta.file_type().is_block_device() {
         let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), "file");
         info.read_only = meta.permissions().readonly();
+        add_aliases(host, path, &mut info);
         return Ok(info);
     }
     let rdev = meta.rdev();
@@ -131,7 +141,20 @@ pub fn identify(
     info.mounted = !facts.mounts.is_empty() || !facts.swaps.is_empty();
     info.mounts = facts.mounts;
     info.swaps = facts.swaps;
-    info.in_use = exclusive_open_refused(path) || info.mounted || !info.holders.is_empty();
+    if exclusive_open_refused(path) && !info.mounted && info.holders.is_empty() {
+        info.in_use_by.push(format!(
+            "{shown} is open exclusively by another program (another flashlab run?)"
+        ));
+    }
+    info.in_use_by.extend(
+        info.mounts
+            .iter()
+            .map(|m| format!("{} is mounted on {}", m.source, m.mount_point)),
+    );
+    info.in_use_by.extend(info.swaps.iter().map(|s| format!("{s} is swap")));
+    info.in_use_by
+        .extend(info.holders.iter().map(|h| format!("{shown} is held by {h}")));
+    add_aliases(host, path, &mut info);
     if let Some(raw) = facts.mmc {
         let mmc = MmcInfo::from_raw(raw, size);
         if info.serial.is_none() {
@@ -140,6 +163,63 @@ pub fn identify(
         info.mmc = Some(mmc);
     }
     Ok(info)
+}
+
+/// Fill in the aliases of `path` and whatever makes one of them busy, then
+/// `in_use` from every reason found.
+fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
+    let a = stack::Aliases::of(host, path);
+    let mut held = Vec::new();
+    for &(ma, mi) in a.target_devices.iter().take(1).chain(&a.loop_devices) {
+        held.extend(stack::writers_of(host, stack::Held::Device(ma, mi)));
+    }
+    for &(_, key) in &a.files {
+        held.extend(stack::writers_of(host, stack::Held::File(key)));
+    }
+    held.dedup();
+    info.in_use_by
+        .extend(held.into_iter().map(|w| format!("open for writing by {w}")));
+    for (file, _) in &a.files {
+        if file.as_path() != path {
+            info.aliases.push(format!("{} (backing file)", file.display()));
+        }
+        if let Some(key) = stack::FileKey::of(file) {
+            for point in stack::mounts_of_file(host, key) {
+                info.in_use_by.push(format!("{} is mounted on {point}", file.display()));
+            }
+        }
+        if stack::file_locked(file) {
+            info.in_use_by
+                .push(format!("{} is locked by a flashlab run writing to it", file.display()));
+        }
+    }
+    for (node, &(ma, mi)) in a.loops.iter().zip(&a.loop_devices) {
+        info.aliases
+            .push(format!("{} (loop device over the same file)", node.display()));
+        let before = info.in_use_by.len();
+        if let Ok(f) = sysfs::block_facts(host, ma, mi) {
+            info.in_use_by.extend(
+                f.mounts
+                    .iter()
+                    .map(|m| format!("{} (same bytes) is mounted on {}", m.source, m.mount_point)),
+            );
+            info.in_use_by.extend(
+                f.holders
+                    .iter()
+                    .map(|h| format!("{} (same bytes) is held by {h}", node.display())),
+            );
+            info.in_use_by
+                .extend(f.swaps.iter().map(|s| format!("{s} (same bytes) is swap")));
+        }
+        if info.in_use_by.len() == before && exclusive_open_refused(node) {
+            info.in_use_by.push(format!(
+                "{} (same bytes) is open exclusively by another program",
+                node.display()
+            ));
+        }
+    }
+    info.in_use_by.dedup();
+    info.in_use = !info.in_use_by.is_empty();
 }
 
 /// The kernel's own in-use test: O_EXCL on a block device fails with EBUSY while

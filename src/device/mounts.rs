@@ -55,7 +55,7 @@ pub fn swaps_of(swaps: &str, nodes: &[String]) -> Vec<String> {
 }
 
 /// mountinfo escapes space, tab, newline and backslash as `\ooo` octal.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -11,10 +11,9 @@
 use serde::Serialize;
 
 use super::{MeasureError, median};
-use crate::safety::Preserver;
 use crate::safety::ranges::Range;
 use crate::sim::reproduce::flashbench::lfsr_positions;
-use crate::target::{AlignedBuf, Request, Target};
+use crate::target::{AlignedBuf, Request, Target, run_all};
 
 /// The fastest AU must beat the reference by this fraction for any AU to
 /// count as FAT area (jitter of the medians is about 1%); AUs are then split at
@@ -22,6 +21,9 @@ use crate::target::{AlignedBuf, Request, Target};
 /// FAT AU takes 0.50 (kingston-sa04g) to 0.73 (demo) of the reference's time;
 /// with 64 KiB pages the transfer narrows that to about 0.87.
 const SEPARATION: f64 = 0.05;
+/// Most leading AUs examined. A FAT area holds the filesystem's metadata:
+/// seed 004's cards show 0 to 2 AUs; a few dozen would be a whole partition.
+pub const MAX_AUS: u64 = 256;
 /// Writes per AU: enough for a stable median, few enough to be cheap.
 const WRITES: u64 = 32;
 
@@ -75,7 +77,8 @@ fn offsets(o: &Options, au: u64) -> Vec<u64> {
 /// The chunks the test writes, declared up front (just the chunks, so a real
 /// card's journal stays small).
 pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
-    super::check_plan(o.erase, o.chunk, o.max_aus)?;
+    super::check_plan(o.erase, o.chunk, o.max_aus, MAX_AUS)?;
+    // Bounded by check_plan: at most 259 AUs of 1 GiB.
     let need = (reference_au(o) + 1) * o.erase;
     if need > size {
         return Err(MeasureError::DoesNotFit {
@@ -93,29 +96,23 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
 }
 
 /// Median latency of the test's writes in one AU.
-fn probe(
-    t: &mut dyn Target,
-    p: &mut Preserver,
-    o: &Options,
-    au: u64,
-    buf: &mut AlignedBuf,
-) -> Result<f64, MeasureError> {
+fn probe(t: &mut dyn Target, o: &Options, au: u64, buf: &mut AlignedBuf) -> Result<f64, MeasureError> {
     let reqs: Vec<Request> = offsets(o, au)
         .into_iter()
         .map(|off| Request::write(off, o.chunk as u32, 0))
         .collect();
-    let done = p.run(t, &reqs, 1, buf)?;
+    let done = run_all(t, &reqs, 1, buf)?;
     Ok(median(&done.iter().map(|c| c.duration_ns as f64).collect::<Vec<_>>()))
 }
 
-pub fn run(t: &mut dyn Target, p: &mut Preserver, o: Options) -> Result<FatResult, MeasureError> {
+pub fn run(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
     let mut buf = AlignedBuf::new(o.chunk as usize);
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         *b = (i.wrapping_mul(131) % 251) as u8;
     }
-    let reference = probe(t, p, &o, reference_au(&o), &mut buf)?;
+    let reference = probe(t, &o, reference_au(&o), &mut buf)?;
     let medians: Vec<f64> = (0..o.max_aus)
-        .map(|au| probe(t, p, &o, au, &mut buf))
+        .map(|au| probe(t, &o, au, &mut buf))
         .collect::<Result<_, _>>()?;
     let fastest = medians.iter().copied().fold(f64::INFINITY, f64::min);
     let split = (fastest < (1.0 - SEPARATION) * reference).then_some((fastest + reference) / 2.0);
@@ -156,10 +153,10 @@ mod tests {
                 max_aus: 8,
             };
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
-            let mut t = SimTarget::new(prof.name, params);
+            let t = SimTarget::new(prof.name, params);
             let ranges = plan(t.description().size_bytes, &o).unwrap();
-            let mut p = Preserver::begin(ranges, None).unwrap();
-            let r = run(&mut t, &mut p, o).unwrap();
+            let mut p = crate::safety::PreservingTarget::new(Box::new(t), ranges, None).unwrap();
+            let r = run(&mut p, o).unwrap();
             assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
         }
     }

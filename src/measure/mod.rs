@@ -17,16 +17,32 @@ use crate::safety::SafetyError;
 use crate::target::TargetError;
 use crate::units::Iec;
 
-/// The checks every writing test's plan starts with: a chunk that splits the
-/// erase block at least twice, and at least one AU.
-fn check_plan(erase: u64, chunk: u64, max: u64) -> Result<(), MeasureError> {
+/// Largest erase size a test accepts. SD allocation units stop at 64 MiB (SD
+/// Physical Layer spec 4.10.2, AU_SIZE) and eMMC high-capacity erase groups
+/// at 32 MiB x 2^n in practice; a test allocates a buffer of the erase size,
+/// so the bound is checked before anything else.
+pub const MAX_ERASE: u64 = 1 << 30;
+
+/// The checks every writing test's plan starts with: an erase size a buffer
+/// can hold, a chunk that splits it at least twice, and a count of AUs from 1
+/// to `max_allowed`.
+fn check_plan(erase: u64, chunk: u64, max: u64, max_allowed: u64) -> Result<(), MeasureError> {
+    if erase > MAX_ERASE {
+        return Err(MeasureError::Bad(format!(
+            "the erase size ({}) is larger than any flash erase block (at most {})",
+            Iec(erase),
+            Iec(MAX_ERASE)
+        )));
+    }
     if erase == 0 || chunk == 0 || !erase.is_multiple_of(chunk) || erase / chunk < 2 {
         return Err(MeasureError::Bad(format!(
             "the chunk ({chunk} bytes) must divide the erase size ({erase} bytes) at least twice"
         )));
     }
-    if max == 0 {
-        return Err(MeasureError::Bad("--max must be at least 1".into()));
+    if max == 0 || max > max_allowed {
+        return Err(MeasureError::Bad(format!(
+            "--max must be between 1 and {max_allowed}, not {max}"
+        )));
     }
     Ok(())
 }

@@ -11,10 +11,9 @@
 use serde::Serialize;
 
 use super::MeasureError;
-use crate::safety::Preserver;
 use crate::safety::ranges::Range;
 use crate::sim::reproduce::flashbench::lfsr_positions;
-use crate::target::{AlignedBuf, Request, Target};
+use crate::target::{AlignedBuf, Request, Target, run_all};
 
 /// A run whose writes take this many times what the same positions took with
 /// one AU is collapsed; checked as writes come in, so a collapsed run stops
@@ -123,15 +122,27 @@ fn base(erase: u64) -> u64 {
     (16u64 << 20).max(8 * erase).next_multiple_of(erase)
 }
 
+/// Most open AUs a sweep tries. seed 003's best card keeps 20 open; a card
+/// keeping hundreds would be page-mapped, which the sweep reports as "no
+/// limit" long before this.
+pub const MAX_OPEN_AUS: u64 = 1024;
+
+/// AU slots both orders need, and the bytes they span from [`base`].
+fn span(o: &Options) -> (u64, u64) {
+    let orders = u64::from(o.linear) + u64::from(o.random);
+    let slots = slots_per_order(o) * orders;
+    // check_plan bounds max (1024) and erase (1 GiB): at most 12,304 slots of
+    // 2 GiB, far inside u64.
+    (slots, slots * SPACING * o.erase)
+}
+
 /// The byte ranges the test may write, declared before it starts; refused when
 /// they pass the end.
 pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
-    super::check_plan(o.erase, o.chunk, o.max)?;
-    let orders = u64::from(o.linear) + u64::from(o.random);
-    let slots = slots_per_order(o) * orders;
-    let need = slots * SPACING * o.erase;
+    super::check_plan(o.erase, o.chunk, o.max, MAX_OPEN_AUS)?;
+    let (slots, need) = span(o);
     let from = base(o.erase);
-    if from + need > size {
+    if from.saturating_add(need) > size {
         return Err(MeasureError::DoesNotFit {
             what: format!("open-au with --max {}", o.max),
             from,
@@ -147,17 +158,31 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
         .collect())
 }
 
-/// The largest `--max` that fits, for the refusal's hint.
+/// The largest `--max` (up to `o.max`, at most [`MAX_OPEN_AUS`]) that fits,
+/// for a small card's default and the refusal's hint; 0 when none does. A
+/// bisection on the arithmetic alone, so a huge `--max` costs nothing.
 pub fn largest_max(size: u64, o: &Options) -> u64 {
-    (1..=o.max)
-        .rev()
-        .find(|&m| plan(size, &Options { max: m, ..*o }).is_ok())
-        .unwrap_or(0)
+    let fits = |m: u64| {
+        let (_, need) = span(&Options { max: m, ..*o });
+        base(o.erase).saturating_add(need) <= size
+    };
+    if o.erase == 0 || o.erase > super::MAX_ERASE {
+        return 0;
+    }
+    let (mut lo, mut hi) = (0, o.max.min(MAX_OPEN_AUS));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
 }
 
 struct Sweeper<'a> {
     t: &'a mut dyn Target,
-    p: &'a mut Preserver,
     o: Options,
     buf: AlignedBuf,
     /// Next fresh slot.
@@ -229,7 +254,7 @@ impl Sweeper<'_> {
                         .map(move |&a| Request::write(a + pos * chunk, chunk as u32, 0))
                 })
                 .collect();
-            let done = self.p.run(self.t, &reqs, 1, &mut self.buf)?;
+            let done = run_all(self.t, &reqs, 1, &mut self.buf)?;
             lat.extend(done.iter().map(|c| c.duration_ns as f64));
             if let Some(b) = baseline
                 && lat.len() >= 3 * n + window
@@ -354,12 +379,12 @@ impl Sweeper<'_> {
     }
 }
 
-/// Run the sweep(s) over the ranges from [`plan`], writing through `p`.
-pub fn run(t: &mut dyn Target, p: &mut Preserver, o: Options) -> Result<OpenAuResult, MeasureError> {
+/// Run the sweep(s) over the ranges from [`plan`] (writes to anything else
+/// are refused by the preserving target the test is handed).
+pub fn run(t: &mut dyn Target, o: Options) -> Result<OpenAuResult, MeasureError> {
     let slots = slots_per_order(&o);
     let mut s = Sweeper {
         t,
-        p,
         o,
         buf: AlignedBuf::new(o.erase.max(o.chunk) as usize),
         cursor: 0,
@@ -418,11 +443,11 @@ mod tests {
             random: true,
             full,
         };
-        let mut t = SimTarget::new(profile, params);
+        let t = SimTarget::new(profile, params);
         let ranges = plan(t.description().size_bytes, &o).unwrap();
-        let mut p = Preserver::begin(ranges, None).unwrap();
-        let r = run(&mut t, &mut p, o).unwrap();
-        (r, t.device_time_ns() as f64 / 1e9)
+        let mut p = crate::safety::PreservingTarget::new(Box::new(t), ranges, None).unwrap();
+        let r = run(&mut p, o).unwrap();
+        (r, p.device_time_ns() as f64 / 1e9)
     }
 
     #[test]

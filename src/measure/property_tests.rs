@@ -4,7 +4,6 @@
 //! goals. The seed is printed; FLASHLAB_PROPERTY_SEED=N reruns one set.
 
 use super::{align, fat, open_au};
-use crate::safety::Preserver;
 use crate::sim::{SimTarget, params_from_spec};
 use crate::target::Target;
 
@@ -49,6 +48,12 @@ fn card(rng: &mut u64) -> Card {
 /// (erase size, page size, open AUs in order, open AUs random, FAT area AUs).
 type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
 
+/// The preserving target the CLI hands every writing test (no journal on a
+/// simulated card: only the declared ranges are enforced).
+fn preserving(t: &mut SimTarget, ranges: Vec<crate::safety::ranges::Range>) -> crate::safety::PreservingTarget<'_> {
+    crate::safety::PreservingTarget::new(Box::new(t), ranges, None).unwrap()
+}
+
 /// What the CLI runs, in its order: align, then open-au (both orders, the
 /// largest sweep up to 32 that fits) and fat on align's erase size.
 fn characterise(t: &mut SimTarget) -> Answers {
@@ -65,17 +70,13 @@ fn characterise(t: &mut SimTarget) -> Answers {
         full: false,
     };
     o.max = open_au::largest_max(size, &o);
-    let mut p = Preserver::begin(open_au::plan(size, &o).unwrap(), None).unwrap();
-    let r = open_au::run(t, &mut p, o).unwrap();
-    p.finish(t).unwrap();
+    let r = open_au::run(&mut preserving(t, open_au::plan(size, &o).unwrap()), o).unwrap();
     let fo = fat::Options {
         erase,
         chunk: fat::default_chunk(erase, a.page_size_bytes, block),
         max_aus: 8,
     };
-    let mut p = Preserver::begin(fat::plan(size, &fo).unwrap(), None).unwrap();
-    let f = fat::run(t, &mut p, fo).unwrap();
-    p.finish(t).unwrap();
+    let f = fat::run(&mut preserving(t, fat::plan(size, &fo).unwrap()), fo).unwrap();
     (
         a.erase_size_bytes,
         a.page_size_bytes,

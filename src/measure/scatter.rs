@@ -9,6 +9,9 @@ use crate::target::{AlignedBuf, Request, Target};
 
 /// Reads per batch: bounds memory for the request list, not the result.
 const BATCH: u64 = 4096;
+/// Most points kept (16 bytes each, 64 MiB): a map of a whole card at 4 KiB
+/// is millions of points no plot can show.
+pub const MAX_POINTS: u64 = 1 << 22;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Point {
@@ -42,6 +45,11 @@ pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<S
         });
     }
     let count = length / block;
+    if count > MAX_POINTS {
+        return Err(MeasureError::Bad(format!(
+            "{count} reads of {block} bytes is more than the {MAX_POINTS} scatter keeps; use a larger --block or a shorter --length"
+        )));
+    }
     let mut buf = AlignedBuf::new(block as usize);
     let mut points = Vec::with_capacity(count as usize);
     let mut i = 0;

@@ -23,5 +23,5 @@ pub struct Envelope<'a, T: Serialize> {
 /// Print exactly one JSON document on stdout.
 pub fn print<T: Serialize>(envelope: &Envelope<'_, T>) {
     let text = serde_json::to_string_pretty(envelope).expect("result types serialise");
-    println!("{text}");
+    crate::outln!("{text}");
 }

@@ -2,4 +2,5 @@
 //! DESIGN.md's contract and the one table renderer for terminals.
 
 pub mod json;
+pub mod stdio;
 pub mod table;

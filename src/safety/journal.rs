@@ -1,47 +1,77 @@
-//! The preservation journal: the original bytes of every declared range the
-//! test writes, copied out before the first write to that range, checksummed
-//! per record and fsync'd; written back and verified at the end (or by
-//! `flashlab restore` after a crash).
+//! The preservation journal: the original bytes of every declared range a test
+//! writes, copied out before the first write to that range, checksummed and
+//! fsync'd; written back and verified at the end, or by `flashlab restore`
+//! after a crash.
 //!
-//! Layout: a magic line, one JSON header line (target identity, every declared
-//! range), then records of a 32-byte header (`FLJR`, offset, length, CRC-32 of
-//! the data, CRC-32 of the header) followed by the data. A range is written only
-//! after its records are on disk, so a record cut short by a crash (a torn tail)
-//! covers bytes that were never overwritten and is skipped, and a declared range
-//! without records was never touched; a complete record whose checksum fails is
-//! corruption and stops the restore before any write.
+//! The journal has to tell a crash from damage. A crash while journalling
+//! leaves a torn tail that covers bytes the device never lost; a journal cut
+//! short afterwards, edited, or with records moved, has lost the only copy of
+//! bytes the device no longer holds. So:
+//!
+//! ```text
+//! "flashlab-journal v2\n"
+//! header: length (u32 LE), JSON, CRC-32 of length and JSON
+//! commit slot A, commit slot B (32 bytes each, rewritten in place)
+//! record 0, record 1, ...     (32-byte head + data, appended)
+//! ```
+//!
+//! A record head holds `FLJR`, its sequence number, the target offset and
+//! length, the CRC-32 of the data and the CRC-32 of the head. A commit slot
+//! holds `FLJC`, a generation, how many records are committed and its CRC.
+//! Before any write to a newly journalled range, [`Writer::commit`] makes the
+//! records durable, then writes slot A and syncs, then slot B and syncs: the
+//! device is written only once both slots say the records are there. Reading
+//! a journal back ([`Journal::open`]):
+//! - the header's checksum must hold (an edited target path is refused);
+//! - records must carry sequence numbers 0, 1, 2... (reordered or duplicated
+//!   records are refused), lie inside the declared ranges and not overlap;
+//! - every committed record must be present and intact: a journal cut short
+//!   at a record boundary, or inside one, is refused naming what is missing;
+//! - past the committed count a record may be torn or missing: its range was
+//!   never written, so skipping it loses nothing;
+//! - one damaged slot is tolerated only as a crash leaves it (the other slot
+//!   valid, every record complete, more records than the valid slot counts).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::SafetyError;
+use super::identity::Identity;
 use super::signals::crash_point;
 use crate::target::{AlignedBuf, Request, Target};
 
 pub const EXTENSION: &str = "fljournal";
-const MAGIC: &[u8] = b"flashlab-journal v1\n";
+const MAGIC: &[u8] = b"flashlab-journal v2\n";
+/// What a journal of the first format begins with: refused, it has no header
+/// checksum and cannot tell a truncation from a crash.
+const MAGIC_V1: &[u8] = b"flashlab-journal v1\n";
 const RECORD: &[u8; 4] = b"FLJR";
-const RECORD_HEADER: usize = 32;
+const SLOT: &[u8; 4] = b"FLJC";
+const HEAD: usize = 32;
+/// Largest header accepted: a sweep declaring thousands of ranges stays far
+/// below it, and a damaged length field cannot make restore allocate more.
+const MAX_HEADER: u32 = 4 << 20;
 /// Largest record: the unit of streaming, so memory stays small however large
 /// the ranges are.
 pub const CHUNK: usize = 1 << 20;
 /// Records restored per batch (8 MiB, two buffers of it in memory).
 const RESTORE_BATCH: usize = 8;
-/// Restore writes and read-backs kept in flight: enough to keep a loop device or
-/// an SSD streaming; an SD card simply serialises them.
+/// Restore writes kept in flight: enough to keep a loop device or an SSD
+/// streaming; an SD card simply serialises them.
 const RESTORE_QUEUE_DEPTH: usize = 8;
 
 /// Who the journal belongs to and what it covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {
-    /// Canonical path of the target.
+    /// Canonical path of the target when the journal was made.
     pub target: String,
     pub size_bytes: u64,
-    /// Serial number or CID serial, when the device has one.
-    pub identity: Option<String>,
+    /// What identifies the target besides its path (checked before restoring).
+    pub identity: Identity,
     pub created_unix: u64,
     pub pid: u32,
     /// `[offset, length]` of each declared range.
@@ -56,14 +86,65 @@ fn io(what: &Path, e: std::io::Error) -> SafetyError {
     }
 }
 
-/// Writes a new journal.
+fn corrupt(path: &Path, region: String) -> SafetyError {
+    SafetyError::Corrupt {
+        path: path.display().to_string(),
+        region,
+    }
+}
+
+fn word(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn dword(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn slot_bytes(generation: u64, committed: u64) -> [u8; HEAD] {
+    let mut s = [0u8; HEAD];
+    s[..4].copy_from_slice(SLOT);
+    s[8..16].copy_from_slice(&generation.to_le_bytes());
+    s[16..24].copy_from_slice(&committed.to_le_bytes());
+    let c = crc32fast::hash(&s[..24]);
+    s[24..28].copy_from_slice(&c.to_le_bytes());
+    s
+}
+
+/// (generation, committed) of a slot whose checksum holds.
+fn read_slot(s: &[u8]) -> Option<(u64, u64)> {
+    (&s[..4] == SLOT && crc32fast::hash(&s[..24]) == word(s, 24)).then(|| (dword(s, 8), dword(s, 16)))
+}
+
+fn record_head(seq: u32, offset: u64, data: &[u8]) -> [u8; HEAD] {
+    let mut h = [0u8; HEAD];
+    h[..4].copy_from_slice(RECORD);
+    h[4..8].copy_from_slice(&seq.to_le_bytes());
+    h[8..16].copy_from_slice(&offset.to_le_bytes());
+    h[16..20].copy_from_slice(&(data.len() as u32).to_le_bytes());
+    h[20..24].copy_from_slice(&crc32fast::hash(data).to_le_bytes());
+    let c = crc32fast::hash(&h[..24]);
+    h[24..28].copy_from_slice(&c.to_le_bytes());
+    h
+}
+
+/// Writes a new journal. The file is locked (flock) for the writer's life, so
+/// `flashlab restore` can tell a live journal from one left by a crash.
 pub struct Writer {
     file: File,
     pub path: PathBuf,
+    /// Where slot A starts.
+    slots_at: u64,
+    /// Where the next record goes.
+    end: u64,
+    records: u64,
+    committed: u64,
+    generation: u64,
 }
 
 impl Writer {
-    /// Create `dir/NAME.fljournal` with its header, durable before returning.
+    /// Create `dir/NAME.fljournal` with its header and empty commit slots,
+    /// durable (file and directory entry) before returning.
     pub fn create(dir: &Path, header: &Header) -> Result<Writer, SafetyError> {
         let name = header
             .target
@@ -71,38 +152,79 @@ impl Writer {
             .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
         let path = dir.join(format!("{name}-{}-{}.{EXTENSION}", header.created_unix, header.pid));
         let mut file = OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| io(&path, e))?;
-        let json = serde_json::to_string(header).expect("header serialises");
-        file.write_all(MAGIC)
-            .and_then(|_| file.write_all(json.as_bytes()))
-            .and_then(|_| file.write_all(b"\n"))
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .map_err(|e| io(&path, e.into()))?;
+        let json = serde_json::to_vec(header).expect("header serialises");
+        let mut bytes = MAGIC.to_vec();
+        let len = (json.len() as u32).to_le_bytes();
+        bytes.extend_from_slice(&len);
+        bytes.extend_from_slice(&json);
+        let mut c = crc32fast::Hasher::new();
+        c.update(&len);
+        c.update(&json);
+        bytes.extend_from_slice(&c.finalize().to_le_bytes());
+        let slots_at = bytes.len() as u64;
+        bytes.extend_from_slice(&slot_bytes(0, 0));
+        bytes.extend_from_slice(&slot_bytes(0, 0));
+        file.write_all(&bytes)
             .and_then(|_| file.sync_all())
             .map_err(|e| io(&path, e))?;
         sync_dir(dir)?;
-        Ok(Writer { file, path })
+        Ok(Writer {
+            file,
+            path,
+            slots_at,
+            end: bytes.len() as u64,
+            records: 0,
+            committed: 0,
+            generation: 0,
+        })
     }
 
-    /// Append the original bytes at `offset`.
+    /// Append the original bytes at `offset` (not yet committed).
     pub fn record(&mut self, offset: u64, data: &[u8]) -> Result<(), SafetyError> {
-        let mut h = [0u8; RECORD_HEADER];
-        h[..4].copy_from_slice(RECORD);
-        h[8..16].copy_from_slice(&offset.to_le_bytes());
-        h[16..20].copy_from_slice(&(data.len() as u32).to_le_bytes());
-        h[20..24].copy_from_slice(&crc32fast::hash(data).to_le_bytes());
-        let hc = crc32fast::hash(&h[..24]);
-        h[24..28].copy_from_slice(&hc.to_le_bytes());
+        let seq = u32::try_from(self.records).map_err(|_| SafetyError::Journal {
+            path: self.path.display().to_string(),
+            why: "too many records".into(),
+        })?;
+        let h = record_head(seq, offset, data);
         self.file
-            .write_all(&h)
-            .and_then(|_| self.file.write_all(data))
-            .map_err(|e| io(&self.path, e))
+            .write_all_at(&h, self.end)
+            .and_then(|_| self.file.write_all_at(data, self.end + HEAD as u64))
+            .map_err(|e| io(&self.path, e))?;
+        self.end += (HEAD + data.len()) as u64;
+        self.records += 1;
+        Ok(())
     }
 
-    /// Make everything written so far durable.
+    /// Make every record so far durable and committed: records synced, then
+    /// slot A written and synced, then slot B. Only after this may the ranges
+    /// they cover be written.
     pub fn commit(&mut self) -> Result<(), SafetyError> {
-        self.file.sync_all().map_err(|e| io(&self.path, e))
+        if self.committed == self.records {
+            return Ok(());
+        }
+        let sync = |f: &File, p: &Path| f.sync_data().map_err(|e| io(p, e));
+        sync(&self.file, &self.path)?;
+        crash_point("journal commit");
+        self.generation += 1;
+        let slot = slot_bytes(self.generation, self.records);
+        for k in 0..2u64 {
+            if k == 1 {
+                crash_point("journal second slot");
+            }
+            self.file
+                .write_all_at(&slot, self.slots_at + k * HEAD as u64)
+                .map_err(|e| io(&self.path, e))?;
+            sync(&self.file, &self.path)?;
+        }
+        self.committed = self.records;
+        Ok(())
     }
 }
 
@@ -135,107 +257,277 @@ impl Restored {
     }
 }
 
+/// One record: where its bytes go, how many, where they sit in the journal
+/// and their checksum.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    offset: u64,
+    len: u32,
+    at: u64,
+    crc: u32,
+}
+
 /// A journal read back and checked, ready to restore.
 #[derive(Debug)]
 pub struct Journal {
     pub path: PathBuf,
     pub header: Header,
-    /// (target offset, length, position of the data in the file).
-    records: Vec<(u64, u32, u64)>,
-    /// Bytes of a torn final record that was never completed (nothing of it
-    /// reached the device).
+    records: Vec<Record>,
+    /// Records both commit slots vouch for.
+    pub committed: u64,
+    /// A record past the committed ones was cut short or never completed by a
+    /// crash; its range was never written.
     pub torn_tail: bool,
+}
+
+/// Open a journal file without blocking on a FIFO or reading a device: only a
+/// regular file is a journal.
+fn open_regular(path: &Path) -> Result<File, SafetyError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| io(path, e))?;
+    let meta = file.metadata().map_err(|e| io(path, e))?;
+    if !meta.is_file() {
+        return Err(SafetyError::Journal {
+            path: path.display().to_string(),
+            why: "not a regular file".into(),
+        });
+    }
+    Ok(file)
+}
+
+/// Read and check the magic and header; returns the header and where the
+/// commit slots start.
+fn read_header(path: &Path, r: &mut impl Read) -> Result<(Header, u64), SafetyError> {
+    let bad = |why: &str| corrupt(path, format!("header ({why})"));
+    let mut magic = [0u8; MAGIC.len()];
+    r.read_exact(&mut magic).map_err(|_| bad("too short"))?;
+    if magic == MAGIC_V1 {
+        return Err(SafetyError::Journal {
+            path: path.display().to_string(),
+            why: "written by an older flashlab (journal format v1), whose header has no checksum; \
+                  restore it with that version"
+                .into(),
+        });
+    }
+    if magic != MAGIC {
+        return Err(bad("not a flashlab journal"));
+    }
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).map_err(|_| bad("cut short"))?;
+    let n = u32::from_le_bytes(len);
+    if n == 0 || n > MAX_HEADER {
+        return Err(bad("impossible length"));
+    }
+    let mut json = vec![0u8; n as usize];
+    r.read_exact(&mut json).map_err(|_| bad("cut short"))?;
+    let mut crc = [0u8; 4];
+    r.read_exact(&mut crc).map_err(|_| bad("cut short"))?;
+    let mut c = crc32fast::Hasher::new();
+    c.update(&len);
+    c.update(&json);
+    if c.finalize() != u32::from_le_bytes(crc) {
+        return Err(bad("checksum does not match: the header was changed"));
+    }
+    let header: Header = serde_json::from_slice(&json).map_err(|e| bad(&e.to_string()))?;
+    for &[o, l] in &header.ranges {
+        if l == 0 || o.checked_add(l).is_none_or(|e| e > header.size_bytes) {
+            return Err(bad("a declared range passes the end of the target"));
+        }
+    }
+    Ok((header, (MAGIC.len() + 4 + n as usize + 4) as u64))
 }
 
 impl Journal {
     /// Bytes the journal will put back.
     pub fn bytes(&self) -> u64 {
-        self.records.iter().map(|r| u64::from(r.1)).sum()
+        self.records.iter().map(|r| u64::from(r.len)).sum()
     }
 
     /// The end of the last byte the journal restores.
     pub fn end(&self) -> Option<u64> {
-        self.records.iter().map(|r| r.0 + u64::from(r.1)).max()
+        self.records.iter().map(|r| r.offset + u64::from(r.len)).max()
+    }
+
+    /// The byte ranges the records cover, `(offset, length)`.
+    pub fn covered(&self) -> Vec<(u64, u64)> {
+        self.records.iter().map(|r| (r.offset, u64::from(r.len))).collect()
     }
 
     /// Read the header only (for listing).
     pub fn header_of(path: &Path) -> Result<Header, SafetyError> {
-        let mut r = BufReader::new(File::open(path).map_err(|e| io(path, e))?);
+        let mut r = std::io::BufReader::new(open_regular(path)?);
         read_header(path, &mut r).map(|(h, _)| h)
     }
 
-    /// Open and verify every record; corruption is refused naming the region.
+    /// Open and verify every record (see the module documentation for the
+    /// rules); damage is refused naming the region.
     pub fn open(path: &Path) -> Result<Journal, SafetyError> {
-        let file = File::open(path).map_err(|e| io(path, e))?;
+        let file = open_regular(path)?;
         let file_len = file.metadata().map_err(|e| io(path, e))?.len();
-        let mut r = BufReader::with_capacity(CHUNK, file);
-        let (header, mut pos) = read_header(path, &mut r)?;
-        let mut records = Vec::new();
+        let mut r = std::io::BufReader::with_capacity(CHUNK, file);
+        let (header, slots_at) = read_header(path, &mut r)?;
+        let mut slots = [0u8; 2 * HEAD];
+        r.read_exact(&mut slots)
+            .map_err(|_| corrupt(path, "commit slots (cut short)".into()))?;
+        let (a, b) = (read_slot(&slots[..HEAD]), read_slot(&slots[HEAD..]));
+        let committed = match (a, b) {
+            (None, None) => return Err(corrupt(path, format!("both commit slots (journal bytes {slots_at}..)"))),
+            (Some(a), Some(b)) => a.1.max(b.1),
+            (Some(s), None) | (None, Some(s)) => s.1,
+        };
+        let mut pos = slots_at + 2 * HEAD as u64;
+        r.seek(SeekFrom::Start(pos)).map_err(|e| io(path, e))?;
+        let mut records: Vec<Record> = Vec::new();
         let mut data = vec![0u8; CHUNK];
         let mut torn_tail = false;
         while pos < file_len {
-            if file_len - pos < RECORD_HEADER as u64 {
-                torn_tail = true;
-                break;
+            let seq = records.len() as u64;
+            let uncommitted = seq >= committed;
+            let at = pos;
+            let here = |what: &str| {
+                corrupt(
+                    path,
+                    format!("record {seq} at journal byte {at} ({what}; {committed} records were committed)"),
+                )
+            };
+            if file_len - pos < HEAD as u64 {
+                if uncommitted {
+                    torn_tail = true;
+                    break;
+                }
+                return Err(here("cut short"));
             }
-            let mut h = [0u8; RECORD_HEADER];
+            let mut h = [0u8; HEAD];
             r.read_exact(&mut h).map_err(|e| io(path, e))?;
-            let word = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().expect("4 bytes"));
-            let offset = u64::from_le_bytes(h[8..16].try_into().expect("8 bytes"));
-            let len = word(16);
-            if &h[..4] != RECORD || crc32fast::hash(&h[..24]) != word(24) || len as usize > CHUNK {
-                return Err(SafetyError::Corrupt {
-                    path: path.display().to_string(),
-                    region: format!("record header at journal byte {pos}"),
-                });
+            let head_ok = &h[..4] == RECORD && crc32fast::hash(&h[..24]) == word(&h, 24);
+            if !head_ok {
+                // A crash may leave garbage where an uncommitted record was
+                // being appended; anywhere else it is damage.
+                if uncommitted {
+                    torn_tail = true;
+                    break;
+                }
+                return Err(here("damaged record head"));
             }
-            pos += RECORD_HEADER as u64;
+            let offset = dword(&h, 8);
+            let len = word(&h, 16);
+            if u64::from(word(&h, 4)) != seq {
+                return Err(here(&format!(
+                    "carries sequence number {}: records reordered or duplicated",
+                    word(&h, 4)
+                )));
+            }
+            if len == 0 || len as usize > CHUNK {
+                return Err(here("impossible length"));
+            }
+            pos += HEAD as u64;
             if file_len - pos < u64::from(len) {
-                torn_tail = true;
-                break;
+                if uncommitted {
+                    torn_tail = true;
+                    break;
+                }
+                return Err(here("cut short"));
             }
             let d = &mut data[..len as usize];
             r.read_exact(d).map_err(|e| io(path, e))?;
-            if crc32fast::hash(d) != word(20) {
-                return Err(SafetyError::Corrupt {
-                    path: path.display().to_string(),
-                    region: format!("bytes {offset}..{} of the target", offset + u64::from(len)),
-                });
+            let end = offset.checked_add(u64::from(len));
+            if crc32fast::hash(d) != word(&h, 20) {
+                if uncommitted {
+                    torn_tail = true;
+                    break;
+                }
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "bytes {offset}..{} of the target (record {seq}, checksum does not match)",
+                        end.unwrap_or(u64::MAX)
+                    ),
+                ));
             }
-            let inside = header
-                .ranges
-                .iter()
-                .any(|&[o, l]| offset >= o && offset + u64::from(len) <= o + l);
+            let inside = end.is_some_and(|end| header.ranges.iter().any(|&[o, l]| offset >= o && end <= o + l));
             if !inside {
-                return Err(SafetyError::Corrupt {
-                    path: path.display().to_string(),
-                    region: format!("record for bytes {offset}.. lies outside the declared ranges"),
-                });
+                return Err(here(&format!("bytes {offset}.. lie outside the declared ranges")));
             }
-            records.push((offset, len, pos));
+            records.push(Record {
+                offset,
+                len,
+                at: pos,
+                crc: word(&h, 20),
+            });
             pos += u64::from(len);
+        }
+        if (records.len() as u64) < committed {
+            return Err(corrupt(
+                path,
+                format!(
+                    "its end: {committed} records were committed but only {} remain; the journal was cut short",
+                    records.len()
+                ),
+            ));
+        }
+        // A commit syncs its records, then writes slot A, then slot B, and
+        // nothing follows a crash. So a crash while writing A leaves B one
+        // commit behind the complete records, and a crash while writing B
+        // leaves A counting every record; any other damaged slot is damage.
+        let present = records.len() as u64;
+        let slot_fault = match (a, b) {
+            (None, Some(_)) => torn_tail || present <= committed,
+            (Some(_), None) => torn_tail || present != committed,
+            _ => false,
+        };
+        if slot_fault {
+            return Err(corrupt(path, format!("a commit slot (journal bytes {slots_at}..)")));
+        }
+        let mut sorted: Vec<(u64, u64)> = records.iter().map(|r| (r.offset, u64::from(r.len))).collect();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0].0 + w[0].1 > w[1].0) {
+            return Err(corrupt(
+                path,
+                format!("records for bytes {}.. and {}.. overlap: duplicated", w[0].0, w[1].0),
+            ));
         }
         Ok(Journal {
             path: path.to_path_buf(),
             header,
             records,
+            committed,
             torn_tail,
         })
     }
 
-    /// Write every record back to `target`, read it back and compare, then make
-    /// it durable. Returns the bytes restored.
+    /// Take the journal's lock, refusing one that a running flashlab holds.
+    pub fn lock(&self) -> Result<File, SafetyError> {
+        let f = open_regular(&self.path)?;
+        match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(f),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(SafetyError::Live {
+                path: self.path.display().to_string(),
+                pid: self.header.pid,
+            }),
+            Err(e) => Err(io(&self.path, e.into())),
+        }
+    }
+
+    /// Write every record back to `target`, read each one back through
+    /// `verifier` (an independent reader, see
+    /// [`Target::independent_reader`]; `None` reads through `target` with
+    /// another buffer) and compare it with the checksum the journal took of
+    /// the original, then flush.
     ///
-    /// Records go in batches of [`RESTORE_BATCH`]. A reader thread fills the next
-    /// batch from the journal (page cache, one `pread` per record) while this
-    /// thread writes the current one at queue depth [`RESTORE_QUEUE_DEPTH`], reads
-    /// it back at the same depth and compares. The journal reads thus cost no
-    /// device time; the read-back is the price of knowing the bytes are back
-    /// (scripts/restore-speed.sh and examples/restore_speed.rs measure it).
-    pub fn restore(&self, target: &mut dyn Target) -> Result<Restored, SafetyError> {
-        use std::os::unix::fs::FileExt;
+    /// Records go in batches of [`RESTORE_BATCH`]. A reader thread fills the
+    /// next batch from the journal while this thread writes the current one
+    /// at queue depth [`RESTORE_QUEUE_DEPTH`] and checks it.
+    pub fn restore(
+        &self,
+        target: &mut dyn Target,
+        mut verifier: Option<&mut dyn Target>,
+    ) -> Result<Restored, SafetyError> {
         use std::sync::mpsc::sync_channel;
-        let file = File::open(&self.path).map_err(|e| io(&self.path, e))?;
+        let file = open_regular(&self.path)?;
         let records = &self.records;
         let batch_len = records.len().clamp(1, RESTORE_BATCH);
         let (full_tx, full_rx) = sync_channel::<Result<(AlignedBuf, Vec<Request>), SafetyError>>(1);
@@ -250,13 +542,23 @@ impl Journal {
                 for batch in records.chunks(RESTORE_BATCH) {
                     let Ok(mut data) = empty_rx.recv() else { return };
                     let mut writes = Vec::with_capacity(batch.len());
-                    for (i, &(offset, len, at)) in batch.iter().enumerate() {
+                    for (i, rec) in batch.iter().enumerate() {
                         let slot = i * CHUNK;
-                        if let Err(e) = file.read_exact_at(&mut data.as_mut_slice()[slot..slot + len as usize], at) {
+                        let d = &mut data.as_mut_slice()[slot..slot + rec.len as usize];
+                        if let Err(e) = file.read_exact_at(d, rec.at) {
                             let _ = full_tx.send(Err(io(&self.path, e)));
                             return;
                         }
-                        writes.push(Request::write(offset, len, slot));
+                        // Checked when the journal was opened; checked again
+                        // here in case the file changed since.
+                        if crc32fast::hash(d) != rec.crc {
+                            let _ = full_tx.send(Err(corrupt(
+                                &self.path,
+                                format!("bytes {}.. of the target (changed while restoring)", rec.offset),
+                            )));
+                            return;
+                        }
+                        writes.push(Request::write(rec.offset, rec.len, slot));
                     }
                     if full_tx.send(Ok((data, writes))).is_err() {
                         return;
@@ -266,29 +568,28 @@ impl Journal {
             // Owned here, so an early return drops both ends the reader waits
             // on and the scope's join cannot hang.
             let empty_tx = empty_tx;
-            let mut back = AlignedBuf::new(batch_len * CHUNK);
+            let mut back = AlignedBuf::new(CHUNK);
             let mut done = Restored::default();
             let started = target.device_time_ns();
-            for batch in full_rx {
+            for (batch, recs) in full_rx.into_iter().zip(records.chunks(RESTORE_BATCH)) {
                 let (mut data, writes) = batch?;
                 crash_point("restore batch");
                 let t0 = target.device_time_ns();
                 super::run_batch(target, &writes, RESTORE_QUEUE_DEPTH, &mut data)?;
                 done.write_ns += target.device_time_ns() - t0;
-                let reads: Vec<Request> = writes
-                    .iter()
-                    .map(|w| Request::read(w.offset, w.len, w.buf_offset))
-                    .collect();
-                super::run_batch(target, &reads, RESTORE_QUEUE_DEPTH, &mut back)?;
-                for r in &reads {
-                    let span = r.buf_offset..r.buf_offset + r.len as usize;
-                    if back.as_slice()[span.clone()] != data.as_slice()[span] {
+                for rec in recs {
+                    let read = Request::read(rec.offset, rec.len, 0);
+                    match verifier.as_deref_mut() {
+                        Some(v) => super::run_batch(v, &[read], 1, &mut back)?,
+                        None => super::run_batch(target, &[read], 1, &mut back)?,
+                    };
+                    if crc32fast::hash(&back.as_slice()[..rec.len as usize]) != rec.crc {
                         return Err(SafetyError::VerifyFailed {
-                            offset: r.offset,
-                            len: r.len.into(),
+                            offset: rec.offset,
+                            len: rec.len.into(),
                         });
                     }
-                    done.bytes += u64::from(r.len);
+                    done.bytes += u64::from(rec.len);
                 }
                 let _ = empty_tx.send(data);
             }
@@ -308,32 +609,6 @@ impl Journal {
     }
 }
 
-fn read_header(path: &Path, r: &mut impl Read) -> Result<(Header, u64), SafetyError> {
-    let bad = |why: &str| SafetyError::Corrupt {
-        path: path.display().to_string(),
-        region: format!("header ({why})"),
-    };
-    let mut magic = [0u8; MAGIC.len()];
-    r.read_exact(&mut magic).map_err(|_| bad("too short"))?;
-    if magic != MAGIC {
-        return Err(bad("not a flashlab journal"));
-    }
-    let mut line = Vec::new();
-    let mut byte = [0u8; 1];
-    loop {
-        r.read_exact(&mut byte).map_err(|_| bad("cut short"))?;
-        if byte[0] == b'\n' {
-            break;
-        }
-        line.push(byte[0]);
-        if line.len() > 1 << 20 {
-            return Err(bad("header line too long"));
-        }
-    }
-    let header: Header = serde_json::from_slice(&line).map_err(|e| bad(&e.to_string()))?;
-    Ok((header, (MAGIC.len() + line.len() + 1) as u64))
-}
-
 /// Journals in `dir`, each with its header or why it could not be read.
 pub fn list(dir: &Path) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -350,4 +625,190 @@ pub fn list(dir: &Path) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Whether a running flashlab holds the journal (its writer's lock).
+pub fn is_live(path: &Path) -> bool {
+    let Ok(f) = open_regular(path) else { return false };
+    matches!(
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockShared),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(ranges: &[[u64; 2]]) -> Header {
+        Header {
+            target: "/dev/test".into(),
+            size_bytes: 64 << 20,
+            identity: Identity::default(),
+            created_unix: 1,
+            pid: 2,
+            ranges: ranges.to_vec(),
+            total_bytes: ranges.iter().map(|r| r[1]).sum(),
+        }
+    }
+
+    /// A journal with `n` 64 KiB records in one range, the first `commit`
+    /// committed; returns its path and the byte where each record starts.
+    fn make(dir: &Path, n: u64, commit: u64) -> (PathBuf, Vec<u64>) {
+        let mut w = Writer::create(dir, &header(&[[1 << 20, 4 << 20]])).unwrap();
+        let mut starts = Vec::new();
+        for i in 0..n {
+            starts.push(w.end);
+            w.record((1 << 20) + i * 65536, &vec![i as u8 + 1; 65536]).unwrap();
+            if i + 1 == commit {
+                w.commit().unwrap();
+            }
+        }
+        starts.push(w.end);
+        (w.path.clone(), starts)
+    }
+
+    fn cut(path: &Path, len: u64) {
+        OpenOptions::new().write(true).open(path).unwrap().set_len(len).unwrap();
+    }
+
+    #[test]
+    fn a_committed_journal_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, _) = make(dir.path(), 4, 4);
+        let j = Journal::open(&p).unwrap();
+        assert_eq!((j.committed, j.bytes(), j.torn_tail), (4, 4 * 65536, false));
+    }
+
+    #[test]
+    fn truncation_of_committed_records_is_refused_at_every_boundary_and_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, starts) = make(dir.path(), 4, 4);
+        let whole = std::fs::read(&p).unwrap();
+        for &s in &starts[..4] {
+            for at in [s, s + 1, s + 31, s + 32, s + 33, s + 32 + 65535] {
+                std::fs::write(&p, &whole[..at as usize]).unwrap();
+                let e = Journal::open(&p).unwrap_err();
+                assert!(matches!(e, SafetyError::Corrupt { .. }), "cut at {at}: {e}");
+            }
+        }
+        // Cut inside the slots or the header: refused too.
+        for at in [starts[0] - 1, starts[0] - 40, 10, 30] {
+            std::fs::write(&p, &whole[..at as usize]).unwrap();
+            assert!(Journal::open(&p).is_err(), "cut at {at}");
+        }
+    }
+
+    #[test]
+    fn a_torn_uncommitted_tail_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two committed, two appended but not committed (a crash before the
+        // commit): any cut in the last two records is a torn tail.
+        let (p, starts) = make(dir.path(), 4, 2);
+        for at in [starts[2], starts[2] + 5, starts[3] + 100, starts[4] - 1] {
+            cut(&p, at);
+            let j = Journal::open(&p).unwrap();
+            assert_eq!(j.committed, 2);
+            assert!(j.bytes() >= 2 * 65536, "{at}");
+            assert_eq!(
+                j.torn_tail,
+                at != starts[2] && at != starts[3] && at != starts[4],
+                "{at}"
+            );
+        }
+    }
+
+    #[test]
+    fn flipped_header_reordered_and_duplicated_records_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, starts) = make(dir.path(), 3, 3);
+        let whole = std::fs::read(&p).unwrap();
+        // Every byte of the magic, header and slots, flipped alone.
+        for i in 0..starts[0] as usize {
+            let mut b = whole.clone();
+            b[i] ^= 0x04;
+            std::fs::write(&p, &b).unwrap();
+            match Journal::open(&p) {
+                Err(_) => {}
+                // One slot flipped: the other still vouches for all three.
+                Ok(j) => assert!(i >= starts[0] as usize - 2 * HEAD && j.committed == 3, "byte {i}"),
+            }
+        }
+        let rec = |k: usize| whole[starts[k] as usize..starts[k + 1] as usize].to_vec();
+        let head = whole[..starts[0] as usize].to_vec();
+        for body in [
+            [rec(1), rec(0), rec(2)].concat(),
+            [rec(0), rec(0), rec(2)].concat(),
+            [rec(0), rec(1), rec(2), rec(2)].concat(),
+        ] {
+            std::fs::write(&p, [head.clone(), body].concat()).unwrap();
+            let e = Journal::open(&p).unwrap_err();
+            assert!(e.to_string().contains("reordered or duplicated"), "{e}");
+        }
+        // A data byte flipped: the region is named.
+        let mut b = whole.clone();
+        b[starts[1] as usize + 40] ^= 1;
+        std::fs::write(&p, &b).unwrap();
+        let e = Journal::open(&p).unwrap_err().to_string();
+        assert!(e.contains("bytes 1114112..1179648"), "{e}");
+    }
+
+    #[test]
+    fn one_damaged_slot_is_a_crash_only_with_new_complete_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, starts) = make(dir.path(), 3, 3);
+        let whole = std::fs::read(&p).unwrap();
+        let slot_a = starts[0] as usize - 2 * HEAD;
+        // Slot A damaged, B says 3 and all 3 are there: refused (no crash
+        // leaves a damaged slot without new records).
+        let mut b = whole.clone();
+        b[slot_a + 20] ^= 1;
+        std::fs::write(&p, &b).unwrap();
+        assert!(Journal::open(&p).is_err());
+        // A crash in the middle of committing record 3: B still says 2, A torn.
+        let mut w = whole.clone();
+        w[slot_a + HEAD..slot_a + 2 * HEAD].copy_from_slice(&slot_bytes(1, 2));
+        w[slot_a + 3] = 0;
+        std::fs::write(&p, &w).unwrap();
+        let j = Journal::open(&p).unwrap();
+        assert_eq!((j.committed, j.bytes()), (2, 3 * 65536));
+        // ...but not if the third record is then cut short too.
+        std::fs::write(&p, &w[..starts[3] as usize - 10]).unwrap();
+        assert!(Journal::open(&p).is_err());
+        // A crash while writing slot B: A already counts all three.
+        let mut b = whole.clone();
+        b[slot_a + HEAD + 20] ^= 1;
+        std::fs::write(&p, &b).unwrap();
+        assert_eq!(Journal::open(&p).unwrap().committed, 3);
+    }
+
+    #[test]
+    fn a_live_journal_is_locked_and_v1_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Writer::create(dir.path(), &header(&[[0, 4096]])).unwrap();
+        assert!(is_live(&w.path));
+        let j = Journal::open(&w.path).unwrap();
+        assert!(matches!(j.lock(), Err(SafetyError::Live { pid: 2, .. })));
+        let path = w.path.clone();
+        drop(w);
+        assert!(!is_live(&path) && j.lock().is_ok());
+        std::fs::write(&path, b"flashlab-journal v1\n{}\n").unwrap();
+        assert!(Journal::open(&path).unwrap_err().to_string().contains("format v1"));
+        // A FIFO is not read (it would block).
+        let fifo = dir.path().join("x.fljournal");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        assert!(
+            Journal::open(&fifo)
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
+    }
 }

@@ -49,14 +49,14 @@ pub fn crash_point(what: &str) {
     }
     let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
     if kill == Some(n) {
-        eprintln!("crash point {n}: {what}");
+        crate::errln!("crash point {n}: {what}");
         // SAFETY: raising a signal on ourselves has no memory-safety preconditions.
         unsafe {
             libc::raise(libc::SIGKILL);
         }
     }
     if int == Some(n) {
-        eprintln!("interrupt point {n}: {what}");
+        crate::errln!("interrupt point {n}: {what}");
         // SAFETY: as above; the installed handler only stores to an atomic.
         unsafe {
             libc::raise(libc::SIGINT);

@@ -22,6 +22,28 @@ pub enum ParamError {
     File { path: String, why: String },
 }
 
+/// Largest simulated capacity: 1 PiB, beyond any card or SSD on sale; data is
+/// sparse, but every size and count derived from it stays far inside u64.
+const MAX_CAPACITY: u64 = 1 << 50;
+/// Largest effective page (page x planes): 64 KiB pages on 4 planes are the
+/// largest in use; 4 MiB leaves room.
+const MAX_PAGE: u64 = 4 << 20;
+/// Largest AU: SD stops at 64 MiB (SD spec 4.10.2); 1 GiB matches the erase
+/// size the tests accept (`measure::MAX_ERASE`).
+const MAX_AU: u64 = 1 << 30;
+/// Deepest host queue: NVMe's 64K entries are far beyond any SD host; 1024.
+const MAX_QUEUE: u64 = 1024;
+/// Longest multi-block command: 2^20 blocks (512 MiB of 512-byte blocks).
+const MAX_BLOCKS_PER_CMD: u64 = 1 << 20;
+/// Longest time any one flash or host step may take: 100 s.
+const MAX_NS: u64 = 100_000_000_000;
+/// Fastest bus clock: 10 GHz, well above HS400's 200 MHz.
+const MAX_CLOCK_HZ: u64 = 10_000_000_000;
+/// Most failing ranges one card may list.
+const MAX_BAD_RANGES: usize = 1024;
+/// Largest `sim:FILE.toml`: a profile is a page of keys.
+pub const MAX_PROFILE_FILE: u64 = 1 << 20;
+
 /// Bus protocol of the host model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -559,6 +581,33 @@ impl Params {
     /// Reject impossible combinations, naming the key at fault.
     pub fn validate(&self) -> Result<(), ParamError> {
         let imp = |key, why: String| Err(ParamError::Impossible { key, why });
+        // Bounds first, so nothing below (or in the model) can overflow or
+        // allocate without limit: sizes a real card could have, times a real
+        // card could take.
+        let bounds: [(&'static str, u64, u64); 5] = [
+            ("capacity", self.capacity, MAX_CAPACITY),
+            ("page_size", self.page_size, MAX_PAGE),
+            ("au_size", self.au_size, MAX_AU),
+            ("queue_depth", self.queue_depth, MAX_QUEUE),
+            ("max_blocks_per_cmd", self.max_blocks_per_cmd, MAX_BLOCKS_PER_CMD),
+        ];
+        for (key, v, max) in bounds {
+            if v > max {
+                return imp(key, format!("{v} is more than the largest accepted, {max}"));
+            }
+        }
+        for k in KEYS.iter().filter(|k| k.unit == "ns") {
+            let v: u64 = self.get(k.key).parse().unwrap_or(0);
+            if v > MAX_NS {
+                return imp(k.key, format!("{v} ns is more than {} s", MAX_NS / 1_000_000_000));
+            }
+        }
+        if self.clock_hz > MAX_CLOCK_HZ {
+            return imp("clock_hz", format!("{} is more than {MAX_CLOCK_HZ}", self.clock_hz));
+        }
+        if self.bad_ranges.len() > MAX_BAD_RANGES {
+            return imp("bad_ranges", format!("more than {MAX_BAD_RANGES} ranges"));
+        }
         if !matches!(self.sector_size, 512 | 4096) {
             return imp("sector_size", format!("{} is neither 512 nor 4096", self.sector_size));
         }

@@ -90,6 +90,8 @@ pub enum TargetError {
     NotBlockOrFile { path: String },
     #[error("{path}: size is zero")]
     Empty { path: String },
+    #[error("{path} is read-only (write-protected), so a writing test cannot run")]
+    WriteProtected { path: String },
     #[error("{path}: device is busy (mounted, held by another device, or opened exclusively)")]
     Busy { path: String },
     #[error("{path}: {source}")]
@@ -110,6 +112,18 @@ pub enum TargetError {
         offset: u64,
         source: std::io::Error,
     },
+    /// A write the preserving target refused: it lies outside every range the
+    /// test declared, so it would change bytes nobody journalled.
+    #[error("write outside the declared ranges: {len} bytes at {offset}")]
+    Undeclared { offset: u64, len: u64 },
+    /// Ctrl-C or SIGTERM arrived; the preserving target refuses the next write
+    /// so the caller can restore and exit.
+    #[error("interrupted by signal {signal}")]
+    Interrupted { signal: i32 },
+    /// The preservation journal could not be written, so the write it was to
+    /// protect was not made.
+    #[error("{0}")]
+    Journal(String),
 }
 
 /// A device the tests can measure.
@@ -133,6 +147,94 @@ pub trait Target {
     fn sync(&mut self) -> Result<(), TargetError> {
         Ok(())
     }
+
+    /// A second, read-only way to the same bytes that shares no buffer, file
+    /// description or engine with this one: psync on a new descriptor for a
+    /// real target. The preservation journal reads originals and verifies
+    /// restores through it, so a fault in the engine that wrote cannot also
+    /// hide itself from the check. `None` where no such path exists (a
+    /// simulation keeps its data in this process); callers then read through
+    /// `self` with a fresh buffer.
+    fn independent_reader(&self) -> Option<Box<dyn Target>> {
+        None
+    }
+}
+
+impl<T: Target + ?Sized> Target for &mut T {
+    fn description(&self) -> &TargetDescription {
+        (**self).description()
+    }
+
+    fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError> {
+        (**self).run(requests, queue_depth, buf)
+    }
+
+    fn device_time_ns(&self) -> u64 {
+        (**self).device_time_ns()
+    }
+
+    fn sync(&mut self) -> Result<(), TargetError> {
+        (**self).sync()
+    }
+
+    fn independent_reader(&self) -> Option<Box<dyn Target>> {
+        (**self).independent_reader()
+    }
+}
+
+impl<T: Target + ?Sized> Target for Box<T> {
+    fn description(&self) -> &TargetDescription {
+        (**self).description()
+    }
+
+    fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError> {
+        (**self).run(requests, queue_depth, buf)
+    }
+
+    fn device_time_ns(&self) -> u64 {
+        (**self).device_time_ns()
+    }
+
+    fn sync(&mut self) -> Result<(), TargetError> {
+        (**self).sync()
+    }
+
+    fn independent_reader(&self) -> Option<Box<dyn Target>> {
+        (**self).independent_reader()
+    }
+}
+
+/// Run a batch and turn the first failed request into an error: for callers
+/// that cannot interpret a partial batch (the journal, a restore, the
+/// writing tests).
+pub fn run_all(
+    target: &mut dyn Target,
+    requests: &[Request],
+    queue_depth: usize,
+    buf: &mut AlignedBuf,
+) -> Result<Vec<Completion>, TargetError> {
+    let done = target.run(requests, queue_depth, buf)?;
+    if let Some((r, errno)) = requests.iter().zip(&done).find_map(|(r, c)| c.errno.map(|e| (r, e))) {
+        return Err(TargetError::Io {
+            op: match r.op {
+                Op::Read => "read",
+                Op::Write => "write",
+            },
+            offset: r.offset,
+            source: std::io::Error::from_raw_os_error(errno),
+        });
+    }
+    Ok(done)
 }
 
 /// The checks every target applies before any I/O: aligned, inside the target

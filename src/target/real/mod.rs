@@ -41,6 +41,8 @@ pub struct OpenOptions {
 /// A block device or regular file opened for measurement.
 pub struct RealTarget {
     file: File,
+    /// Where it was opened, for the independent reader.
+    path: std::path::PathBuf,
     desc: TargetDescription,
     writable: bool,
     /// False when the filesystem refused O_DIRECT (tmpfs before Linux 6.6) and the
@@ -68,6 +70,9 @@ impl RealTarget {
         } else {
             return Err(TargetError::NotBlockOrFile { path: p });
         };
+        if opts.write && kind == TargetKind::Block && block_read_only(&meta) {
+            return Err(TargetError::WriteProtected { path: p });
+        }
         let (file, direct) = open_file(path, &p, kind, opts)?;
         let (size, logical, physical) = geometry(&file, kind, &meta).map_err(|e| open_error(&p, e))?;
         if size == 0 {
@@ -75,6 +80,7 @@ impl RealTarget {
         }
         Ok(RealTarget {
             file,
+            path: path.to_path_buf(),
             desc: TargetDescription {
                 spec: spec.to_string(),
                 kind,
@@ -110,7 +116,7 @@ impl RealTarget {
             }
             Err(e) => {
                 if !URING_FALLBACK_SAID.swap(true, Ordering::Relaxed) {
-                    eprintln!("note: io_uring is unavailable ({e}); using psync, one request at a time");
+                    crate::errln!("note: io_uring is unavailable ({e}); using psync, one request at a time");
                 }
                 self.engine = EngineChoice::Psync;
                 false
@@ -160,6 +166,28 @@ impl Target for RealTarget {
         self.device_ns += started.elapsed().as_nanos() as u64;
         result
     }
+
+    /// psync on a new read-only descriptor of the same path.
+    fn independent_reader(&self) -> Option<Box<dyn Target>> {
+        let opts = OpenOptions {
+            write: false,
+            exclusive: false,
+            engine: EngineChoice::Psync,
+        };
+        RealTarget::open(&self.path, &self.desc.spec, opts)
+            .ok()
+            .filter(|r| r.desc.size_bytes == self.desc.size_bytes)
+            .map(|r| Box::new(r) as Box<dyn Target>)
+    }
+}
+
+/// The kernel's read-only flag of a block device (`losetup -r`, a card's lock
+/// switch, `blockdev --setro`), from sysfs: opening such a device for writing
+/// succeeds and only the writes fail, so it has to be asked.
+fn block_read_only(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (ma, mi) = (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev()));
+    std::fs::read_to_string(format!("/sys/dev/block/{ma}:{mi}/ro")).is_ok_and(|s| s.trim() == "1")
 }
 
 fn open_error(path: &str, e: io::Error) -> TargetError {
@@ -167,7 +195,7 @@ fn open_error(path: &str, e: io::Error) -> TargetError {
         io::ErrorKind::NotFound => TargetError::NotFound { path: path.to_string() },
         io::ErrorKind::PermissionDenied => TargetError::PermissionDenied { path: path.to_string() },
         _ if e.raw_os_error() == Some(libc::EBUSY) => TargetError::Busy { path: path.to_string() },
-        _ if e.raw_os_error() == Some(libc::EROFS) => TargetError::PermissionDenied { path: path.to_string() },
+        _ if e.raw_os_error() == Some(libc::EROFS) => TargetError::WriteProtected { path: path.to_string() },
         _ => TargetError::Open {
             path: path.to_string(),
             source: e,

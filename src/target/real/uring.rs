@@ -1,6 +1,14 @@
-//! io_uring engine for queue depths above one: the target is a registered (fixed)
-//! file and the batch buffer a registered buffer, so the kernel skips per-request
-//! fd lookups and page pinning.
+//! io_uring engine for queue depths above one. The target is a registered
+//! (fixed) file, which saves the kernel a file lookup per request.
+//!
+//! Data buffers are deliberately *not* registered. A registered buffer must
+//! stay valid until it is unregistered (the io-uring crate's contract for
+//! `register_buffers`), but a batch's buffer belongs to the caller and may be
+//! freed the moment `run` returns; a registration keyed by its address once
+//! sent reads into pinned pages that no longer backed the caller's buffer, and
+//! the preservation journal stored those wrong bytes. fio's io_uring engine
+//! uses unregistered buffers by default too (`fixedbufs=0`), so this costs
+//! nothing in a comparison with it.
 
 use std::fs::File;
 use std::io;
@@ -14,8 +22,6 @@ use crate::target::{AlignedBuf, Completion, Op, Request, TargetError};
 pub struct Uring {
     ring: IoUring,
     entries: usize,
-    /// The (address, length) currently registered as buffer 0.
-    registered: Option<(usize, usize)>,
 }
 
 impl Uring {
@@ -23,35 +29,41 @@ impl Uring {
         let entries = queue_depth.next_power_of_two().max(4);
         let ring = IoUring::new(entries as u32)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
-        Ok(Uring {
-            ring,
-            entries,
-            registered: None,
-        })
+        Ok(Uring { ring, entries })
     }
 
     pub fn entries(&self) -> usize {
         self.entries
     }
 
-    fn register(&mut self, buf: &mut AlignedBuf) -> io::Result<()> {
-        let key = (buf.as_mut_ptr() as usize, buf.len());
-        if self.registered == Some(key) {
-            return Ok(());
+    /// Submit what is queued and wait for at least one completion, retrying
+    /// the errors that only mean "try again" (a signal, a full completion
+    /// queue that the caller drains next).
+    fn submit_and_wait(&mut self) -> io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The completion queue is full: the caller reaps, then calls again.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(()),
+                Err(e) => return Err(e),
+            }
         }
-        if self.registered.take().is_some() {
-            self.ring.submitter().unregister_buffers()?;
+    }
+
+    /// Wait until none of this batch's requests is left in the kernel, so the
+    /// caller's buffer is no longer referenced when `run` returns. If even
+    /// that fails the kernel may still write into memory the caller is about
+    /// to free, and the only safe thing left is to stop the process (a pending
+    /// journal then restores the data).
+    fn drain(&mut self, mut in_flight: usize) {
+        while in_flight > 0 {
+            if let Err(e) = self.submit_and_wait() {
+                crate::errln!("fatal: io_uring cannot reap {in_flight} request(s) still in flight: {e}");
+                std::process::abort();
+            }
+            in_flight -= self.ring.completion().count();
         }
-        let iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        // SAFETY: the buffer outlives every request of this batch (run() borrows it
-        // mutably until all completions are reaped), and it is re-registered
-        // whenever a different buffer is passed.
-        unsafe { self.ring.submitter().register_buffers(&[iov])? };
-        self.registered = Some(key);
-        Ok(())
     }
 
     pub fn run(
@@ -60,13 +72,7 @@ impl Uring {
         queue_depth: usize,
         buf: &mut AlignedBuf,
     ) -> Result<Vec<Completion>, TargetError> {
-        let io_err = |source| TargetError::Io {
-            op: "io_uring",
-            offset: 0,
-            source,
-        };
-        self.register(buf).map_err(io_err)?;
-        let depth = queue_depth.min(self.entries);
+        let depth = queue_depth.min(self.entries).max(1);
         let base = buf.as_mut_ptr();
         let mut started = vec![None::<Instant>; requests.len()];
         let mut out = vec![
@@ -81,20 +87,29 @@ impl Uring {
             let first_new = next;
             while in_flight < depth && next < requests.len() {
                 let r = &requests[next];
-                // SAFETY: check_requests() proved buf_offset + len <= buf.len().
+                // SAFETY: check_requests() proved buf_offset + len <= buf.len(),
+                // so the pointer stays inside the buffer's allocation.
                 let ptr = unsafe { base.add(r.buf_offset) };
                 let entry = match r.op {
-                    Op::Read => opcode::ReadFixed::new(types::Fixed(0), ptr, r.len, 0)
-                        .offset(r.offset)
-                        .build(),
-                    Op::Write => opcode::WriteFixed::new(types::Fixed(0), ptr, r.len, 0)
-                        .offset(r.offset)
-                        .build(),
+                    Op::Read => opcode::Read::new(types::Fixed(0), ptr, r.len).offset(r.offset).build(),
+                    Op::Write => opcode::Write::new(types::Fixed(0), ptr, r.len).offset(r.offset).build(),
                 }
                 .user_data(next as u64);
-                // SAFETY: the entry points into the registered buffer, which stays
-                // alive and untouched until its completion is reaped below.
-                unsafe { self.ring.submission().push(&entry) }.expect("queue depth never exceeds ring entries");
+                // SAFETY: the entry points into `buf`, which this function
+                // borrows mutably until it returns, and it never returns (not
+                // even with an error) while an entry is still in the kernel:
+                // every path out either reaped all completions or went
+                // through `drain`. Fixed(0) is the target's file, registered
+                // for the life of the ring. The queue never holds more than
+                // `entries` entries (depth <= entries), so push cannot fail.
+                if unsafe { self.ring.submission().push(&entry) }.is_err() {
+                    self.drain(in_flight);
+                    return Err(TargetError::Io {
+                        op: "io_uring",
+                        offset: r.offset,
+                        source: io::Error::other("submission queue full"),
+                    });
+                }
                 next += 1;
                 in_flight += 1;
             }
@@ -102,7 +117,14 @@ impl Uring {
             for s in &mut started[first_new..next] {
                 *s = Some(now);
             }
-            self.ring.submit_and_wait(1).map_err(io_err)?;
+            if let Err(source) = self.submit_and_wait() {
+                self.drain(in_flight);
+                return Err(TargetError::Io {
+                    op: "io_uring",
+                    offset: requests[first_new.min(requests.len() - 1)].offset,
+                    source,
+                });
+            }
             for cqe in self.ring.completion() {
                 let i = cqe.user_data() as usize;
                 let ended = Instant::now();
@@ -131,8 +153,5 @@ impl Drop for Uring {
     /// dropped, and the next exclusive open (the next test) fails with EBUSY.
     fn drop(&mut self) {
         let _ = self.ring.submitter().unregister_files();
-        if self.registered.take().is_some() {
-            let _ = self.ring.submitter().unregister_buffers();
-        }
     }
 }

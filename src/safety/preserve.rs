@@ -1,0 +1,277 @@
+//! The preserving target: what every writing test is handed. It is itself a
+//! [`Target`], wrapping the real or simulated one, so a test cannot reach the
+//! device any other way: each declared range's original bytes go to the
+//! journal, durably, just before the first write to that range; a write
+//! outside the declared ranges is refused before any I/O; once Ctrl-C or
+//! SIGTERM is pending, the next write is refused so the caller can restore.
+
+use std::path::Path;
+
+use super::journal::{CHUNK, Header, Journal, Writer};
+use super::ranges::Range;
+use super::signals::{self, crash_point};
+use super::{Outcome, SafetyError};
+use crate::target::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
+
+/// A target that journals before it writes. Reads pass straight through.
+pub struct PreservingTarget<'a> {
+    inner: Box<dyn Target + 'a>,
+    /// Reads the originals and verifies the restore (see
+    /// [`Target::independent_reader`]).
+    reader: Option<Box<dyn Target>>,
+    ranges: Vec<Range>,
+    /// Which declared ranges a write has touched: only those are journalled
+    /// and restored.
+    touched: Vec<bool>,
+    journal: Option<Writer>,
+    bytes_written: u64,
+}
+
+fn journal_error(e: SafetyError) -> TargetError {
+    match e {
+        SafetyError::Target(t) => t,
+        other => TargetError::Journal(other.to_string()),
+    }
+}
+
+impl<'a> PreservingTarget<'a> {
+    /// Wrap `inner` for a test that may write `ranges` (normalised: sorted,
+    /// merged, inside the target). With `journal`, a journal is created in
+    /// the directory with the header (durable before returning); without, the
+    /// ranges are only enforced (`--no-preserve`, or a simulated card).
+    pub fn new(
+        inner: Box<dyn Target + 'a>,
+        ranges: Vec<Range>,
+        journal: Option<(&Path, Header)>,
+    ) -> Result<Self, SafetyError> {
+        let journal = match journal {
+            None => None,
+            Some((dir, header)) => Some(Writer::create(dir, &header)?),
+        };
+        let reader = if journal.is_some() {
+            inner.independent_reader()
+        } else {
+            None
+        };
+        Ok(PreservingTarget {
+            touched: vec![false; ranges.len()],
+            ranges,
+            journal,
+            reader,
+            inner,
+            bytes_written: 0,
+        })
+    }
+
+    pub fn journal_path(&self) -> Option<&Path> {
+        self.journal.as_ref().map(|w| w.path.as_path())
+    }
+
+    pub fn ranges(&self) -> &[Range] {
+        &self.ranges
+    }
+
+    /// The declared range holding a write, by binary search (ranges are
+    /// sorted and disjoint).
+    fn range_of(&self, offset: u64, len: u64) -> Option<usize> {
+        let i = self.ranges.partition_point(|r| r.end() <= offset);
+        (i < self.ranges.len() && self.ranges[i].contains(offset, len)).then_some(i)
+    }
+
+    /// Copy range `i`'s original bytes into the journal, read through the
+    /// independent reader.
+    fn journal_range(&mut self, i: usize) -> Result<(), SafetyError> {
+        let Some(w) = self.journal.as_mut() else {
+            return Ok(());
+        };
+        let r = self.ranges[i];
+        let mut buf = AlignedBuf::new(CHUNK.min(r.len as usize));
+        let mut off = r.offset;
+        while off < r.end() {
+            let n = (r.end() - off).min(CHUNK as u64) as u32;
+            let req = Request::read(off, n, 0);
+            match self.reader.as_mut() {
+                Some(reader) => super::run_batch(reader.as_mut(), &[req], 1, &mut buf)?,
+                None => super::run_batch(self.inner.as_mut(), &[req], 1, &mut buf)?,
+            };
+            crash_point("journal record");
+            w.record(off, &buf.as_slice()[..n as usize])?;
+            off += u64::from(n);
+        }
+        Ok(())
+    }
+
+    /// Put the original bytes back, verify them through the independent
+    /// reader against the journal's checksums, delete the journal, and hand
+    /// the inner target back. On failure the journal is kept for
+    /// `flashlab restore`.
+    pub fn finish(mut self) -> (Box<dyn Target + 'a>, Result<Outcome, SafetyError>) {
+        let result = self.restore();
+        (self.inner, result)
+    }
+
+    fn restore(&mut self) -> Result<Outcome, SafetyError> {
+        let mut out = Outcome {
+            ranges: self.ranges.clone(),
+            preserved: self.journal.is_some(),
+            journal: self.journal.as_ref().map(|w| w.path.display().to_string()),
+            bytes_written: self.bytes_written,
+            ranges_touched: self.touched.iter().filter(|t| **t).count(),
+            bytes_restored: 0,
+            restore_bytes_per_sec: None,
+            restore_write_bytes_per_sec: None,
+        };
+        self.inner.sync()?;
+        // The writer (and its lock) stays alive until the journal is gone.
+        if let Some(w) = &self.journal {
+            let j = Journal::open(&w.path)?;
+            let reader = self.reader.as_mut().map(|r| r.as_mut() as &mut dyn Target);
+            let done = j.restore(self.inner.as_mut(), reader)?;
+            out.bytes_restored = done.bytes;
+            out.restore_bytes_per_sec = done.bytes_per_sec();
+            out.restore_write_bytes_per_sec = done.write_bytes_per_sec();
+            j.delete()?;
+            self.journal = None;
+        }
+        Ok(out)
+    }
+}
+
+impl Target for PreservingTarget<'_> {
+    fn description(&self) -> &TargetDescription {
+        self.inner.description()
+    }
+
+    /// Run a batch, refusing the whole batch before any I/O if one write lies
+    /// outside the declared ranges or a signal is pending; ranges written for
+    /// the first time are journalled and committed first.
+    fn run(
+        &mut self,
+        requests: &[Request],
+        queue_depth: usize,
+        buf: &mut AlignedBuf,
+    ) -> Result<Vec<Completion>, TargetError> {
+        let mut bytes = 0;
+        let mut first = Vec::new();
+        for r in requests.iter().filter(|r| r.op == Op::Write) {
+            let Some(i) = self.range_of(r.offset, r.len.into()) else {
+                return Err(TargetError::Undeclared {
+                    offset: r.offset,
+                    len: r.len.into(),
+                });
+            };
+            if !self.touched[i] && !first.contains(&i) {
+                first.push(i);
+            }
+            bytes += u64::from(r.len);
+        }
+        if bytes > 0
+            && let Some(signal) = signals::pending()
+        {
+            return Err(TargetError::Interrupted { signal });
+        }
+        if !first.is_empty() {
+            for &i in &first {
+                self.journal_range(i).map_err(journal_error)?;
+            }
+            if let Some(w) = self.journal.as_mut() {
+                w.commit().map_err(journal_error)?;
+            }
+            // Marked before the batch runs: a batch that fails half-way may
+            // still have written some of its requests.
+            for i in first {
+                self.touched[i] = true;
+            }
+        }
+        if bytes > 0 {
+            crash_point("device write");
+        }
+        let done = self.inner.run(requests, queue_depth, buf)?;
+        self.bytes_written += bytes;
+        Ok(done)
+    }
+
+    fn device_time_ns(&self) -> u64 {
+        self.inner.device_time_ns()
+    }
+
+    fn sync(&mut self) -> Result<(), TargetError> {
+        self.inner.sync()
+    }
+
+    fn independent_reader(&self) -> Option<Box<dyn Target>> {
+        self.inner.independent_reader()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safety::identity::Identity;
+    use crate::sim::{SimTarget, params_from_spec};
+
+    fn fill(t: &mut dyn Target, off: u64, len: u64, byte: u8) {
+        let mut buf = AlignedBuf::new(len as usize);
+        buf.as_mut_slice().fill(byte);
+        t.run(&[Request::write(off, len as u32, 0)], 1, &mut buf).unwrap();
+    }
+
+    fn read(t: &mut dyn Target, off: u64, len: u64) -> Vec<u8> {
+        let mut buf = AlignedBuf::new(len as usize);
+        t.run(&[Request::read(off, len as u32, 0)], 1, &mut buf).unwrap();
+        buf.as_slice().to_vec()
+    }
+
+    #[test]
+    fn only_the_ranges_a_test_wrote_are_written_back() {
+        let o = [("capacity".to_string(), "64M".to_string())];
+        let mut t = SimTarget::new("sim:demo,capacity=64M", params_from_spec("demo", &o).unwrap());
+        let ranges = vec![
+            Range {
+                offset: 1 << 20,
+                len: 1 << 20,
+            },
+            Range {
+                offset: 4 << 20,
+                len: 2 << 20,
+            },
+        ];
+        fill(&mut t, 1 << 20, 1 << 20, 0x11);
+        fill(&mut t, 4 << 20, 2 << 20, 0x22);
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header {
+            target: "sim:demo".into(),
+            size_bytes: 64 << 20,
+            identity: Identity::default(),
+            created_unix: 0,
+            pid: 0,
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: 3 << 20,
+        };
+        let mut p = PreservingTarget::new(Box::new(t), ranges, Some((dir.path(), header))).unwrap();
+        let mut buf = AlignedBuf::new(8192);
+        buf.as_mut_slice().fill(0xee);
+        p.run(&[Request::write((5 << 20) + 8192, 8192, 0)], 1, &mut buf)
+            .unwrap();
+        assert!(matches!(
+            p.run(&[Request::read(0, 4096, 0), Request::write(3 << 20, 4096, 0)], 1, &mut buf),
+            Err(TargetError::Undeclared { offset, .. }) if offset == 3 << 20
+        ));
+        assert!(
+            p.run(&[Request::write((6 << 20) - 4096, 8192, 0)], 1, &mut buf)
+                .is_err(),
+            "a write straddling a range's end"
+        );
+        let (mut t, out) = p.finish();
+        let out = out.unwrap();
+        assert_eq!(out.bytes_written, 8192);
+        assert_eq!(
+            out.bytes_restored,
+            2 << 20,
+            "the untouched first range is not rewritten"
+        );
+        assert!(read(t.as_mut(), 1 << 20, 1 << 20).iter().all(|&b| b == 0x11));
+        assert!(read(t.as_mut(), 4 << 20, 2 << 20).iter().all(|&b| b == 0x22));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "journal deleted");
+    }
+}

@@ -1,0 +1,331 @@
+//! One conformance suite for every Target: psync and io_uring on a regular
+//! file and on a loop device, the simulator, and the preserving wrapper over
+//! each of them. Buffers are fresh, reused, and freed and reallocated between
+//! batches (the pattern that once made io_uring read into pages the buffer no
+//! longer had); request sizes are mixed; queue depths run from 1 to 64; every
+//! write is checked by reading back through the target and through a path
+//! that shares nothing with it.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use flashlab::safety::PreservingTarget;
+use flashlab::safety::identity::Identity;
+use flashlab::safety::journal::Header;
+use flashlab::safety::ranges::Range;
+use flashlab::sim::{SimTarget, params_from_spec};
+use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
+use flashlab::target::{AlignedBuf, Request, Target, TargetError};
+
+use crate::support::{LoopDevice, pattern, random_file, require_loop_devices};
+
+const SIZE: u64 = 32 << 20;
+/// The suite writes inside this area only (so a preserving wrapper can
+/// declare it); the rest of the target must never change.
+const AREA: Range = Range {
+    offset: 4 << 20,
+    len: 16 << 20,
+};
+
+/// Reads the target's bytes by a path that shares nothing with the target
+/// under test: buffered reads on a new descriptor for a real target, a fresh
+/// buffer through the target itself for the simulator.
+enum Independent {
+    Path(PathBuf),
+    Itself,
+}
+
+impl Independent {
+    fn read(&self, t: &mut dyn Target, offset: u64, len: usize) -> Vec<u8> {
+        match self {
+            Independent::Path(p) => {
+                let f = std::fs::File::open(p).unwrap();
+                let mut out = vec![0u8; len];
+                f.read_exact_at(&mut out, offset).unwrap();
+                out
+            }
+            Independent::Itself => {
+                let mut b = AlignedBuf::new(len);
+                let c = t.run(&[Request::read(offset, len as u32, 0)], 1, &mut b).unwrap();
+                assert!(c[0].errno.is_none());
+                b.as_slice().to_vec()
+            }
+        }
+    }
+}
+
+/// Request sizes, mixed (multiples of 4 KiB, so 4096-byte-sector devices
+/// take them too).
+const SIZES: [u32; 6] = [4096, 8192, 12288, 65536, 4096, 1 << 20];
+
+/// A batch of writes with mixed sizes at scattered, non-overlapping offsets
+/// in AREA, laid out back to back in the buffer; returns the requests and
+/// buffer length.
+fn scattered_writes(seed: u64, count: usize) -> (Vec<Request>, usize) {
+    let mut reqs = Vec::new();
+    let (mut at, mut buf_at) = (AREA.offset + (seed % 7) * 4096, 0usize);
+    for i in 0..count {
+        let len = SIZES[(i + seed as usize) % SIZES.len()];
+        if at + u64::from(len) > AREA.end() {
+            break;
+        }
+        reqs.push(Request::write(at, len, buf_at));
+        buf_at += len as usize;
+        // Leave a gap, so neighbours are not one sequential stream.
+        at += u64::from(len) + 4096 * (1 + (i as u64 * 7 + seed) % 5);
+    }
+    (reqs, buf_at)
+}
+
+fn as_reads(writes: &[Request]) -> Vec<Request> {
+    writes
+        .iter()
+        .map(|w| Request::read(w.offset, w.len, w.buf_offset))
+        .collect()
+}
+
+/// Write `reqs` from `buf` at `qd`, then check: one completion per request,
+/// no errors; read back through the target into a fresh buffer (at `qd`)
+/// and through the independent path, both equal to what was written.
+fn write_and_check(
+    t: &mut dyn Target,
+    ind: &Independent,
+    reqs: &[Request],
+    qd: usize,
+    buf: &mut AlignedBuf,
+    what: &str,
+) {
+    let done = t.run(reqs, qd, buf).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(done.len(), reqs.len(), "{what}: one completion per request");
+    assert!(done.iter().all(|c| c.errno.is_none()), "{what}: a request failed");
+    let mut back = AlignedBuf::new(buf.len());
+    let done = t.run(&as_reads(reqs), qd, &mut back).unwrap();
+    assert!(done.iter().all(|c| c.errno.is_none()));
+    for r in reqs {
+        let span = r.buf_offset..r.buf_offset + r.len as usize;
+        assert!(
+            back.as_slice()[span.clone()] == buf.as_slice()[span.clone()],
+            "{what}: read back through the target differs at {} (qd {qd})",
+            r.offset
+        );
+        assert!(
+            ind.read(t, r.offset, r.len as usize) == buf.as_slice()[span],
+            "{what}: the independent read differs at {} (qd {qd})",
+            r.offset
+        );
+    }
+}
+
+/// The whole suite on one target. `outside` is a copy of the bytes outside
+/// AREA (checked unchanged at the end).
+fn suite(t: &mut dyn Target, ind: &Independent, name: &str) {
+    let size = t.description().size_bytes;
+    let outside_before = (
+        ind.read(t, 0, AREA.offset as usize),
+        ind.read(t, AREA.end(), (size - AREA.end()) as usize),
+    );
+    let mut seed = 1u64;
+    // 1. A fresh buffer per batch, every queue depth from 1 to 64.
+    for qd in [1usize, 2, 3, 4, 8, 16, 32, 64] {
+        let (reqs, len) = scattered_writes(seed, 24);
+        let mut buf = AlignedBuf::new(len);
+        buf.as_mut_slice().copy_from_slice(&pattern(len, seed));
+        write_and_check(t, ind, &reqs, qd, &mut buf, &format!("{name} fresh buffer"));
+        seed += 1;
+    }
+    // 2. One buffer reused, its contents changed between batches.
+    let (reqs, len) = scattered_writes(seed, 24);
+    let mut buf = AlignedBuf::new(len);
+    for qd in [1usize, 8, 64, 4] {
+        buf.as_mut_slice().copy_from_slice(&pattern(len, seed * 31));
+        write_and_check(t, ind, &reqs, qd, &mut buf, &format!("{name} reused buffer"));
+        seed += 1;
+    }
+    // 3. Buffers freed and reallocated between batches, same size. Above
+    //    glibc's largest mmap threshold (32 MiB on 64-bit), each is its own
+    //    mapping, unmapped when freed; the next one usually gets the same
+    //    address with new pages. Reads must land in the new buffer, writes
+    //    come from it.
+    for round in 0..6u64 {
+        let (reqs, len) = scattered_writes(seed, 16);
+        let len = len.max(40 << 20);
+        let want = pattern(len, seed ^ 0xabc);
+        let mut w = AlignedBuf::new(len);
+        w.as_mut_slice().copy_from_slice(&want);
+        t.run(&reqs, 8, &mut w).unwrap();
+        drop(w);
+        let mut r = AlignedBuf::new(len);
+        let done = t.run(&as_reads(&reqs), 8, &mut r).unwrap();
+        assert!(done.iter().all(|c| c.errno.is_none()));
+        for q in &reqs {
+            let span = q.buf_offset..q.buf_offset + q.len as usize;
+            assert!(
+                r.as_slice()[span.clone()] == want[span.clone()],
+                "{name}: round {round}: a read into a reallocated buffer missed it at {}",
+                q.offset
+            );
+            assert!(ind.read(t, q.offset, q.len as usize) == want[span]);
+        }
+        drop(r);
+        seed += 1;
+    }
+    // 4. Reads after writes in one batch at depth 1 (in order), and a read
+    //    of bytes no batch wrote still gives the original.
+    let off = AREA.offset + (8 << 20);
+    let mut buf = AlignedBuf::new(8192);
+    buf.as_mut_slice()[..4096].copy_from_slice(&pattern(4096, 99));
+    let done = t
+        .run(
+            &[Request::write(off, 4096, 0), Request::read(off, 4096, 4096)],
+            1,
+            &mut buf,
+        )
+        .unwrap();
+    assert!(done.iter().all(|c| c.errno.is_none()));
+    assert_eq!(
+        buf.as_slice()[..4096],
+        buf.as_slice()[4096..],
+        "{name}: read after write in one batch"
+    );
+    // 5. What every target refuses before any I/O.
+    let lb = t.description().logical_block_size;
+    let mut b = AlignedBuf::new(8192);
+    assert!(matches!(
+        t.run(&[Request::read(size - u64::from(lb), 2 * lb, 0)], 1, &mut b),
+        Err(TargetError::PastEnd { .. })
+    ));
+    assert!(matches!(
+        t.run(&[Request::read(100, 4096, 0)], 1, &mut b),
+        Err(TargetError::Unaligned { .. })
+    ));
+    assert!(matches!(
+        t.run(&[Request::read(0, 16384, 0)], 1, &mut b),
+        Err(TargetError::BufferTooSmall { .. })
+    ));
+    assert!(matches!(
+        t.run(&[Request::read(0, 4096, 0)], 0, &mut b),
+        Err(TargetError::ZeroQueueDepth)
+    ));
+    // Nothing outside the area changed.
+    let outside_after = (
+        ind.read(t, 0, AREA.offset as usize),
+        ind.read(t, AREA.end(), (size - AREA.end()) as usize),
+    );
+    assert!(
+        outside_before == outside_after,
+        "{name}: bytes outside the written area changed"
+    );
+}
+
+/// The suite through a preserving wrapper over `inner`, with a journal in
+/// `jdir` when given; afterwards every byte of the area is back.
+fn suite_preserving(inner: Box<dyn Target>, ind: &Independent, name: &str, jdir: Option<&Path>) {
+    let original = {
+        let mut t = inner;
+        let o = ind.read(t.as_mut(), AREA.offset, AREA.len as usize);
+        (t, o)
+    };
+    let (inner, original) = original;
+    let size = inner.description().size_bytes;
+    let header = Header {
+        target: name.into(),
+        size_bytes: size,
+        identity: Identity::default(),
+        created_unix: 0,
+        pid: std::process::id(),
+        ranges: vec![[AREA.offset, AREA.len]],
+        total_bytes: AREA.len,
+    };
+    let mut p = PreservingTarget::new(inner, vec![AREA], jdir.map(|d| (d, header))).unwrap();
+    suite(&mut p, ind, &format!("preserving {name}"));
+    // A write outside the declared area is refused before any I/O.
+    let mut b = AlignedBuf::new(4096);
+    assert!(matches!(
+        p.run(&[Request::write(0, 4096, 0)], 1, &mut b),
+        Err(TargetError::Undeclared { offset: 0, .. })
+    ));
+    let (mut t, out) = p.finish();
+    let out = out.unwrap();
+    if jdir.is_some() {
+        assert!(out.bytes_restored > 0);
+        assert!(
+            ind.read(t.as_mut(), AREA.offset, AREA.len as usize) == original,
+            "{name}: restored"
+        );
+    }
+}
+
+fn open_real(path: &Path, engine: EngineChoice) -> Box<dyn Target> {
+    let t = RealTarget::open(
+        path,
+        &path.display().to_string(),
+        OpenOptions {
+            write: true,
+            exclusive: true,
+            engine,
+        },
+    )
+    .unwrap();
+    Box::new(t)
+}
+
+fn engines() -> Vec<EngineChoice> {
+    let mut e = vec![EngineChoice::Psync];
+    match io_uring::IoUring::new(4) {
+        Ok(_) => e.push(EngineChoice::IoUring),
+        Err(why) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI must run io_uring, but: {why}"),
+        Err(why) => eprintln!("io_uring skipped: {why}"),
+    }
+    e
+}
+
+fn real_cases(path: &Path) {
+    let ind = Independent::Path(path.to_path_buf());
+    for engine in engines() {
+        let name = format!("{} {engine:?}", path.display());
+        let mut t = open_real(path, engine);
+        suite(t.as_mut(), &ind, &name);
+        drop(t);
+        let jdir = tempfile::tempdir().unwrap();
+        suite_preserving(open_real(path, engine), &ind, &name, Some(jdir.path()));
+        assert_eq!(std::fs::read_dir(jdir.path()).unwrap().count(), 0, "journal deleted");
+    }
+}
+
+#[test]
+fn every_engine_conforms_on_a_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", SIZE as usize, 41);
+    real_cases(&f);
+}
+
+#[test]
+fn every_engine_conforms_on_a_loop_device() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "t.img", SIZE as usize, 42);
+    let dev = LoopDevice::attach(&f, None);
+    real_cases(&dev.path);
+    // And with 4096-byte logical blocks.
+    let f4 = random_file(dir.path(), "t4.img", SIZE as usize, 43);
+    let dev4 = LoopDevice::attach(&f4, Some(4096));
+    real_cases(&dev4.path);
+}
+
+#[test]
+fn the_simulator_conforms_alone_and_preserved() {
+    let spec = "capacity=32M,au_size=1M,seed=3,jitter=0.05";
+    let overrides: Vec<(String, String)> = spec
+        .split(',')
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    let make = || SimTarget::new("sim:demo", params_from_spec("demo", &overrides).unwrap());
+    let mut t = make();
+    suite(&mut t, &Independent::Itself, "sim");
+    let jdir = tempfile::tempdir().unwrap();
+    suite_preserving(Box::new(make()), &Independent::Itself, "sim", Some(jdir.path()));
+    suite_preserving(Box::new(make()), &Independent::Itself, "sim", None);
+}
