@@ -113,9 +113,10 @@ fn belongs_to(h: &journal::Header, target: &Path) -> bool {
 }
 
 fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoice) -> CliResult<Restored> {
+    // A running flashlab holds its journal's lock (and restores by itself):
+    // taken before the journal is even read, since it may be mid-append.
+    let _lock = journal::lock(path).map_err(safety_error)?;
     let j = Journal::open(path).map_err(safety_error)?;
-    // A running flashlab holds its journal's lock; it restores by itself.
-    let _lock = j.lock().map_err(safety_error)?;
     let target_path = onto.map_or_else(|| PathBuf::from(&j.header.target), Path::to_path_buf);
     let shown = target_path.display().to_string();
     // The same claim a writing run takes: nothing else writes these bytes

@@ -47,6 +47,36 @@ fn users_of(dev: &Path) -> Vec<String> {
     u
 }
 
+/// Processes holding any alias open for writing, seen again on each of
+/// several scans over about a second. Tools that scan devices (`losetup`,
+/// `blkid`, udev) open them read-write for an instant; they are not users,
+/// and refusing because one passed by would make two runs on two different
+/// devices refuse each other at random.
+fn persistent_writers(host: &Host, aliases: &Aliases) -> Vec<String> {
+    let scan = || {
+        let mut w = Vec::new();
+        for &(ma, mi) in aliases.target_devices.iter().take(1).chain(&aliases.loop_devices) {
+            w.extend(stack::writers_of(host, Held::Device(ma, mi)));
+        }
+        for &(_, key) in &aliases.files {
+            w.extend(stack::writers_of(host, Held::File(key)));
+        }
+        w.sort();
+        w.dedup();
+        w
+    };
+    let mut held_by = scan();
+    for _ in 0..5 {
+        if held_by.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let again = scan();
+        held_by.retain(|w| again.contains(w));
+    }
+    held_by
+}
+
 /// Claim the target at `path` and all its aliases for writing, or say what
 /// uses them. The target itself (when a block device) is claimed by its own
 /// O_EXCL open; this claims everything else.
@@ -55,15 +85,8 @@ pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
     let aliases = Aliases::of(&host, path);
     // Another process writing the same bytes (a VM on the image, fuse2fs
     // serving it, a dd onto the card) is as much a user as a mount.
-    let mut held_by = Vec::new();
-    for &(ma, mi) in aliases.target_devices.iter().take(1).chain(&aliases.loop_devices) {
-        held_by.extend(stack::writers_of(&host, Held::Device(ma, mi)));
-    }
-    for &(_, key) in &aliases.files {
-        held_by.extend(stack::writers_of(&host, Held::File(key)));
-    }
+    let held_by = persistent_writers(&host, &aliases);
     if !held_by.is_empty() {
-        held_by.dedup();
         return Err(in_use(path, format!("open for writing by {}", held_by.join(", "))));
     }
     let mut held = Vec::new();

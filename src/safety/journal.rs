@@ -499,19 +499,6 @@ impl Journal {
         })
     }
 
-    /// Take the journal's lock, refusing one that a running flashlab holds.
-    pub fn lock(&self) -> Result<File, SafetyError> {
-        let f = open_regular(&self.path)?;
-        match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(f),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(SafetyError::Live {
-                path: self.path.display().to_string(),
-                pid: self.header.pid,
-            }),
-            Err(e) => Err(io(&self.path, e.into())),
-        }
-    }
-
     /// Write every record back to `target`, read each one back through
     /// `verifier` (an independent reader, see
     /// [`Target::independent_reader`]; `None` reads through `target` with
@@ -601,6 +588,7 @@ impl Journal {
 
     /// Remove the journal once its bytes are back.
     pub fn delete(self) -> Result<(), SafetyError> {
+        crash_point("journal delete");
         std::fs::remove_file(&self.path).map_err(|e| io(&self.path, e))?;
         if let Some(dir) = self.path.parent() {
             sync_dir(dir)?;
@@ -625,6 +613,20 @@ pub fn list(dir: &Path) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Take a journal's lock before reading it, refusing one that a running
+/// flashlab holds (it is still being written, and its run restores it).
+pub fn lock(path: &Path) -> Result<File, SafetyError> {
+    let f = open_regular(path)?;
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(f),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(SafetyError::Live {
+            path: path.display().to_string(),
+            pid: Journal::header_of(path).map_or(0, |h| h.pid),
+        }),
+        Err(e) => Err(io(path, e.into())),
+    }
 }
 
 /// Whether a running flashlab holds the journal (its writer's lock).
@@ -787,11 +789,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let w = Writer::create(dir.path(), &header(&[[0, 4096]])).unwrap();
         assert!(is_live(&w.path));
-        let j = Journal::open(&w.path).unwrap();
-        assert!(matches!(j.lock(), Err(SafetyError::Live { pid: 2, .. })));
+        assert!(matches!(lock(&w.path), Err(SafetyError::Live { pid: 2, .. })));
         let path = w.path.clone();
         drop(w);
-        assert!(!is_live(&path) && j.lock().is_ok());
+        assert!(!is_live(&path) && lock(&path).is_ok());
         std::fs::write(&path, b"flashlab-journal v1\n{}\n").unwrap();
         assert!(Journal::open(&path).unwrap_err().to_string().contains("format v1"));
         // A FIFO is not read (it would block).

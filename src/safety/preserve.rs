@@ -35,8 +35,9 @@ fn journal_error(e: SafetyError) -> TargetError {
 }
 
 impl<'a> PreservingTarget<'a> {
-    /// Wrap `inner` for a test that may write `ranges` (normalised: sorted,
-    /// merged, inside the target). With `journal`, a journal is created in
+    /// Wrap `inner` for a test that may write `ranges`; they are normalised
+    /// here (sorted, merged, aligned, inside the target), so a caller's plan in
+    /// any order is enforced as written. With `journal`, a journal is created in
     /// the directory with the header (durable before returning); without, the
     /// ranges are only enforced (`--no-preserve`, or a simulated card).
     pub fn new(
@@ -44,6 +45,9 @@ impl<'a> PreservingTarget<'a> {
         ranges: Vec<Range>,
         journal: Option<(&Path, Header)>,
     ) -> Result<Self, SafetyError> {
+        let d = inner.description();
+        let block = u64::from(d.logical_block_size.max(1));
+        let ranges = super::ranges::normalize(ranges, d.size_bytes, block)?;
         let journal = match journal {
             None => None,
             Some((dir, header)) => Some(Writer::create(dir, &header)?),

@@ -96,19 +96,20 @@ fn ctrl_c_during_open_au_on_a_loop_device_restores_and_exits_130() {
     let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
     let before = sha();
     let jdir = dir.path().join("j");
-    // Each AU is journalled (a record, a sync) just before its first write:
-    // steps 1-3 are the one-AU run, 4-6 the two-AU run (a new AU and one
-    // batch); the signal at 6 stops the random sweep's first batch.
+    // Each AU is journalled (a record, then the commit: records synced, slot
+    // A written) just before its first write: steps 1-4 are the one-AU run,
+    // 5-8 the two-AU run (a new AU and one batch); the signal at 8 stops the
+    // random sweep's first batch.
     let out = flashlab()
         .args(small_open_au(dev.as_str()))
         .args(["--write", "--journal-dir"])
         .arg(&jdir)
-        .env("FLASHLAB_SIGINT_AT", "6")
+        .env("FLASHLAB_SIGINT_AT", "8")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupt point 6: device write"), "{err}");
+    assert!(err.contains("interrupt point 8: device write"), "{err}");
     assert!(err.contains("2097152 bytes restored and verified"), "{err}");
     assert!(err.contains("original data is back"), "{err}");
     assert_eq!(sha(), before, "every byte restored");
