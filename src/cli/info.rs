@@ -8,9 +8,9 @@ use crate::device::sysfs::Host;
 use crate::device::{self, DeviceInfo};
 use crate::error::{CliError, CliResult};
 use crate::output::{json, table};
+use crate::seam::Target;
+use crate::seam::real::{EngineChoice, OpenOptions};
 use crate::sim::SimTarget;
-use crate::target::Target;
-use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
 #[derive(Serialize)]
@@ -86,7 +86,7 @@ pub(super) fn describe(spec: &str, t: &dyn Target) -> Option<DeviceInfo> {
 
 /// What `info` shows for a simulated card: its geometry, and its registers
 /// decoded exactly as a real card's sysfs would be.
-fn sim_info(t: &SimTarget, d: &crate::target::TargetDescription) -> DeviceInfo {
+fn sim_info(t: &SimTarget, d: &crate::seam::TargetDescription) -> DeviceInfo {
     let p = &t.params;
     let mut info = DeviceInfo::new(
         &d.spec,

@@ -8,8 +8,8 @@ use super::write::{WriteOpts, open_for_writing, safety_error};
 use crate::error::{CliError, CliResult};
 use crate::measure::{MeasureError, align, fat, open_au, scatter};
 use crate::output::{json, table};
-use crate::target::Target;
-use crate::target::real::{EngineChoice, OpenOptions};
+use crate::seam::Target;
+use crate::seam::real::{EngineChoice, OpenOptions};
 use crate::units::{Iec, duration_ns, mb_per_s, parse_size};
 
 pub(super) fn measure_error(e: MeasureError) -> CliError {
@@ -189,7 +189,7 @@ fn preserving<T>(
     drop(s.claim);
     let outcome = outcome.map_err(safety_error)?;
     match result {
-        Err(MeasureError::Target(crate::target::TargetError::Interrupted { signal })) => {
+        Err(MeasureError::Target(crate::seam::TargetError::Interrupted { signal })) => {
             super::write::report_interrupted(signal, &outcome);
             Err(super::write::interrupted_error(signal))
         }

@@ -14,8 +14,8 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{CliError, CliResult};
 use crate::registers::RegisterKind;
-use crate::target::real::EngineChoice;
-use crate::target::spec::DEFAULT_TARGET;
+use crate::seam::real::EngineChoice;
+use crate::seam::spec::DEFAULT_TARGET;
 
 /// What flash storage really is and how it really behaves.
 #[derive(Debug, Parser)]

@@ -11,8 +11,8 @@ use crate::error::CliResult;
 use crate::measure::advice::{Advice, advise};
 use crate::measure::{align, fat, open_au};
 use crate::output::json;
-use crate::target::TargetKind;
-use crate::target::real::EngineChoice;
+use crate::seam::TargetKind;
+use crate::seam::real::EngineChoice;
 use crate::units::Iec;
 
 /// Every test's result under its own key (DESIGN.md's JSON contract); a test

@@ -2,10 +2,10 @@
 //! turned into messages a user can act on.
 
 use crate::error::CliError;
+use crate::seam::TargetError;
+use crate::seam::real::{OpenOptions, RealTarget};
+use crate::seam::spec::TargetSpec;
 use crate::sim::{SimTarget, params_from_spec};
-use crate::target::TargetError;
-use crate::target::real::{OpenOptions, RealTarget};
-use crate::target::spec::TargetSpec;
 
 /// The opened target, kept concrete where a command needs to know its kind.
 pub enum Opened {

@@ -13,8 +13,8 @@ use crate::output::{json, table};
 use crate::safety::identity::Identity;
 use crate::safety::journal::{self, EXTENSION, Journal};
 use crate::safety::{self, SafetyError};
-use crate::target::Target;
-use crate::target::real::{EngineChoice, OpenOptions};
+use crate::seam::Target;
+use crate::seam::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
 #[derive(Serialize)]

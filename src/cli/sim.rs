@@ -6,9 +6,9 @@ use super::SimAction;
 use super::resolve;
 use crate::error::{CliError, CliResult};
 use crate::output::{json, table};
+use crate::seam::spec::TargetSpec;
 use crate::sim::params::KEYS;
 use crate::sim::{params_from_spec, profiles, reproduce};
-use crate::target::spec::TargetSpec;
 
 #[derive(Serialize)]
 struct Entry {

@@ -17,8 +17,8 @@ use crate::safety::identity::Identity;
 use crate::safety::journal::Header;
 use crate::safety::ranges::{self, Range};
 use crate::safety::{self, Outcome, PreservingTarget, SafetyError, signals};
-use crate::target::real::{EngineChoice, OpenOptions};
-use crate::target::{AlignedBuf, Request, Target, TargetError, run_all};
+use crate::seam::real::{EngineChoice, OpenOptions};
+use crate::seam::{AlignedBuf, Request, Target, TargetError, run_all};
 use crate::units::Iec;
 
 /// Options every writing command takes.

@@ -1,6 +1,6 @@
 //! Who is using a block device: mounts (from /proc/self/mountinfo), swap (from
 //! /proc/swaps) and holders (device-mapper, md, from sysfs). The exclusive open in
-//! `target::real` is the final word; these say *what* is using it.
+//! `seam::real` is the final word; these say *what* is using it.
 
 use serde::Serialize;
 

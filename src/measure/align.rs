@@ -17,7 +17,7 @@
 use serde::Serialize;
 
 use super::{MeasureError, iqr, median, robust_sigma};
-use crate::target::{AlignedBuf, Request, Target};
+use crate::seam::{AlignedBuf, Request, Target};
 
 /// Largest boundary tried: SD AUs stop at 64 MiB (SD spec 4.10.2), one more
 /// step shows the level above it.

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use super::{MeasureError, median};
 use crate::safety::ranges::Range;
+use crate::seam::{AlignedBuf, Request, Target, run_all};
 use crate::sim::reproduce::flashbench::lfsr_positions;
-use crate::target::{AlignedBuf, Request, Target, run_all};
 
 /// The fastest AU must beat the reference by this fraction for any AU to
 /// count as FAT area (jitter of the medians is about 1%); AUs are then split at

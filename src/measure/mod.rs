@@ -1,5 +1,5 @@
 //! The characterisation tests of DESIGN.md (align, open-au, fat, scatter): each
-//! drives a [`Target`](crate::target::Target) through the seam, never reads a
+//! drives a [`Target`](crate::seam::Target) through the seam, never reads a
 //! clock, and interprets its own numbers, so the same code measures a real card
 //! and runs deterministically on a simulated one. Writing tests go through the
 //! [`Preserver`](crate::safety::Preserver).
@@ -14,7 +14,7 @@ pub mod scatter;
 mod property_tests;
 
 use crate::safety::SafetyError;
-use crate::target::TargetError;
+use crate::seam::TargetError;
 use crate::units::Iec;
 
 /// Largest erase size a test accepts. SD allocation units stop at 64 MiB (SD

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
+use crate::seam::{AlignedBuf, Request, Target, run_all};
 use crate::sim::reproduce::flashbench::lfsr_positions;
-use crate::target::{AlignedBuf, Request, Target, run_all};
 
 /// A run whose writes take this many times what the same positions took with
 /// one AU is collapsed; checked as writes come in, so a collapsed run stops

@@ -4,8 +4,8 @@
 //! goals. The seed is printed; FLASHLAB_PROPERTY_SEED=N reruns one set.
 
 use super::{align, fat, open_au};
+use crate::seam::Target;
 use crate::sim::{SimTarget, params_from_spec};
-use crate::target::Target;
 
 const CARDS: usize = 200;
 

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::MeasureError;
-use crate::target::{AlignedBuf, Request, Target};
+use crate::seam::{AlignedBuf, Request, Target};
 
 /// Reads per batch: bounds memory for the request list, not the result.
 const BATCH: u64 = 4096;

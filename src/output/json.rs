@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::target::TargetDescription;
+use crate::seam::TargetDescription;
 
 /// Bumped when a field changes meaning or disappears; adding fields keeps it.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::ranges::Range;
 use crate::device::stack::{self, FileKey};
 use crate::device::{self, sysfs::Host};
-use crate::target::{AlignedBuf, Request, Target};
+use crate::seam::{AlignedBuf, Request, Target};
 
 /// Blocks in a fingerprint: spread over the target, so a different device
 /// that shares a partition table or a filesystem header still differs.

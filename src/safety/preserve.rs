@@ -11,7 +11,7 @@ use super::journal::{CHUNK, Header, Journal, Writer};
 use super::ranges::Range;
 use super::signals::{self, crash_point};
 use super::{Outcome, SafetyError};
-use crate::target::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
+use crate::seam::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
 
 /// A target that journals before it writes. Reads pass straight through.
 pub struct PreservingTarget<'a> {

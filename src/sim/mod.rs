@@ -12,7 +12,7 @@ pub mod store;
 
 use serde::Serialize;
 
-use crate::target::{
+use crate::seam::{
     AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
 };
 use params::{Erased, ParamError, Params, Protocol};
@@ -391,8 +391,8 @@ mod tests {
     use super::*;
 
     fn sim(spec: &str) -> SimTarget {
-        let crate::target::spec::TargetSpec::Sim { base, overrides } =
-            crate::target::spec::TargetSpec::parse(spec).unwrap()
+        let crate::seam::spec::TargetSpec::Sim { base, overrides } =
+            crate::seam::spec::TargetSpec::parse(spec).unwrap()
         else {
             panic!()
         };

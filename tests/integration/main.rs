@@ -2,6 +2,7 @@
 //! real binary or the real library against real files and loop devices.
 
 mod conformance;
+mod contract;
 mod decode;
 mod engines;
 mod info;

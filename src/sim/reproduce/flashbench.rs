@@ -3,7 +3,7 @@
 //! tables of seeds 004 and 003.
 
 use super::{Builder, card, csv, latencies, num};
-use crate::target::{Request, Target};
+use crate::seam::{Request, Target};
 
 const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
 const OPEN_AU: &str = include_str!("../../../calibration/kingston_sa04g_open_au.csv");

@@ -10,8 +10,8 @@ mod hsq;
 use serde::Serialize;
 
 use super::{SimTarget, params_from_spec};
-use crate::target::spec::TargetSpec;
-use crate::target::{AlignedBuf, Request, Target};
+use crate::seam::spec::TargetSpec;
+use crate::seam::{AlignedBuf, Request, Target};
 
 /// One compared cell.
 #[derive(Debug, Clone, Serialize)]

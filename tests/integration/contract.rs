@@ -1,0 +1,129 @@
+//! The JSON contract is a stable interface: every key a command's `--json`
+//! document has carried stays. Each command runs on the built-in profiles and
+//! the union of its key paths must hold every path in `json_keys/COMMAND.txt`,
+//! recorded from the binary before the run document replaced the hand-built
+//! envelopes. New keys are welcome; a missing one fails with its name.
+//! `FLASHLAB_BLESS_JSON_KEYS=1` rewrites the files (only when adding keys).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::support::json;
+
+/// Every key path of a document: `a.b` for objects, `a[]` for array items.
+fn paths(v: &serde_json::Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                out.insert(p.clone());
+                paths(v, &p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for v in a {
+                paths(v, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn keys_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/integration/json_keys")
+        .join(format!("{name}.txt"))
+}
+
+/// The union of the key paths of each run's document, checked against the
+/// recorded file.
+fn check(name: &str, runs: &[Vec<&str>]) {
+    let mut got = BTreeSet::new();
+    for args in runs {
+        paths(&json(args), "", &mut got);
+    }
+    let file = keys_file(name);
+    if std::env::var_os("FLASHLAB_BLESS_JSON_KEYS").is_some() {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let text: String = got.iter().map(|p| format!("{p}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let missing: Vec<&str> = want.lines().filter(|p| !got.contains(*p)).collect();
+    assert!(missing.is_empty(), "{name}: keys gone from --json: {missing:?}");
+    assert!(
+        want.lines().count() >= 3,
+        "{name}: too few keys recorded to mean anything"
+    );
+}
+
+const PROFILES: [&str; 9] = [
+    "sim:demo",
+    "sim:kingston-sa04g",
+    "sim:sandisk-512mb",
+    "sim:sandisk-2gb",
+    "sim:toshiba-7au",
+    "sim:sandisk-20au",
+    "sim:emmc-hs400",
+    "sim:cf-sandisk-ultra2",
+    "sim:cf-simpletech-oem",
+];
+
+#[test]
+fn probe_keeps_every_key_on_every_built_in_profile() {
+    let runs: Vec<Vec<&str>> = PROFILES.iter().map(|p| vec!["probe", p]).collect();
+    check("probe", &runs);
+}
+
+#[test]
+fn each_test_command_keeps_every_key() {
+    // A regular file too: its documents have keys a simulated card lacks.
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::support::random_file(dir.path(), "t.img", 32 << 20, 5);
+    let file = file.to_str().unwrap();
+    let each =
+        |cmd: &'static str| -> Vec<Vec<&str>> { PROFILES.iter().chain([&file]).map(|p| vec![cmd, *p]).collect() };
+    check("info", &each("info"));
+    check("align", &each("align"));
+    check("scatter", &each("scatter"));
+    check(
+        "open-au",
+        &[
+            vec!["open-au", "sim:demo"],
+            vec!["open-au", "sim:kingston-sa04g", "--full", "--max", "4"],
+        ],
+    );
+    check("fat", &[vec!["fat", "sim:demo"], vec!["fat", "sim:kingston-sa04g"]]);
+}
+
+#[test]
+fn sim_decode_and_restore_keep_every_key() {
+    check("sim-list", &[vec!["sim", "list"]]);
+    check(
+        "sim-show",
+        &PROFILES
+            .iter()
+            .map(|p| vec!["sim", "show", p.strip_prefix("sim:").unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    check(
+        "sim-reproduce",
+        &[vec!["sim", "reproduce", "at91"], vec!["sim", "reproduce", "cf"]],
+    );
+    check(
+        "decode",
+        &[
+            vec!["decode", "cid", "02544d5341303447113533890900d371"],
+            vec!["decode", "csd", "400e00325b5900001d177f800a40008d"],
+            vec!["decode", "scr", "0235800001000000"],
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = dir.path().to_str().unwrap();
+    check("restore-list", &[vec!["restore", "--journal-dir", jdir]]);
+}
