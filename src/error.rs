@@ -18,11 +18,14 @@ pub enum Exit {
 }
 
 /// An error ready to print as `error: ...` plus an optional `hint: ...` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CliError {
     pub exit: Exit,
     pub message: String,
     pub hint: Option<String>,
+    /// What the run completed before it stopped, still to be printed (an
+    /// interrupted run's report).
+    pub partial: Option<Box<crate::run::document::RunDocument>>,
 }
 
 impl CliError {
@@ -32,6 +35,7 @@ impl CliError {
             exit: Exit::Usage,
             message: message.into(),
             hint: None,
+            partial: None,
         }
     }
 
@@ -41,11 +45,17 @@ impl CliError {
             exit: Exit::Failed,
             message: message.into(),
             hint: None,
+            partial: None,
         }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_document(mut self, doc: crate::run::document::RunDocument) -> Self {
+        self.partial = Some(Box::new(doc));
         self
     }
 }
@@ -63,3 +73,105 @@ impl fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 pub type CliResult<T> = Result<T, CliError>;
+
+// Module errors become user errors here, one mapping per error kind: the exit
+// code follows the kind (refusals and bad options 2, device and journal
+// failures 1), never the message text.
+
+use crate::measure::MeasureError;
+use crate::safety::SafetyError;
+use crate::seam::TargetError;
+
+/// Exit 130 for Ctrl-C, 143 for SIGTERM, once the data is back.
+pub fn interrupted(signal: i32) -> CliError {
+    let (exit, name) = if signal == libc::SIGTERM {
+        (Exit::Terminated, "SIGTERM")
+    } else {
+        (Exit::Interrupted, "SIGINT")
+    };
+    CliError {
+        exit,
+        message: format!("interrupted by {name}"),
+        hint: None,
+        partial: None,
+    }
+}
+
+impl From<TargetError> for CliError {
+    fn from(e: TargetError) -> Self {
+        let msg = e.to_string();
+        match e {
+            TargetError::NotFound { .. } => CliError::usage(msg).hint("check the path; `lsblk` lists block devices"),
+            TargetError::PermissionDenied { .. } => CliError::usage(msg)
+                .hint("run as root (sudo flashlab ...) or join the group that owns the device (often 'disk')"),
+            TargetError::NotBlockOrFile { .. } => {
+                CliError::usage(msg).hint("flashlab measures block devices (/dev/mmcblk0, /dev/sdX) and regular files")
+            }
+            TargetError::Empty { .. } => {
+                CliError::usage(msg).hint("is a card in the reader? an empty reader shows size 0")
+            }
+            TargetError::Busy { .. } => CliError::usage(format!("{msg}; nothing was written"))
+                .hint("unmount it (and its partitions) and stop what holds it; `flashlab info` shows what uses it"),
+            TargetError::Unaligned { .. } | TargetError::PastEnd { .. } => CliError::usage(msg)
+                .hint("offsets and lengths must be multiples of the logical block size and inside the target"),
+            TargetError::WriteProtected { .. } => CliError::usage(format!("{msg}; nothing was written")).hint(
+                "check the card's lock switch, or make the device writable (losetup without -r, blockdev --setrw)",
+            ),
+            TargetError::Io { .. } | TargetError::Open { .. } => CliError::failed(msg)
+                .hint("the device reported an error; `dmesg` may say more (a failing card, a loose reader)"),
+            TargetError::Journal(_) => CliError::failed(msg)
+                .hint("the write it was to protect was not made; check the journal directory's disk"),
+            TargetError::Interrupted { signal } => interrupted(signal),
+            TargetError::Undeclared { .. }
+            | TargetError::BufferTooSmall { .. }
+            | TargetError::ReadOnly
+            | TargetError::ZeroQueueDepth => CliError::failed(format!("internal: {msg}"))
+                .hint("this is a flashlab bug; please report it with the command line"),
+        }
+    }
+}
+
+impl From<SafetyError> for CliError {
+    fn from(e: SafetyError) -> Self {
+        let msg = e.to_string();
+        match e {
+            SafetyError::Target(t) => t.into(),
+            SafetyError::VerifyFailed { .. } => CliError::failed(msg)
+                .hint("the journal is kept: run `flashlab restore` (with --engine psync to rule out the engine)"),
+            SafetyError::Corrupt { .. } => CliError::usage(msg)
+                .hint("the journal cannot be trusted; nothing was written to the target and the journal is kept"),
+            SafetyError::IdentityMismatch { .. } => CliError::usage(msg)
+                .hint("nothing was written; if you are sure this is the same device, add --force"),
+            SafetyError::JournalDir { .. } => {
+                CliError::usage(msg).hint("choose another place with --journal-dir DIR (on a different device)")
+            }
+            SafetyError::InUse { .. } => CliError::usage(msg).hint(
+                "unmount it (and every partition and loop device over the same bytes), or wait for the other run to end",
+            ),
+            SafetyError::Live { .. } => CliError::usage(msg).hint(
+                "that run restores its data itself when it ends; `flashlab restore` is for journals left by a crash",
+            ),
+            SafetyError::Journal { .. } => {
+                CliError::failed(msg).hint("check the journal directory's disk (space, permissions)")
+            }
+            SafetyError::BadRange { .. } | SafetyError::PastEnd { .. } => CliError::usage(msg)
+                .hint("ranges are OFFSET+LENGTH, aligned to the logical block, inside the target"),
+        }
+    }
+}
+
+impl From<MeasureError> for CliError {
+    fn from(e: MeasureError) -> Self {
+        match e {
+            MeasureError::Target(t) => t.into(),
+            MeasureError::Safety(s) => s.into(),
+            MeasureError::DoesNotFit { ref fix, .. } => {
+                let fix = fix.clone();
+                CliError::usage(e.to_string()).hint(fix)
+            }
+            MeasureError::Bad { why, fix } => CliError::usage(why).hint(fix),
+            MeasureError::Internal(m) => CliError::failed(format!("internal: {m}"))
+                .hint("this is a flashlab bug; please report it with the command line"),
+        }
+    }
+}

@@ -1,15 +1,23 @@
 //! flashlab: what flash storage really is and how it really behaves.
 //!
-//! The data flow of DESIGN.md is the module layout: [`cli`] parses and validates,
-//! [`seam`] is the one seam to devices (real or simulated), [`device`] and
-//! [`registers`] identify, [`output`] renders results.
+//! The data flow of DESIGN.md is the module layout: [`cli`] parses and
+//! validates (no system calls) and dispatches; [`run`] runs each command's
+//! [`measure`] tests through one runner over the [`seam`] (real devices,
+//! simulated cards from [`sim`], and the preserving target of [`safety`]);
+//! [`device`] and [`registers`] identify; [`render`] turns the run document
+//! into text or JSON.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod cli;
 pub mod device;
 pub mod error;
 pub mod measure;
-pub mod output;
+pub mod patterns;
 pub mod registers;
+pub mod render;
+pub mod run;
 pub mod safety;
 pub mod seam;
 pub mod sim;

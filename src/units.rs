@@ -90,7 +90,7 @@ pub fn duration_ns(ns: f64) -> String {
 
 /// `size = 2^exponent × odd`: the factorisation that 004_033f2d3f80bf6aca.txt's author
 /// does with `factor` to guess which power-of-two erase blocks can tile the card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PowerOfTwoSplit {
     pub exponent: u32,
     pub odd_part: u64,

@@ -1,21 +1,96 @@
-//! Command-line parsing (clap, no syscalls) and dispatch. Each command lives in its
-//! own file and turns typed module errors into [`CliError`]s with hints.
+//! Command-line parsing and dispatch, nothing else. clap parses and validates
+//! every argument, sizes included, with no system calls (ripgrep's habit);
+//! [`crate::run`] runs the command and [`crate::render`] prints its run
+//! document. Exit codes come from the error's kind.
 
-mod decode;
-mod info;
-mod measure;
-mod probe;
-mod resolve;
-mod restore;
-mod sim;
-mod write;
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use crate::registers::RegisterKind;
+use crate::run::document::RunDocument;
+use crate::run::jobs::{self, On, OpenAuArgs, ScatterArgs};
+use crate::run::session::Consent;
+use crate::run::{offline, pattern, restore};
+use crate::safety::ranges::Range;
 use crate::seam::real::EngineChoice;
 use crate::seam::spec::DEFAULT_TARGET;
+
+/// A size argument (`4M`, `16KiB`, `0x1000`), checked at parse time.
+fn size(text: &str) -> Result<u64, String> {
+    crate::units::parse_size(text).map_err(|e| e.to_string())
+}
+
+/// An `OFFSET+LENGTH` argument, checked at parse time.
+fn range(text: &str) -> Result<Range, String> {
+    crate::safety::ranges::parse(text).map_err(|e| e.to_string())
+}
+
+/// `--engine`: clap's side of [`EngineChoice`] (the seam knows nothing of clap).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Engine {
+    Auto,
+    Psync,
+    #[value(name = "io_uring")]
+    IoUring,
+}
+
+impl From<Engine> for EngineChoice {
+    fn from(e: Engine) -> Self {
+        match e {
+            Engine::Auto => EngineChoice::Auto,
+            Engine::Psync => EngineChoice::Psync,
+            Engine::IoUring => EngineChoice::IoUring,
+        }
+    }
+}
+
+/// `decode`'s register: clap's side of [`RegisterKind`].
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Register {
+    Cid,
+    Csd,
+    Scr,
+    Ssr,
+}
+
+impl From<Register> for RegisterKind {
+    fn from(r: Register) -> Self {
+        match r {
+            Register::Cid => RegisterKind::Cid,
+            Register::Csd => RegisterKind::Csd,
+            Register::Scr => RegisterKind::Scr,
+            Register::Ssr => RegisterKind::Ssr,
+        }
+    }
+}
+
+/// Options every writing command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WriteOpts {
+    /// Consent to writing to a real device or file (its data is preserved and
+    /// restored unless --no-preserve).
+    #[arg(long)]
+    pub write: bool,
+    /// Keep no journal: the written ranges are destroyed.
+    #[arg(long)]
+    pub no_preserve: bool,
+    /// Where the preservation journal goes (default: /var/lib/flashlab/journals
+    /// for root, else $XDG_STATE_HOME/flashlab/journals).
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
+}
+
+impl From<WriteOpts> for Consent {
+    fn from(w: WriteOpts) -> Self {
+        Consent {
+            write: w.write,
+            no_preserve: w.no_preserve,
+            journal_dir: w.journal_dir,
+        }
+    }
+}
 
 /// What flash storage really is and how it really behaves.
 #[derive(Debug, Parser)]
@@ -27,8 +102,8 @@ pub struct Cli {
 
     /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
     /// queue depth is above 1).
-    #[arg(long, global = true, value_enum, default_value_t = EngineChoice::Auto)]
-    pub engine: EngineChoice,
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub engine: Engine,
 
     #[command(subcommand)]
     pub command: Command,
@@ -62,12 +137,12 @@ pub enum Command {
         #[arg(long)]
         linear: bool,
         /// Erase size (default: align's estimate).
-        #[arg(long, value_name = "SIZE")]
-        erase_size: Option<String>,
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        erase_size: Option<u64>,
         /// Chunk written by the sweep (default: the page, doubled while the AU
         /// holds more than 4096 of them).
-        #[arg(long, value_name = "SIZE")]
-        chunk: Option<String>,
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        chunk: Option<u64>,
         /// Most open AUs tried (default: 32, or the most whose AUs fit on
         /// the target; given explicitly, a sweep that does not fit is refused).
         #[arg(long)]
@@ -77,20 +152,20 @@ pub enum Command {
         #[arg(long)]
         full: bool,
         #[command(flatten)]
-        opts: write::WriteOpts,
+        opts: WriteOpts,
     },
     /// How many leading AUs take small random writes cheaply (the FAT area;
     /// writes, preserved unless --no-preserve).
     Fat {
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
-        #[arg(long, value_name = "SIZE")]
-        erase_size: Option<String>,
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        erase_size: Option<u64>,
         /// Leading AUs examined.
-        #[arg(long, default_value_t = measure::DEFAULT_FAT_AUS)]
+        #[arg(long, default_value_t = jobs::DEFAULT_FAT_AUS)]
         max: u64,
         #[command(flatten)]
-        opts: write::WriteOpts,
+        opts: WriteOpts,
     },
     /// Everything at once: identify, align, then open-au and fat (these write:
     /// on a real target only with --write, data preserved), and advice.
@@ -98,19 +173,19 @@ pub enum Command {
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
         #[command(flatten)]
-        opts: write::WriteOpts,
+        opts: WriteOpts,
     },
     /// Read latency of every block of a region, in order (read-only).
     Scatter {
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
-        #[arg(long, default_value = "0")]
-        offset: String,
-        #[arg(long, default_value = "8M")]
-        length: String,
+        #[arg(long, default_value = "0", value_parser = size)]
+        offset: u64,
+        #[arg(long, default_value = "8M", value_parser = size)]
+        length: u64,
         /// Read size (default: 4 KiB or the logical block).
-        #[arg(long, value_name = "SIZE")]
-        block: Option<String>,
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        block: Option<u64>,
         /// Every point as CSV (offset_bytes,latency_ns) on stdout.
         #[arg(long)]
         csv: bool,
@@ -123,7 +198,7 @@ pub enum Command {
     /// Decode an SD/MMC register pasted as hex (sysfs, spaced bytes, 0x words).
     Decode {
         #[arg(value_enum)]
-        register: RegisterKind,
+        register: Register,
         /// The register's hex; several arguments are joined with spaces.
         #[arg(required = true, num_args = 1..)]
         hex: Vec<String>,
@@ -140,7 +215,7 @@ pub enum Command {
         #[arg(long)]
         force: bool,
         #[arg(long, value_name = "DIR")]
-        journal_dir: Option<std::path::PathBuf>,
+        journal_dir: Option<PathBuf>,
     },
     /// Internal workloads for testing the write path (not a stable interface).
     #[command(hide = true)]
@@ -156,15 +231,15 @@ pub enum DebugAction {
     WritePattern {
         target: String,
         /// OFFSET+LENGTH, repeatable.
-        #[arg(long = "range", required = true)]
-        ranges: Vec<String>,
+        #[arg(long = "range", required = true, value_parser = range)]
+        ranges: Vec<Range>,
         #[arg(long, default_value_t = 1)]
         passes: u32,
         /// Sleep between writes (for signal tests).
         #[arg(long, default_value_t = 0)]
         pause_ms: u64,
         #[command(flatten)]
-        opts: write::WriteOpts,
+        opts: WriteOpts,
     },
 }
 
@@ -194,12 +269,27 @@ pub fn main() -> i32 {
         Err(e) => {
             // clap prints its own message; usage errors exit 2, --help/--version 0.
             let _ = e.print();
+            if e.use_stderr() {
+                crate::errln!("hint: `flashlab --help` lists the commands, `flashlab COMMAND --help` their options");
+            }
             return e.exit_code();
         }
     };
+    let as_json = cli.json;
     let code = match run(cli) {
-        Ok(()) => 0,
+        Ok(Output::Doc(doc)) => {
+            let doc = *doc;
+            crate::render::print(&doc, as_json);
+            0
+        }
+        Ok(Output::Text(text)) => {
+            crate::out!("{text}");
+            0
+        }
         Err(e) => {
+            if let Some(doc) = &e.partial {
+                crate::render::print(doc, as_json);
+            }
             crate::errln!("{e}");
             e.exit as i32
         }
@@ -207,7 +297,7 @@ pub fn main() -> i32 {
     // Output that could not be written fails the run, but only now, once any
     // data a writing test changed is back (SIGPIPE is ignored, as Rust sets it
     // up, so a closed pipe is an error here instead of a kill mid-test).
-    match crate::output::stdio::finish() {
+    match crate::render::stdio::finish() {
         Ok(()) => code,
         Err(kind) => {
             if kind != std::io::ErrorKind::BrokenPipe {
@@ -221,12 +311,24 @@ pub fn main() -> i32 {
     }
 }
 
-fn run(cli: Cli) -> CliResult<()> {
-    match cli.command {
-        Command::Info { target } => info::run(&target, cli.engine, cli.json),
-        Command::Sim { action } => sim::run(action, cli.json),
-        Command::Align { target } => measure::align(&target, cli.engine, cli.json),
-        Command::Probe { target, opts } => probe::run(&target, &opts, cli.engine, cli.json),
+/// What a command prints: a run document, or text of its own format
+/// (`scatter --csv`, `sim show --toml`).
+enum Output {
+    Doc(Box<RunDocument>),
+    Text(String),
+}
+
+fn run(cli: Cli) -> CliResult<Output> {
+    let engine = EngineChoice::from(cli.engine);
+    let on = |target: String, opts: Option<WriteOpts>| On {
+        spec: target,
+        engine,
+        consent: opts.map(Consent::from).unwrap_or_default(),
+    };
+    let doc = match cli.command {
+        Command::Info { target } => jobs::info(&on(target, None))?,
+        Command::Align { target } => jobs::align(&on(target, None))?,
+        Command::Probe { target, opts } => jobs::probe(&on(target, Some(opts)))?,
         Command::OpenAu {
             target,
             random,
@@ -236,39 +338,48 @@ fn run(cli: Cli) -> CliResult<()> {
             max,
             full,
             opts,
-        } => measure::open_au(
-            &target,
-            &measure::OpenAuArgs {
+        } => {
+            let a = OpenAuArgs {
                 erase: erase_size,
                 chunk,
                 max,
                 random_only: random,
                 linear_only: linear,
                 full,
-            },
-            &opts,
-            cli.engine,
-            cli.json,
-        ),
+            };
+            jobs::open_au(&on(target, Some(opts)), &a)?
+        }
         Command::Fat {
             target,
             erase_size,
             max,
             opts,
-        } => measure::fat(&target, &erase_size, max, &opts, cli.engine, cli.json),
+        } => jobs::fat(&on(target, Some(opts)), erase_size, max)?,
         Command::Scatter {
             target,
             offset,
             length,
             block,
             csv,
-        } => measure::scatter(&target, &offset, &length, &block, csv, cli.engine, cli.json),
-        Command::Decode { register, hex, mmc } => decode::run(register, &hex.join(" "), mmc, cli.json),
+        } => {
+            let doc = jobs::scatter(&on(target, None), &ScatterArgs { offset, length, block })?;
+            match (csv && !cli.json, doc.get("scatter")) {
+                (true, Some(r)) => return Ok(Output::Text(crate::measure::scatter::csv(&r))),
+                _ => doc,
+            }
+        }
+        Command::Sim { action } => match action {
+            SimAction::List => offline::sim_list(),
+            SimAction::Show { profile, toml: true } => return Ok(Output::Text(offline::sim_toml(&profile)?)),
+            SimAction::Show { profile, toml: false } => offline::sim_show(&profile)?,
+            SimAction::Reproduce { experiment } => offline::sim_reproduce(&experiment)?,
+        },
+        Command::Decode { register, hex, mmc } => offline::decode(register.into(), &hex.join(" "), mmc)?,
         Command::Restore {
             what,
             force,
             journal_dir,
-        } => restore::run(what.as_deref(), force, journal_dir, cli.engine, cli.json),
+        } => restore::run(what.as_deref(), force, journal_dir, engine)?,
         Command::Debug {
             action:
                 DebugAction::WritePattern {
@@ -278,18 +389,7 @@ fn run(cli: Cli) -> CliResult<()> {
                     pause_ms,
                     opts,
                 },
-        } => {
-            let declared = ranges
-                .iter()
-                .map(|r| crate::safety::ranges::parse(r))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(write::safety_error)?;
-            write::write_pattern(&target, declared, passes, pause_ms, &opts, cli.engine, cli.json)
-        }
-    }
-}
-
-/// Turn any displayable module error into a usage error with a hint.
-pub(crate) fn usage_err(e: impl std::fmt::Display, hint: &str) -> CliError {
-    CliError::usage(e.to_string()).hint(hint)
+        } => pattern::run(&target, ranges, passes, pause_ms, &opts.into(), engine)?,
+    };
+    Ok(Output::Doc(Box::new(doc)))
 }

@@ -1,12 +1,12 @@
 //! The SD/MMC part of `info`: decoded registers plus what Linux derived from them,
 //! with a judgement on where preferred_erase_size came from.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::registers::{Family, cid, csd, scr, ssr};
 
 /// The `info.mmc` object of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MmcInfo {
     /// Kernel card type: "SD", "MMC", "SDIO", "SDcombo".
     pub card_type: String,
@@ -18,7 +18,7 @@ pub struct MmcInfo {
     pub preferred_erase_size_bytes: Option<u64>,
     /// "ssr_au" (the card's SSR AU size), "kernel_capacity_guess" (Linux's fallback
     /// from capacity alone), or "unknown".
-    pub preferred_erase_size_source: &'static str,
+    pub preferred_erase_size_source: String,
     /// The manufacturing date as the kernel printed it (it knows EXT_CSD_REV).
     pub kernel_date: Option<String>,
     pub notes: Vec<String>,
@@ -113,7 +113,7 @@ impl MmcInfo {
             ssr,
             erase_size_bytes: raw.erase_size_bytes,
             preferred_erase_size_bytes: raw.preferred_erase_size_bytes,
-            preferred_erase_size_source: source,
+            preferred_erase_size_source: source.into(),
             kernel_date: raw.date,
             notes,
         }

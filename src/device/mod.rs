@@ -9,7 +9,7 @@ pub mod sysfs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::units::{Iec, PowerOfTwoSplit, split_power_of_two};
 use mmc::MmcInfo;
@@ -17,7 +17,7 @@ use mounts::Mount;
 use sysfs::{Host, Partition};
 
 /// The `info` object of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     pub path: String,
     pub size_bytes: u64,

@@ -2,10 +2,10 @@
 //! /proc/swaps) and holders (device-mapper, md, from sysfs). The exclusive open in
 //! `seam::real` is the final word; these say *what* is using it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One mount of a device or one of its partitions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mount {
     /// The device node as mountinfo names it (`/dev/mmcblk0p2`).
     pub source: String,

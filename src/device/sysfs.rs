@@ -43,7 +43,7 @@ pub enum SysfsError {
 }
 
 /// One partition of a whole disk.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Partition {
     pub name: String,
     pub start_bytes: u64,

@@ -3,7 +3,7 @@
 //! interpretation of results `probe` already has, so it is the same for a
 //! real card and a simulated one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::align::AlignResult;
 use super::fat::FatResult;
@@ -20,15 +20,18 @@ const ENOUGH_RANDOM_OPEN_AUS: u64 = 3;
 const FS_BLOCK: u64 = 4096;
 
 /// One piece of advice: what was seen, what to do, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Advice {
     /// Stable identifier for scripts (`align_partitions`, `few_open_aus`, ...).
-    pub topic: &'static str,
+    pub topic: String,
     pub text: String,
 }
 
 fn say(topic: &'static str, text: String) -> Advice {
-    Advice { topic, text }
+    Advice {
+        topic: topic.into(),
+        text,
+    }
 }
 
 /// Advice from whatever results exist; a test that did not run adds nothing.
@@ -188,8 +191,8 @@ mod tests {
         })
     }
 
-    fn topics(a: &[Advice]) -> Vec<&'static str> {
-        a.iter().map(|x| x.topic).collect()
+    fn topics(a: &[Advice]) -> Vec<&str> {
+        a.iter().map(|x| x.topic.as_str()).collect()
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! (page, AU) hypothesis fitted to all rows at once, with its posterior
 //! probability as the confidence.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, iqr, median, robust_sigma};
 use crate::seam::{AlignedBuf, Request, Target};
@@ -42,7 +42,7 @@ const MIN_STEP_NS: f64 = 2_000.0;
 const SURE: f64 = 0.995;
 
 /// One boundary's readings, flashbench's row plus the spread.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     pub boundary_bytes: u64,
     pub pre_ns: f64,
@@ -56,14 +56,14 @@ pub struct Row {
 }
 
 /// What another source says the AU is, and whether the measurement agrees.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reference {
     pub source: String,
     pub bytes: u64,
     pub agrees: Option<bool>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AlignResult {
     pub block_size: u64,
     /// Largest boundary first, as flashbench prints them.
@@ -123,15 +123,32 @@ impl Samples {
 }
 
 /// Run the test. `references` are (source, AU bytes) from sysfs or the SSR.
+/// align as a [`super::Test`]: read-only, compared with what the card and
+/// the kernel say the erase block is.
+pub struct Align {
+    pub references: Vec<(String, u64)>,
+}
+
+impl super::Test for Align {
+    const KEY: &'static str = "align";
+    type Output = AlignResult;
+    fn plan(&self, _: &crate::seam::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
+        Ok(Vec::new())
+    }
+    fn run(&self, t: &mut dyn Target) -> Result<AlignResult, MeasureError> {
+        run(t, &self.references)
+    }
+}
+
 pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResult, MeasureError> {
     let d = t.description().clone();
     let block = block_size(d.logical_block_size);
     let cands = candidates(block, d.size_bytes);
     if cands.len() < 2 {
-        return Err(MeasureError::Bad(format!(
-            "the target ({} bytes) is too small to compare boundaries",
-            d.size_bytes
-        )));
+        return Err(MeasureError::Bad {
+            why: format!("the target ({} bytes) is too small to compare boundaries", d.size_bytes),
+            fix: "align needs a target of at least a few MiB".into(),
+        });
     }
     let mut samples: Vec<Samples> = cands
         .iter()
@@ -163,15 +180,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
                 owner.extend([k, k, k]);
             }
         }
-        let done = t.run(&reqs, 1, &mut buf)?;
-        if let Some((r, c)) = reqs.iter().zip(&done).find(|(_, c)| c.errno.is_some()) {
-            return Err(MeasureError::Bad(format!(
-                "read of {} bytes at {} failed: {}",
-                r.len,
-                r.offset,
-                std::io::Error::from_raw_os_error(c.errno.unwrap_or(libc::EIO))
-            )));
-        }
+        let done = crate::seam::run_all(t, &reqs, 1, &mut buf)?;
         for (i, trio) in done.chunks_exact(3).enumerate() {
             let s = &mut samples[owner[3 * i]];
             let [pre, on, post] = [trio[0], trio[1], trio[2]].map(|c| c.duration_ns as f64);

@@ -8,12 +8,12 @@
 //! merges once those run out). The area is the run of leading AUs clearly faster
 //! than the reference.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, median};
+use crate::patterns::lfsr_positions;
 use crate::safety::ranges::Range;
 use crate::seam::{AlignedBuf, Request, Target, run_all};
-use crate::sim::reproduce::flashbench::lfsr_positions;
 
 /// The fastest AU must beat the reference by this fraction for any AU to
 /// count as FAT area (jitter of the medians is about 1%); AUs are then split at
@@ -35,7 +35,7 @@ pub struct Options {
     pub max_aus: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AuRow {
     pub au: u64,
     pub median_ns: f64,
@@ -43,7 +43,7 @@ pub struct AuRow {
     pub fast: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FatResult {
     pub erase_size_bytes: u64,
     pub fat_area_aus: u64,
@@ -86,6 +86,7 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
             from: 0,
             need,
             size,
+            fix: "use a smaller --max (or --erase-size), or a larger target".into(),
         });
     }
     Ok((0..o.max_aus)
@@ -103,6 +104,17 @@ fn probe(t: &mut dyn Target, o: &Options, au: u64, buf: &mut AlignedBuf) -> Resu
         .collect();
     let done = run_all(t, &reqs, 1, buf)?;
     Ok(median(&done.iter().map(|c| c.duration_ns as f64).collect::<Vec<_>>()))
+}
+
+impl super::Test for Options {
+    const KEY: &'static str = "fat";
+    type Output = FatResult;
+    fn plan(&self, d: &crate::seam::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        plan(d.size_bytes, self)
+    }
+    fn run(&self, t: &mut dyn Target) -> Result<FatResult, MeasureError> {
+        run(t, *self)
+    }
 }
 
 pub fn run(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {

@@ -1,8 +1,9 @@
 //! The characterisation tests of DESIGN.md (align, open-au, fat, scatter): each
 //! drives a [`Target`](crate::seam::Target) through the seam, never reads a
 //! clock, and interprets its own numbers, so the same code measures a real card
-//! and runs deterministically on a simulated one. Writing tests go through the
-//! [`Preserver`](crate::safety::Preserver).
+//! and runs deterministically on a simulated one. Each is a [`Test`]: a plan
+//! (the ranges it will write) and a run; the runner (`crate::run`) hands a
+//! writing test only the preserving target for its plan.
 
 pub mod advice;
 pub mod align;
@@ -13,9 +14,26 @@ pub mod scatter;
 #[cfg(test)]
 mod property_tests;
 
+use serde::Serialize;
+
 use crate::safety::SafetyError;
-use crate::seam::TargetError;
+use crate::safety::ranges::Range;
+use crate::seam::{Target, TargetDescription, TargetError};
 use crate::units::Iec;
+
+/// A characterisation test. The runner asks for its plan before any I/O,
+/// journals and enforces the planned ranges, and stores the result under
+/// [`Test::KEY`]; a new test is one file implementing this plus its CLI
+/// variant.
+pub trait Test {
+    /// Its key in the run document and the JSON contract (`align`, `open_au`).
+    const KEY: &'static str;
+    type Output: Serialize;
+    /// The byte ranges it will write on a target like `d`, checked before any
+    /// I/O; empty for a read-only test.
+    fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError>;
+    fn run(&self, t: &mut dyn Target) -> Result<Self::Output, MeasureError>;
+}
 
 /// Largest erase size a test accepts. SD allocation units stop at 64 MiB (SD
 /// Physical Layer spec 4.10.2, AU_SIZE) and eMMC high-capacity erase groups
@@ -28,21 +46,26 @@ pub const MAX_ERASE: u64 = 1 << 30;
 /// to `max_allowed`.
 fn check_plan(erase: u64, chunk: u64, max: u64, max_allowed: u64) -> Result<(), MeasureError> {
     if erase > MAX_ERASE {
-        return Err(MeasureError::Bad(format!(
-            "the erase size ({}) is larger than any flash erase block (at most {})",
-            Iec(erase),
-            Iec(MAX_ERASE)
-        )));
+        return Err(MeasureError::Bad {
+            why: format!(
+                "the erase size ({}) is larger than any flash erase block (at most {})",
+                Iec(erase),
+                Iec(MAX_ERASE)
+            ),
+            fix: "give --erase-size as the card's AU, e.g. 4M".into(),
+        });
     }
     if erase == 0 || chunk == 0 || !erase.is_multiple_of(chunk) || erase / chunk < 2 {
-        return Err(MeasureError::Bad(format!(
-            "the chunk ({chunk} bytes) must divide the erase size ({erase} bytes) at least twice"
-        )));
+        return Err(MeasureError::Bad {
+            why: format!("the chunk ({chunk} bytes) must divide the erase size ({erase} bytes) at least twice"),
+            fix: "choose --chunk as a power of two at most half the erase size (or leave it out)".into(),
+        });
     }
     if max == 0 || max > max_allowed {
-        return Err(MeasureError::Bad(format!(
-            "--max must be between 1 and {max_allowed}, not {max}"
-        )));
+        return Err(MeasureError::Bad {
+            why: format!("--max must be between 1 and {max_allowed}, not {max}"),
+            fix: format!("give --max between 1 and {max_allowed}"),
+        });
     }
     Ok(())
 }
@@ -63,9 +86,15 @@ pub enum MeasureError {
         from: u64,
         need: u64,
         size: u64,
+        /// What the user can change, in the words of the test's own options.
+        fix: String,
     },
-    #[error("{0}")]
-    Bad(String),
+    /// A broken invariant of flashlab itself.
+    #[error("internal: {0}")]
+    Internal(String),
+    /// Options that cannot work on this target; `fix` says which to change.
+    #[error("{why}")]
+    Bad { why: String, fix: String },
 }
 
 /// Median of a sample (mean of the middle two for even counts); 0 for none.

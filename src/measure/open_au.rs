@@ -8,12 +8,12 @@
 //! above the one-AU baseline. Runs write whole AUs, so a finished run leaves its
 //! AUs closed; an aborted run leaves them dirty, so later runs use fresh ones.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
+use crate::patterns::lfsr_positions;
 use crate::safety::ranges::Range;
 use crate::seam::{AlignedBuf, Request, Target, run_all};
-use crate::sim::reproduce::flashbench::lfsr_positions;
 
 /// A run whose writes take this many times what the same positions took with
 /// one AU is collapsed; checked as writes come in, so a collapsed run stops
@@ -46,7 +46,7 @@ pub struct Options {
     pub full: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Level {
     pub chunk_bytes: u64,
     /// flashbench's figure: chunk over mean write latency.
@@ -56,7 +56,7 @@ pub struct Level {
     pub collapsed: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Run {
     pub open_aus: u64,
     /// Stopped early because it had clearly collapsed.
@@ -65,7 +65,7 @@ pub struct Run {
     pub levels: Vec<Level>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sweep {
     /// Null when nothing collapsed up to `tried_up_to` (a page-mapped FTL).
     pub max_open_aus: Option<u64>,
@@ -73,7 +73,7 @@ pub struct Sweep {
     pub runs: Vec<Run>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpenAuResult {
     pub erase_size_bytes: u64,
     pub chunk_bytes: u64,
@@ -148,6 +148,10 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
             from,
             need,
             size,
+            fix: format!(
+                "the largest --max that fits is {} (or use a larger target)",
+                largest_max(size, o)
+            ),
         });
     }
     Ok((0..slots)
@@ -285,7 +289,7 @@ impl Sweeper<'_> {
 
     fn take(&mut self, n: u64) -> Result<u64, MeasureError> {
         if self.cursor + n > self.slot_limit {
-            return Err(MeasureError::Bad("open-au ran out of declared AUs (internal)".into()));
+            return Err(MeasureError::Internal("open-au ran out of declared AUs".into()));
         }
         Ok(self.cursor)
     }
@@ -362,7 +366,7 @@ impl Sweeper<'_> {
         if self.o.full {
             // flashbench's table: every chunk size at one AU (the baselines),
             // at the limit, and one past it.
-            let chunks = crate::sim::reproduce::flashbench::chunk_sizes(self.o.erase, self.o.chunk);
+            let chunks = crate::patterns::chunk_sizes(self.o.erase, self.o.chunk);
             let (one, baselines) = self.run(1, random, &chunks, &[])?;
             runs.push(one);
             for n in [lo, lo + 1] {
@@ -381,6 +385,17 @@ impl Sweeper<'_> {
 
 /// Run the sweep(s) over the ranges from [`plan`] (writes to anything else
 /// are refused by the preserving target the test is handed).
+impl super::Test for Options {
+    const KEY: &'static str = "open_au";
+    type Output = OpenAuResult;
+    fn plan(&self, d: &crate::seam::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        plan(d.size_bytes, self)
+    }
+    fn run(&self, t: &mut dyn Target) -> Result<OpenAuResult, MeasureError> {
+        run(t, *self)
+    }
+}
+
 pub fn run(t: &mut dyn Target, o: Options) -> Result<OpenAuResult, MeasureError> {
     let slots = slots_per_order(&o);
     let mut s = Sweeper {

@@ -2,7 +2,7 @@
 //! -s's map). Page and AU boundaries show as periodic spikes; the report issue
 //! plots it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
 use crate::seam::{AlignedBuf, Request, Target};
@@ -13,13 +13,13 @@ const BATCH: u64 = 4096;
 /// is millions of points no plot can show.
 pub const MAX_POINTS: u64 = 1 << 22;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Point {
     pub offset: u64,
     pub latency_ns: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScatterResult {
     pub offset_bytes: u64,
     pub length_bytes: u64,
@@ -27,13 +27,39 @@ pub struct ScatterResult {
     pub points: Vec<Point>,
 }
 
+/// scatter as a [`super::Test`]: read-only; the read size defaults to 4 KiB
+/// or the logical block, whichever is larger.
+#[derive(Debug, Clone, Copy)]
+pub struct Scatter {
+    pub offset: u64,
+    pub length: u64,
+    pub block: Option<u64>,
+}
+
+impl super::Test for Scatter {
+    const KEY: &'static str = "scatter";
+    type Output = ScatterResult;
+    fn plan(&self, _: &crate::seam::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
+        Ok(Vec::new())
+    }
+    fn run(&self, t: &mut dyn Target) -> Result<ScatterResult, MeasureError> {
+        let block = self
+            .block
+            .unwrap_or_else(|| u64::from(t.description().logical_block_size).max(4096));
+        run(t, self.offset, self.length, block)
+    }
+}
+
 pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<ScatterResult, MeasureError> {
     let d = t.description();
     let lb = u64::from(d.logical_block_size);
     if block == 0 || !block.is_multiple_of(lb) || !offset.is_multiple_of(lb) || length < block {
-        return Err(MeasureError::Bad(format!(
-            "offset, length and block must be multiples of the {lb}-byte logical block, length at least one block"
-        )));
+        return Err(MeasureError::Bad {
+            why: format!(
+                "offset, length and block must be multiples of the {lb}-byte logical block, length at least one block"
+            ),
+            fix: format!("give --offset, --length and --block as multiples of {lb} bytes"),
+        });
     }
     let size = d.size_bytes;
     if offset.checked_add(length).is_none_or(|e| e > size) {
@@ -42,13 +68,15 @@ pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<S
             from: offset,
             need: length,
             size,
+            fix: format!("choose --offset and --length that end within the target's {size} bytes"),
         });
     }
     let count = length / block;
     if count > MAX_POINTS {
-        return Err(MeasureError::Bad(format!(
-            "{count} reads of {block} bytes is more than the {MAX_POINTS} scatter keeps; use a larger --block or a shorter --length"
-        )));
+        return Err(MeasureError::Bad {
+            why: format!("{count} reads of {block} bytes is more than the {MAX_POINTS} scatter keeps"),
+            fix: "use a larger --block or a shorter --length".into(),
+        });
     }
     let mut buf = AlignedBuf::new(block as usize);
     let mut points = Vec::with_capacity(count as usize);
@@ -58,15 +86,8 @@ pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<S
         let reqs: Vec<Request> = (i..i + n)
             .map(|k| Request::read(offset + k * block, block as u32, 0))
             .collect();
-        let done = t.run(&reqs, 1, &mut buf)?;
+        let done = crate::seam::run_all(t, &reqs, 1, &mut buf)?;
         for (r, c) in reqs.iter().zip(done) {
-            if let Some(e) = c.errno {
-                return Err(MeasureError::Bad(format!(
-                    "read at {} failed: {}",
-                    r.offset,
-                    std::io::Error::from_raw_os_error(e)
-                )));
-            }
             points.push(Point {
                 offset: r.offset,
                 latency_ns: c.duration_ns,

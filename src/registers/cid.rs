@@ -3,18 +3,18 @@
 //! out differently: MMC has a one-byte OEM id, a six-character name and a one-byte
 //! date.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::bits::{Bits, crc_ok};
 use super::{Family, manufacturers};
 
 /// A decoded CID.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cid {
     pub family: Family,
     pub manufacturer_id: u8,
     /// Community-known name for the id (mmc-utils' table), when there is one.
-    pub manufacturer_name: Option<&'static str>,
+    pub manufacturer_name: Option<String>,
     /// OEM/application id as text (SD: two ASCII characters; MMC: one byte shown
     /// as `0xNN`), non-printable bytes escaped.
     pub oem_id: String,
@@ -27,7 +27,7 @@ pub struct Cid {
     pub manufacture_year: u16,
     pub manufacture_month: u8,
     /// MMC only: card, BGA or PoP (the CBX field).
-    pub device_type: Option<&'static str>,
+    pub device_type: Option<String>,
     pub crc_ok: Option<bool>,
     pub notes: Vec<String>,
 }
@@ -45,7 +45,7 @@ pub fn decode_sd(raw: &[u8; 16]) -> Cid {
     Cid {
         family: Family::Sd,
         manufacturer_id: raw[0],
-        manufacturer_name: manufacturers::sd_name(raw[0]),
+        manufacturer_name: manufacturers::sd_name(raw[0]).map(String::from),
         oem_id: b.text(119, 104),
         oem_id_raw: oem_raw,
         product_name: b.text(103, 64),
@@ -92,7 +92,7 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
     Cid {
         family: Family::Mmc,
         manufacturer_id: raw[0],
-        manufacturer_name: manufacturers::mmc_name(raw[0]),
+        manufacturer_name: manufacturers::mmc_name(raw[0]).map(String::from),
         oem_id: format!("0x{oem_raw:02x}"),
         oem_id_raw: oem_raw,
         product_name: b.text(103, 56),
@@ -101,7 +101,7 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
         serial_hex: format!("0x{serial:08x}"),
         manufacture_year: year,
         manufacture_month: month,
-        device_type: Some(device_type),
+        device_type: Some(device_type.into()),
         crc_ok: crc_ok(raw),
         notes,
     }
@@ -131,7 +131,7 @@ mod tests {
         // date 03/2013, hwrev/fwrev 0x1 (revision 1.1).
         let cid = decode_sd(&raw("02544d5341303447113533890900d371"));
         assert_eq!(cid.manufacturer_id, 0x02);
-        assert_eq!(cid.manufacturer_name, Some("Toshiba/Kingston/Viking"));
+        assert_eq!(cid.manufacturer_name.as_deref(), Some("Toshiba/Kingston/Viking"));
         assert_eq!(cid.oem_id, "TM");
         assert_eq!(cid.oem_id_raw, 0x544d);
         assert_eq!(cid.product_name, "SA04G");
@@ -165,7 +165,7 @@ mod tests {
         // card read from /sys/block/mmcblk*/device/cid on an HTC Eris.
         let cid = decode_sd(&raw("03534453553032478000e22ef4009cfc"));
         assert_eq!(cid.manufacturer_id, 0x03);
-        assert_eq!(cid.manufacturer_name, Some("SanDisk"));
+        assert_eq!(cid.manufacturer_name.as_deref(), Some("SanDisk"));
         assert_eq!(cid.oem_id, "SD");
         assert_eq!(cid.product_name, "SU02G");
         assert_eq!(cid.product_revision, "8.0");
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(cid.family, Family::Mmc);
         assert_eq!(cid.manufacturer_id, 0xaa);
         assert_eq!(cid.manufacturer_name, None);
-        assert_eq!(cid.device_type, Some("BGA"));
+        assert_eq!(cid.device_type.as_deref(), Some("BGA"));
         assert_eq!(cid.oem_id, "0x58");
         assert_eq!(cid.product_name, "QEMU!!");
         assert_eq!(cid.product_revision, "0.1");

@@ -2,19 +2,19 @@
 //! geometry. SD Physical Layer Simplified Specification 5.3 (CSD 1.0 for SDSC,
 //! 2.0 for SDHC/SDXC, 3.0 for SDUC); JEDEC JESD84-B51 7.3 for MMC/eMMC.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Family;
 use super::bits::{Bits, crc_ok};
 
 /// A decoded CSD. Raw fields keep their spec names; derived values say their unit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Csd {
     pub family: Family,
     /// The raw CSD_STRUCTURE field.
     pub csd_structure: u8,
     /// Human name of the structure ("1.0", "2.0", "3.0"; MMC "1.0"-"1.2" or "EXT_CSD").
-    pub version: &'static str,
+    pub version: String,
     /// MMC only: SPEC_VERS (system specification version).
     pub spec_vers: Option<u8>,
     pub taac: u8,
@@ -145,7 +145,7 @@ pub fn decode_sd(raw: &[u8; 16]) -> Csd {
     Csd {
         family: Family::Sd,
         csd_structure: structure,
-        version,
+        version: version.into(),
         spec_vers: None,
         taac: c.taac,
         taac_ns: taac_ns(c.taac, &SD_MULTIPLIER_X10),
@@ -223,7 +223,7 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Csd {
     Csd {
         family: Family::Mmc,
         csd_structure: structure,
-        version,
+        version: version.into(),
         spec_vers: Some(b.field(125, 122) as u8),
         taac: c.taac,
         taac_ns: taac_ns(c.taac, &MMC_MULTIPLIER_X10),

@@ -9,11 +9,11 @@ pub mod manufacturers;
 pub mod scr;
 pub mod ssr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which specification lays out a register: SD cards and MMC/eMMC differ in CID
 /// and CSD.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
     Sd,
@@ -21,7 +21,7 @@ pub enum Family {
 }
 
 /// Which register a hex string holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegisterKind {
     Cid,
     Csd,
@@ -50,7 +50,7 @@ impl RegisterKind {
 }
 
 /// Any decoded register, serialised as the register object itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Decoded {
     Cid(cid::Cid),

@@ -1,12 +1,12 @@
 //! SCR, the SD configuration register (SD Physical Layer Simplified Specification
 //! 5.6): which spec version the card claims, its bus widths and optional commands.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::bits::Bits;
 
 /// A decoded SCR.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scr {
     pub scr_structure: u8,
     pub sd_spec: u8,
@@ -14,10 +14,10 @@ pub struct Scr {
     pub sd_spec4: bool,
     pub sd_specx: u8,
     /// The physical layer version the fields combine to (SD spec table 5-17).
-    pub spec_version: &'static str,
+    pub spec_version: String,
     pub data_stat_after_erase: u8,
     pub sd_security: u8,
-    pub security: &'static str,
+    pub security: String,
     /// Supported data bus widths in bits (1 and/or 4).
     pub bus_widths: Vec<u8>,
     pub ex_security: u8,
@@ -82,10 +82,10 @@ pub fn decode(raw: &[u8; 8]) -> Scr {
         sd_spec3,
         sd_spec4,
         sd_specx,
-        spec_version,
+        spec_version: spec_version.into(),
         data_stat_after_erase: b.field(55, 55) as u8,
         sd_security,
-        security,
+        security: security.into(),
         bus_widths,
         ex_security: b.field(46, 43) as u8,
         cmd20: cmds & 1 != 0,

@@ -2,12 +2,12 @@
 //! 4.10.2): allocation unit size, speed class, UHS grade, video and application
 //! performance classes, erase timing. Linux exports it as sysfs `ssr` (16 words).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::bits::Bits;
 
 /// A decoded SSR.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ssr {
     /// Current data bus width in bits (1 or 4), from DAT_BUS_WIDTH.
     pub bus_width: Option<u8>,
@@ -38,7 +38,7 @@ pub struct Ssr {
     pub vsc_au_size_mib: u16,
     pub sus_addr: u32,
     /// APP_PERF_CLASS: "A1", "A2", or null.
-    pub app_perf_class: Option<&'static str>,
+    pub app_perf_class: Option<String>,
     pub performance_enhance: u8,
     pub discard_support: bool,
     pub fule_support: bool,
@@ -136,7 +136,7 @@ pub fn decode(raw: &[u8; 64]) -> Ssr {
         video_speed_class,
         vsc_au_size_mib: b.field(377, 368) as u16,
         sus_addr: b.field(367, 346) as u32,
-        app_perf_class,
+        app_perf_class: app_perf_class.map(String::from),
         performance_enhance: b.field(335, 328) as u8,
         discard_support: b.flag(313),
         fule_support: b.flag(312),
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(ssr.uhs_au_size_bytes, Some(4 << 20));
         assert_eq!(ssr.video_speed_class, 30);
         assert_eq!(ssr.vsc_au_size_mib, 8);
-        assert_eq!(ssr.app_perf_class, Some("A1"));
+        assert_eq!(ssr.app_perf_class.as_deref(), Some("A1"));
         assert!(ssr.discard_support);
         assert!(!ssr.fule_support);
         assert!(ssr.notes.is_empty(), "{:?}", ssr.notes);

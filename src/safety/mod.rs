@@ -106,7 +106,7 @@ pub fn check_journal_dir(dir: &Path, bytes: u64) -> Result<(), SafetyError> {
 }
 
 /// What a preserving session promised and did.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     pub ranges: Vec<Range>,
     pub preserved: bool,

@@ -30,7 +30,15 @@ pub struct PreservingTarget<'a> {
 fn journal_error(e: SafetyError) -> TargetError {
     match e {
         SafetyError::Target(t) => t,
-        other => TargetError::Journal(other.to_string()),
+        other @ (SafetyError::BadRange { .. }
+        | SafetyError::PastEnd { .. }
+        | SafetyError::JournalDir { .. }
+        | SafetyError::Journal { .. }
+        | SafetyError::Corrupt { .. }
+        | SafetyError::IdentityMismatch { .. }
+        | SafetyError::VerifyFailed { .. }
+        | SafetyError::InUse { .. }
+        | SafetyError::Live { .. }) => TargetError::Journal(other.to_string()),
     }
 }
 

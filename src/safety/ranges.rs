@@ -1,13 +1,13 @@
 //! The byte ranges a writing test declares before it writes anything: parsed,
 //! checked against the target (aligned, inside, no wrap-around), merged.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::SafetyError;
 use crate::units::parse_size;
 
 /// `len` bytes at `offset`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Range {
     pub offset: u64,
     pub len: u64,

@@ -7,12 +7,12 @@ pub mod buffer;
 pub mod real;
 pub mod spec;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use buffer::AlignedBuf;
 
 /// What a target is, as the JSON contract's `target` object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetDescription {
     /// The spec the user gave (`/dev/mmcblk0`, `sim:demo,au_size=8M`).
     pub spec: String,
@@ -23,7 +23,7 @@ pub struct TargetDescription {
     pub physical_block_size: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     Block,
@@ -31,7 +31,7 @@ pub enum TargetKind {
     Sim,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,

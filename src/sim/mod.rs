@@ -4,13 +4,14 @@
 //! interrupts, software overhead, requests in flight); each resource keeps a "busy
 //! until" time, so a request costs O(1) whatever its size.
 
+mod device_info;
 pub mod ftl;
 pub mod params;
 pub mod profiles;
 pub mod reproduce;
 pub mod store;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::seam::{
     AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
@@ -18,7 +19,7 @@ use crate::seam::{
 use params::{Erased, ParamError, Params, Protocol};
 
 /// What a sim run did, for tests, reports and `sim reproduce`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Counters {
     pub requests: u64,
     pub commands: u64,

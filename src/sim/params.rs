@@ -784,7 +784,12 @@ impl Params {
         })?;
         let text_of = |v: &toml::Value| match v {
             toml::Value::String(s) => s.clone(),
-            other => other.to_string(),
+            other @ (toml::Value::Integer(_)
+            | toml::Value::Float(_)
+            | toml::Value::Boolean(_)
+            | toml::Value::Datetime(_)
+            | toml::Value::Array(_)
+            | toml::Value::Table(_)) => other.to_string(),
         };
         if let Some(h) = table.get("host") {
             self.set("host", &text_of(h))?;

@@ -16,14 +16,13 @@ use rustix::fs::OFlags;
 use super::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError, TargetKind, check_requests};
 
 /// Which I/O engine runs batches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineChoice {
     /// psync for queue depth 1, io_uring above it (psync if io_uring is unavailable).
     #[default]
     Auto,
     Psync,
-    #[value(name = "io_uring")]
     IoUring,
 }
 
@@ -190,6 +189,9 @@ fn block_read_only(meta: &std::fs::Metadata) -> bool {
     std::fs::read_to_string(format!("/sys/dev/block/{ma}:{mi}/ro")).is_ok_and(|s| s.trim() == "1")
 }
 
+// io::ErrorKind is non_exhaustive: a catch-all arm is required, and every
+// kind not named is an open failure.
+#[allow(clippy::wildcard_enum_match_arm)]
 fn open_error(path: &str, e: io::Error) -> TargetError {
     match e.kind() {
         io::ErrorKind::NotFound => TargetError::NotFound { path: path.to_string() },
@@ -250,7 +252,7 @@ fn geometry(file: &File, kind: TargetKind, meta: &std::fs::Metadata) -> io::Resu
             let physical = rustix::fs::ioctl_blkpbszget(file)?;
             Ok((size, logical, physical))
         }
-        _ => {
+        TargetKind::File | TargetKind::Sim => {
             // O_DIRECT on a file needs the filesystem's direct-I/O alignment
             // (statx STATX_DIOALIGN, Linux 6.1+); 512 is the historic minimum.
             let dio = rustix::fs::statx(

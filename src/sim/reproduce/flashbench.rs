@@ -3,56 +3,13 @@
 //! tables of seeds 004 and 003.
 
 use super::{Builder, card, csv, latencies, num};
+use crate::patterns::{chunk_sizes, lfsr_positions};
 use crate::seam::{Request, Target};
 
 const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
 const OPEN_AU: &str = include_str!("../../../calibration/kingston_sa04g_open_au.csv");
 const FIND_FAT: &str = include_str!("../../../calibration/kingston_sa04g_find_fat.csv");
 const SEED003: &str = include_str!("../../../calibration/seed003_open_au.csv");
-
-/// One step of flashbench's Galois-style LFSR over `bits` bits (8..=16). Each
-/// polynomial is maximal, so 2^bits - 1 steps visit every non-zero value once;
-/// the taps are those of flashbench (x^8+x^6+x^5+x^4+1, x^9+x^5+1, ...).
-pub fn lfsr(v: u32, bits: u32) -> u32 {
-    let v = if v == 0 { ((1 << bits) - 1) & 0xace1 } else { v };
-    let taps: &[u32] = match bits {
-        8 => &[0, 2, 3, 4],
-        9 => &[0, 4],
-        10 => &[0, 3],
-        11 => &[0, 2],
-        12 => &[0, 1, 2, 8],
-        13 => &[0, 1, 2, 5],
-        14 => &[0, 1, 2, 12],
-        15 => &[0, 1],
-        _ => &[0, 2, 3, 5],
-    };
-    let bit = taps.iter().fold(0, |acc, t| acc ^ (v >> t)) & 1;
-    (v >> 1) | (bit << (bits - 1))
-}
-
-/// flashbench's pseudorandom positions: `num` values from 1..=num in LFSR order
-/// (its loop accepts `num` itself and never yields 0, a quirk kept on purpose:
-/// the last position lands one unit past the range).
-pub fn lfsr_positions(num: u64) -> Vec<u64> {
-    let bits = (64 - num.leading_zeros()).max(8);
-    let mut pos = 0u32;
-    (0..num)
-        .map(|_| {
-            loop {
-                pos = lfsr(pos, bits);
-                if u64::from(pos) <= num {
-                    break;
-                }
-            }
-            u64::from(pos)
-        })
-        .collect()
-}
-
-/// Chunk sizes flashbench walks: the erase size halving down to the block size.
-pub fn chunk_sizes(erase: u64, block: u64) -> Vec<u64> {
-    std::iter::successors(Some(erase), |c| (c / 2 >= block).then_some(c / 2)).collect()
-}
 
 /// `--open-au`: for each chunk size, every chunk position of the erase block
 /// (in order, or LFSR order with `--random`), written into each of `count` AUs
@@ -261,21 +218,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lfsr_is_maximal_and_positions_cover_the_range() {
-        for bits in 8..=16 {
-            let mut v = 0;
-            let mut seen = std::collections::HashSet::new();
-            for _ in 0..(1u32 << bits) - 1 {
-                v = lfsr(v, bits);
-                assert!(v != 0 && v < 1 << bits);
-                seen.insert(v);
-            }
-            assert_eq!(seen.len(), (1usize << bits) - 1, "bits {bits}");
-        }
-        let mut p = lfsr_positions(256);
-        p.sort_unstable();
-        assert_eq!(p, (1..=256).collect::<Vec<_>>());
-        assert_eq!(chunk_sizes(4 << 20, 16 << 10).len(), 9);
+    fn max_align_is_flashbench_s() {
         assert_eq!(max_align(3_904_897_024, 1024), 1 << 30);
     }
 }

@@ -7,14 +7,14 @@ mod cf;
 pub mod flashbench;
 mod hsq;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{SimTarget, params_from_spec};
 use crate::seam::spec::TargetSpec;
 use crate::seam::{AlignedBuf, Request, Target};
 
 /// One compared cell.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     pub label: String,
     pub metric: String,
@@ -25,7 +25,7 @@ pub struct Row {
 }
 
 /// One experiment's comparison, as `sim reproduce --json` prints it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub experiment: String,
     pub rows: Vec<Row>,

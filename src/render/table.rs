@@ -62,7 +62,9 @@ fn flatten(prefix: &str, value: &serde_json::Value, rows: &mut Vec<(String, Stri
                 flatten(&format!("{prefix}[{i}]"), item, rows);
             }
         }
-        other => rows.push((prefix.to_string(), scalar(other))),
+        other @ (Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)) => {
+            rows.push((prefix.to_string(), scalar(other)))
+        }
     }
 }
 
@@ -70,6 +72,9 @@ fn scalar(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Null => "-".into(),
         serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other @ (serde_json::Value::Bool(_)
+        | serde_json::Value::Number(_)
+        | serde_json::Value::Array(_)
+        | serde_json::Value::Object(_)) => other.to_string(),
     }
 }

@@ -1,15 +1,15 @@
 //! `flashlab restore [JOURNAL|TARGET]`: list pending journals, or put a journal's
 //! bytes back and verify them (after a crash or power cut during a writing test).
+//! Both give a run document: `pending` or `restored`.
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::resolve::{self, Opened};
-use super::write::safety_error;
+use super::document::RunDocument;
+use super::open::{self, Opened};
 use crate::device::stack::FileKey;
 use crate::error::{CliError, CliResult};
-use crate::output::{json, table};
 use crate::safety::identity::Identity;
 use crate::safety::journal::{self, EXTENSION, Journal};
 use crate::safety::{self, SafetyError};
@@ -17,40 +17,36 @@ use crate::seam::Target;
 use crate::seam::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
-#[derive(Serialize)]
-struct Pending {
-    journal: String,
+/// A journal waiting in the directory.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Pending {
+    pub journal: String,
     /// A running flashlab owns it (it restores the data itself).
-    live: bool,
-    target: Option<String>,
-    size_bytes: Option<u64>,
-    bytes: Option<u64>,
-    created_unix: Option<u64>,
-    error: Option<String>,
+    pub live: bool,
+    pub target: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub bytes: Option<u64>,
+    pub created_unix: Option<u64>,
+    pub error: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Restored {
-    journal: String,
-    target: String,
-    bytes_restored: u64,
+/// A journal put back.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Restored {
+    pub journal: String,
+    pub target: String,
+    pub bytes_restored: u64,
     /// A record past the committed ones was torn by the crash; its range was
     /// never written.
-    torn_tail_skipped: bool,
+    pub torn_tail_skipped: bool,
     /// Differences from the journal's identity that --force overrode.
-    forced_past: Vec<String>,
+    pub forced_past: Vec<String>,
 }
 
-pub fn run(
-    what: Option<&str>,
-    force: bool,
-    dir: Option<PathBuf>,
-    engine: EngineChoice,
-    as_json: bool,
-) -> CliResult<()> {
+pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: EngineChoice) -> CliResult<RunDocument> {
     let dir = dir.unwrap_or_else(safety::default_journal_dir);
     let Some(what) = what else {
-        return list(&dir, as_json);
+        return Ok(list(&dir));
     };
     // (journal, the target to restore onto: its own path unless TARGET was given)
     let jobs: Vec<(PathBuf, Option<PathBuf>)> =
@@ -81,16 +77,10 @@ pub fn run(
         );
         done.push(r);
     }
-    if as_json {
-        json::print(&json::Envelope {
-            schema_version: json::SCHEMA_VERSION,
-            command: "restore",
-            target: None,
-            device_time_s: None,
-            body: serde_json::json!({ "restored": done }),
-        });
-    }
-    Ok(())
+    let mut doc = RunDocument::new("restore", None);
+    doc.put("restored", &done);
+    doc.finish(None);
+    Ok(doc)
 }
 
 fn looks_like_journal(path: &str) -> bool {
@@ -115,14 +105,14 @@ fn belongs_to(h: &journal::Header, target: &Path) -> bool {
 fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoice) -> CliResult<Restored> {
     // A running flashlab holds its journal's lock (and restores by itself):
     // taken before the journal is even read, since it may be mid-append.
-    let _lock = journal::lock(path).map_err(safety_error)?;
-    let j = Journal::open(path).map_err(safety_error)?;
+    let _lock = journal::lock(path)?;
+    let j = Journal::open(path)?;
     let target_path = onto.map_or_else(|| PathBuf::from(&j.header.target), Path::to_path_buf);
     let shown = target_path.display().to_string();
     // The same claim a writing run takes: nothing else writes these bytes
     // (through any alias) while they are put back.
-    let _claim = safety::claim::claim(&target_path).map_err(safety_error)?;
-    let opened = resolve::open(
+    let _claim = safety::claim::claim(&target_path)?;
+    let opened = open::open(
         &shown,
         OpenOptions {
             write: true,
@@ -147,11 +137,12 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     live.fingerprint = j.header.identity.reread(reader.as_mut());
     let differences = j.header.identity.differences(&live);
     if !differences.is_empty() && !force {
-        return Err(safety_error(SafetyError::IdentityMismatch {
+        return Err(SafetyError::IdentityMismatch {
             path: path.display().to_string(),
             expected: j.header.target.clone(),
             found: differences.join("; "),
-        }));
+        }
+        .into());
     }
     // Even --force never writes past the end: a smaller device is another device.
     if let Some(end) = j.end()
@@ -164,11 +155,8 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
         .hint("this journal is for a larger device; nothing was restored"));
     }
     let torn = j.torn_tail;
-    let bytes = j
-        .restore(t.as_mut() as &mut dyn Target, Some(reader.as_mut()))
-        .map_err(safety_error)?
-        .bytes;
-    j.delete().map_err(safety_error)?;
+    let bytes = j.restore(t.as_mut() as &mut dyn Target, Some(reader.as_mut()))?.bytes;
+    j.delete()?;
     Ok(Restored {
         journal: path.display().to_string(),
         target: shown,
@@ -178,7 +166,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     })
 }
 
-fn list(dir: &Path, as_json: bool) -> CliResult<()> {
+fn list(dir: &Path) -> RunDocument {
     let pending: Vec<Pending> = journal::list(dir)
         .into_iter()
         .map(|(p, h)| match h {
@@ -204,40 +192,9 @@ fn list(dir: &Path, as_json: bool) -> CliResult<()> {
             },
         })
         .collect();
-    if as_json {
-        json::print(&json::Envelope {
-            schema_version: json::SCHEMA_VERSION,
-            command: "restore",
-            target: None,
-            device_time_s: None,
-            body: serde_json::json!({ "journal_dir": dir.display().to_string(), "pending": pending }),
-        });
-        return Ok(());
-    }
-    if pending.is_empty() {
-        crate::outln!("no pending journals in {}", dir.display());
-        return Ok(());
-    }
-    let rows: Vec<Vec<String>> = pending
-        .iter()
-        .map(|p| {
-            vec![
-                p.target.clone().unwrap_or_else(|| "?".into()),
-                p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
-                p.created_unix.map(|c| c.to_string()).unwrap_or_default(),
-                p.bytes.map(|b| b.to_string()).unwrap_or_default(),
-                match (&p.error, p.live) {
-                    (Some(e), _) => e.clone(),
-                    (None, true) => format!("{} (live: its run is still going)", p.journal),
-                    (None, false) => p.journal.clone(),
-                },
-            ]
-        })
-        .collect();
-    crate::outln!(
-        "{}",
-        table::grid(&["target", "size", "created (unix)", "bytes", "journal"], &rows)
-    );
-    crate::outln!("restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`");
-    Ok(())
+    let mut doc = RunDocument::new("restore", None);
+    doc.put("journal_dir", &dir.display().to_string());
+    doc.put("pending", &pending);
+    doc.finish(None);
+    doc
 }

@@ -1,0 +1,143 @@
+//! align, open-au, fat and scatter as tables and one-line verdicts.
+
+use std::fmt::Write;
+
+use crate::measure::{align::AlignResult, fat::FatResult, median, open_au::OpenAuResult, scatter::ScatterResult};
+use crate::render::table;
+use crate::units::{Iec, duration_ns, mb_per_s};
+
+pub fn align(o: &mut String, r: &AlignResult, device_s: f64) {
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            vec![
+                Iec(row.boundary_bytes).to_string(),
+                duration_ns(row.pre_ns),
+                duration_ns(row.on_ns),
+                duration_ns(row.post_ns),
+                duration_ns(row.diff_ns),
+                duration_ns(row.diff_spread_ns),
+                row.samples.to_string(),
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "{}",
+        table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
+    );
+    for e in &r.evidence {
+        let _ = writeln!(o, "  {e}");
+    }
+    for x in &r.references {
+        let verdict = match x.agrees {
+            Some(true) => "agrees",
+            Some(false) => "differs",
+            None => "not compared",
+        };
+        let _ = writeln!(o, "  {}: {} ({verdict})", x.source, Iec(x.bytes));
+    }
+    // The confidence is that of the verdict, "none visible" included.
+    let show = |what: &str, v: Option<u64>, p: f64| match v {
+        Some(b) => format!("{what} {} (confidence {p:.2})", Iec(b)),
+        None => format!("no {what} step visible (confidence {p:.2})"),
+    };
+    let _ = writeln!(
+        o,
+        "{}, {}; {device_s:.1} device-seconds",
+        show("erase block", r.erase_size_bytes, r.confidence),
+        show("page", r.page_size_bytes, r.page_confidence),
+    );
+}
+
+pub fn open_au(o: &mut String, r: &OpenAuResult, device_s: f64) {
+    let (erase, chunk) = (r.erase_size_bytes, r.chunk_bytes);
+    for (name, sweep) in [("linear", &r.linear), ("random", &r.random)] {
+        let Some(sw) = sweep else { continue };
+        let rows: Vec<Vec<String>> = sw
+            .runs
+            .iter()
+            .flat_map(|run| {
+                run.levels.iter().map(move |l| {
+                    vec![
+                        run.open_aus.to_string(),
+                        Iec(l.chunk_bytes).to_string(),
+                        mb_per_s(l.bytes_per_sec),
+                        l.writes.to_string(),
+                        // Per level: a run stops early only at the chunk sizes
+                        // where it collapsed.
+                        if (l.writes as u64) < run.open_aus * erase / l.chunk_bytes {
+                            "stopped early".into()
+                        } else if l.collapsed {
+                            "collapsed".into()
+                        } else {
+                            String::new()
+                        },
+                    ]
+                })
+            })
+            .collect();
+        let _ = writeln!(o, "{name}:");
+        let _ = writeln!(
+            o,
+            "{}",
+            table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows)
+        );
+        let _ = match sw.max_open_aus {
+            Some(n) => writeln!(o, "{name}: {n} open AUs (writes collapse at {})", n + 1),
+            None => writeln!(o, "{name}: no collapse up to {} open AUs", sw.tried_up_to),
+        };
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    let _ = writeln!(
+        o,
+        "erase size {}, chunk {}; {device_s:.1} device-seconds",
+        Iec(erase),
+        Iec(chunk)
+    );
+}
+
+pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
+    let mut rows: Vec<Vec<String>> = r
+        .aus
+        .iter()
+        .map(|a| {
+            vec![
+                a.au.to_string(),
+                duration_ns(a.median_ns),
+                mb_per_s(a.bytes_per_sec),
+                if a.fast { "FAT area".into() } else { String::new() },
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        format!("{} (reference)", r.reference_au),
+        duration_ns(r.reference_median_ns),
+        mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns.max(1.0)),
+        String::new(),
+    ]);
+    let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+    let _ = writeln!(
+        o,
+        "FAT-optimised area: {} AU(s) of {}; {device_s:.1} device-seconds",
+        r.fat_area_aus,
+        Iec(r.erase_size_bytes)
+    );
+}
+
+pub fn scatter(o: &mut String, r: &ScatterResult) {
+    let lat: Vec<f64> = r.points.iter().map(|p| p.latency_ns as f64).collect();
+    let max = r.points.iter().max_by_key(|p| p.latency_ns).map_or(0, |p| p.offset);
+    let _ = writeln!(
+        o,
+        "{} reads of {} from {}: median {}, max {} at byte {max}; --csv or --json for every point",
+        r.points.len(),
+        Iec(r.block_size),
+        r.offset_bytes,
+        duration_ns(median(&lat)),
+        duration_ns(lat.iter().copied().fold(0.0, f64::max))
+    );
+}

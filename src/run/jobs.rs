@@ -1,0 +1,218 @@
+//! What each measuring command runs, in order, through the [`Runner`]. The
+//! arguments arrive parsed and validated (sizes included) by the CLI; each
+//! job returns the run document its renderers print.
+
+use super::document::{NoteKind, RunDocument};
+use super::runner::Runner;
+use super::session::Consent;
+use crate::error::{CliError, CliResult};
+use crate::measure::advice::advise;
+use crate::measure::{align, fat, open_au, scatter};
+use crate::seam::real::EngineChoice;
+use crate::units::Iec;
+
+/// flashbench users sweep up to a few dozen; the most any seed reports is 20
+/// (seed 003's SanDisk part).
+pub const DEFAULT_MAX_OPEN_AUS: u64 = 32;
+/// Leading AUs the FAT test examines: a FAT area is a few AUs at the start,
+/// where the filesystem's metadata lives (seed 004's --find-fat looks at 6).
+pub const DEFAULT_FAT_AUS: u64 = 8;
+
+/// Where and how a job runs.
+#[derive(Debug, Clone)]
+pub struct On {
+    pub spec: String,
+    pub engine: EngineChoice,
+    pub consent: Consent,
+}
+
+impl On {
+    fn runner(&self, command: &str) -> CliResult<Runner> {
+        Runner::new(command, &self.spec, self.engine, self.consent.clone())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OpenAuArgs {
+    pub erase: Option<u64>,
+    pub chunk: Option<u64>,
+    pub max: Option<u64>,
+    pub random_only: bool,
+    pub linear_only: bool,
+    pub full: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScatterArgs {
+    pub offset: u64,
+    pub length: u64,
+    pub block: Option<u64>,
+}
+
+pub fn info(on: &On) -> CliResult<RunDocument> {
+    let mut r = on.runner("info")?;
+    let info = r.identify()?;
+    r.put("info", &info);
+    Ok(r.finish())
+}
+
+pub fn align(on: &On) -> CliResult<RunDocument> {
+    let mut r = on.runner("align")?;
+    let references = r.references();
+    r.run(&align::Align { references })?;
+    Ok(r.finish())
+}
+
+pub fn scatter(on: &On, a: &ScatterArgs) -> CliResult<RunDocument> {
+    let mut r = on.runner("scatter")?;
+    r.run(&scatter::Scatter {
+        offset: a.offset,
+        length: a.length,
+        block: a.block,
+    })?;
+    Ok(r.finish())
+}
+
+/// What the writing tests need to know about the target.
+struct Geometry {
+    erase: u64,
+    page: Option<u64>,
+    block: u64,
+    size: u64,
+}
+
+/// Erase size and page: given, or estimated by align (read-only) first.
+fn geometry(r: &mut Runner, erase: Option<u64>) -> CliResult<Geometry> {
+    let d = r.description();
+    let (block, size) = (u64::from(d.logical_block_size), d.size_bytes);
+    if let Some(erase) = erase {
+        return Ok(Geometry {
+            erase,
+            page: None,
+            block,
+            size,
+        });
+    }
+    let a = r.run(&align::Align { references: Vec::new() })?;
+    let Some(erase) = a.erase_size_bytes else {
+        return Err(CliError::usage("align could not see the erase size of this target")
+            .hint("give it with --erase-size SIZE (for example 4M)"));
+    };
+    let line = format!(
+        "erase size {} from align (confidence {:.2}); --erase-size overrides it",
+        Iec(erase),
+        a.confidence
+    );
+    crate::errln!("{line}");
+    r.doc().note(NoteKind::Geometry, line, None);
+    Ok(Geometry {
+        erase,
+        page: a.page_size_bytes,
+        block,
+        size,
+    })
+}
+
+fn open_au_options(g: &Geometry, a: &OpenAuArgs) -> open_au::Options {
+    let mut o = open_au::Options {
+        erase: g.erase,
+        chunk: a
+            .chunk
+            .unwrap_or_else(|| open_au::default_chunk(g.erase, g.page, g.block)),
+        max: a.max.unwrap_or(DEFAULT_MAX_OPEN_AUS),
+        linear: !a.random_only,
+        random: !a.linear_only,
+        full: a.full,
+    };
+    if a.max.is_none() {
+        // A small card gets the largest sweep that fits instead of a refusal.
+        o.max = open_au::largest_max(g.size, &o).max(1);
+    }
+    o
+}
+
+fn fat_options(g: &Geometry, max: u64) -> fat::Options {
+    fat::Options {
+        erase: g.erase,
+        chunk: fat::default_chunk(g.erase, g.page, g.block),
+        max_aus: max,
+    }
+}
+
+pub fn open_au(on: &On, a: &OpenAuArgs) -> CliResult<RunDocument> {
+    let mut r = on.runner("open-au")?;
+    let g = geometry(&mut r, a.erase)?;
+    r.run(&open_au_options(&g, a))?;
+    Ok(r.finish())
+}
+
+pub fn fat(on: &On, erase: Option<u64>, max: u64) -> CliResult<RunDocument> {
+    let mut r = on.runner("fat")?;
+    let g = geometry(&mut r, erase)?;
+    r.run(&fat_options(&g, max))?;
+    Ok(r.finish())
+}
+
+/// The region probe's scatter reads: the first 8 MiB, where a FAT area and
+/// the first erase-block boundaries are (flashbench users map the start).
+const PROBE_SCATTER: u64 = 8 << 20;
+
+/// Everything the user's consent allows: identify, align, scatter, then
+/// open-au and fat (writing), then advice from what was measured.
+pub fn probe(on: &On) -> CliResult<RunDocument> {
+    let mut r = on.runner("probe")?;
+    let info = r.identify().ok();
+    r.put("info", &info);
+    let references = r.references();
+    let a = r.run(&align::Align { references })?;
+    let size = r.description().size_bytes;
+    let length = PROBE_SCATTER.min(size - size % 4096);
+    if length > 0 {
+        r.run(&scatter::Scatter {
+            offset: 0,
+            length,
+            block: None,
+        })?;
+    }
+    let real = r.is_real();
+    let skip = if a.erase_size_bytes.is_none() {
+        Some((
+            "open-au and fat: align saw no erase block",
+            "run them with --erase-size SIZE if you know it",
+        ))
+    } else if real && !r.consent().write {
+        Some((
+            "open-au and fat write to the target",
+            "add --write (its data is journalled, restored and verified)",
+        ))
+    } else if real && info.as_ref().is_some_and(|i| i.in_use) {
+        Some((
+            "open-au and fat: the target is in use (mounted or held)",
+            "unmount it to run the writing tests",
+        ))
+    } else {
+        None
+    };
+    let (mut o, mut f) = (None, None);
+    if let Some((why, hint)) = skip {
+        r.put("skipped", &[format!("{why}; {hint}")]);
+        r.doc().note(NoteKind::Skipped, why, Some(hint));
+    } else if let Some(erase) = a.erase_size_bytes {
+        r.put("skipped", &Vec::<String>::new());
+        let d = r.description();
+        let g = Geometry {
+            erase,
+            page: a.page_size_bytes,
+            block: u64::from(d.logical_block_size),
+            size: d.size_bytes,
+        };
+        o = Some(r.run(&open_au_options(&g, &OpenAuArgs::default()))?);
+        f = Some(r.run(&fat_options(&g, DEFAULT_FAT_AUS))?);
+    }
+    if o.is_none() {
+        r.put("open_au", &None::<()>);
+        r.put("fat", &None::<()>);
+    }
+    r.put("advice", &advise(info.as_ref(), Some(&a), o.as_ref(), f.as_ref()));
+    Ok(r.finish())
+}

@@ -1,0 +1,162 @@
+//! Commands that touch no device: `sim list`, `sim show`, `sim reproduce`,
+//! `decode`. Each gives a run document with no target.
+
+use serde::{Deserialize, Serialize};
+
+use super::document::RunDocument;
+use crate::error::{CliError, CliResult};
+use crate::registers::{self, Family, RegisterKind};
+use crate::seam::spec::TargetSpec;
+use crate::sim::params::{KEYS, Params};
+use crate::sim::{params_from_spec, profiles, reproduce};
+
+/// A built-in profile or host preset as `sim list` shows it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Entry {
+    pub name: String,
+    pub summary: String,
+    pub source: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SimList {
+    pub profiles: Vec<Entry>,
+    pub hosts: Vec<Entry>,
+}
+
+pub fn sim_list() -> RunDocument {
+    let entry = |name: &str, summary: &str, source: &str| Entry {
+        name: name.into(),
+        summary: summary.into(),
+        source: source.into(),
+    };
+    let mut doc = RunDocument::new("sim list", None);
+    doc.merge(&SimList {
+        profiles: profiles::PROFILES
+            .iter()
+            .map(|p| entry(p.name, p.summary, p.source))
+            .collect(),
+        hosts: profiles::HOSTS
+            .iter()
+            .map(|h| entry(h.name, h.summary, h.source))
+            .collect(),
+    });
+    doc.finish(None);
+    doc
+}
+
+/// `sim show`: every parameter with its JSON type, plus (for text and TOML)
+/// the key table.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SimShow {
+    pub profile: String,
+    pub summary: Option<String>,
+    pub source: Option<String>,
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+pub fn sim_params(profile: &str) -> CliResult<Params> {
+    let spec = if profile.starts_with("sim:") {
+        profile.to_string()
+    } else {
+        format!("sim:{profile}")
+    };
+    let bad = |e: String| CliError::usage(format!("bad simulated card '{profile}': {e}"));
+    match super::open::parse(&spec)? {
+        TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
+            .map_err(|e| bad(e.to_string()).hint("`flashlab sim list` names the profiles")),
+        TargetSpec::Path(_) => Err(bad("not a simulated card".into()).hint("`flashlab sim list` names the profiles")),
+    }
+}
+
+/// `sim show --toml`: a file `sim:FILE.toml` reads back, headed by the
+/// profile's source.
+pub fn sim_toml(profile: &str) -> CliResult<String> {
+    let params = sim_params(profile)?;
+    let base = profile.trim_start_matches("sim:").split(',').next().unwrap_or_default();
+    let mut out = String::new();
+    if let Some(p) = profiles::profile(base) {
+        out.push_str(&format!("# {}: {}\n# source: {}\n", p.name, p.summary, p.source));
+    }
+    out.push_str(&params.to_toml());
+    Ok(out)
+}
+
+pub fn sim_show(profile: &str) -> CliResult<RunDocument> {
+    let params = sim_params(profile)?;
+    let base = profile.trim_start_matches("sim:").split(',').next().unwrap_or_default();
+    let known = profiles::profile(base);
+    let mut map = serde_json::Map::new();
+    for k in KEYS {
+        let text = params.get(k.key);
+        // Each value is already TOML text; parse it once to keep its type in JSON.
+        let v = match toml::from_str::<toml::Table>(&format!("v = {text}"))
+            .ok()
+            .and_then(|t| t.get("v").cloned())
+        {
+            Some(toml::Value::Integer(i)) => serde_json::json!(i),
+            Some(toml::Value::Float(f)) => serde_json::json!(f),
+            Some(toml::Value::Boolean(b)) => serde_json::json!(b),
+            Some(toml::Value::String(s)) => serde_json::json!(s),
+            _ => serde_json::json!(text),
+        };
+        map.insert(k.key.to_string(), v);
+    }
+    let mut doc = RunDocument::new("sim show", None);
+    doc.merge(&SimShow {
+        profile: profile.to_string(),
+        summary: known.map(|p| p.summary.to_string()),
+        source: known.map(|p| p.source.to_string()),
+        params: map,
+    });
+    doc.finish(None);
+    Ok(doc)
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReproduceAll {
+    pub experiments: Vec<reproduce::Report>,
+    pub max_abs_error_pct: f64,
+}
+
+pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
+    let names: Vec<&str> = if name == "all" {
+        reproduce::EXPERIMENTS.iter().map(|e| e.0).collect()
+    } else {
+        vec![name]
+    };
+    let mut reports = Vec::new();
+    for n in names {
+        reports.push(
+            reproduce::run(n)
+                .map_err(|e| CliError::usage(e.to_string()).hint("experiments: at91, hsq, cf, flashbench, all"))?,
+        );
+    }
+    let mut doc = RunDocument::new("sim reproduce", None);
+    if reports.len() == 1 {
+        doc.merge(&reports[0]);
+    } else {
+        let max = reports.iter().map(|r| r.max_abs_error_pct).fold(0.0, f64::max);
+        doc.merge(&ReproduceAll {
+            experiments: reports,
+            max_abs_error_pct: max,
+        });
+    }
+    doc.finish(None);
+    Ok(doc)
+}
+
+pub fn decode(kind: RegisterKind, hex: &str, mmc: bool) -> CliResult<RunDocument> {
+    let family = if mmc { Family::Mmc } else { Family::Sd };
+    let decoded = registers::decode(kind, family, hex).map_err(|e| {
+        CliError::usage(format!("cannot decode {}: {e}", kind.name())).hint(
+            "paste the register as sysfs shows it (e.g. `cat /sys/block/mmcblk0/device/cid`); --mmc selects the MMC/eMMC layout for CID/CSD",
+        )
+    })?;
+    let mut doc = RunDocument::new("decode", None);
+    doc.put("register", &kind.name().to_ascii_lowercase());
+    doc.put("layout", &if mmc { "MMC" } else { "SD" });
+    doc.merge(&decoded);
+    doc.finish(None);
+    Ok(doc)
+}

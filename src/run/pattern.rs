@@ -1,0 +1,97 @@
+//! `flashlab debug write-pattern`: overwrite declared ranges with a seeded
+//! pattern through the preserving write path, then restore. The crash and
+//! damage tests drive the journal end to end with it.
+
+use serde::{Deserialize, Serialize};
+
+use super::document::RunDocument;
+use super::session::{self, Consent, report_interrupted, signal_name};
+use crate::error::CliResult;
+use crate::safety::ranges::Range;
+use crate::safety::{self, Outcome, signals};
+use crate::seam::real::EngineChoice;
+use crate::seam::{AlignedBuf, Request, Target, TargetError, run_all};
+
+/// What `--json` shows under `outcome` and `interrupted_by`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PatternBody {
+    pub outcome: Outcome,
+    pub interrupted_by: Option<String>,
+}
+
+/// Write the pattern `passes` times, `pause_ms` between writes (for signal
+/// tests); the data is back before anything is reported.
+pub fn run(
+    spec: &str,
+    declared: Vec<Range>,
+    passes: u32,
+    pause_ms: u64,
+    consent: &Consent,
+    engine: EngineChoice,
+) -> CliResult<RunDocument> {
+    let mut s = session::open_for_writing(spec, declared, consent, engine)?;
+    signals::install();
+    if let Some(j) = s.target.journal_path() {
+        crate::errln!("journal: {}", j.display());
+    }
+    let ranges = s.target.ranges().to_vec();
+    let mut buf = AlignedBuf::new(safety::journal::CHUNK);
+    let mut interrupted = None;
+    let mut failed = None;
+    'outer: for pass in 0..passes {
+        for r in &ranges {
+            let mut off = r.offset;
+            while off < r.end() {
+                let n = (r.end() - off).min(buf.len() as u64) as u32;
+                for (i, w) in buf.as_mut_slice()[..n as usize].chunks_exact_mut(8).enumerate() {
+                    let v = (off / 8 + i as u64) ^ u64::from(pass).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    w.copy_from_slice(&v.to_le_bytes());
+                }
+                // The preserving target refuses to write once a signal is pending.
+                match run_all(&mut s.target, &[Request::write(off, n, 0)], 1, &mut buf) {
+                    Ok(_) => {}
+                    Err(TargetError::Interrupted { signal }) => {
+                        interrupted = Some(signal);
+                        break 'outer;
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break 'outer;
+                    }
+                }
+                off += u64::from(n);
+                if pause_ms > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+                }
+            }
+        }
+    }
+    // Put back what we can before reporting anything, failures included.
+    let (target, outcome) = s.target.finish();
+    drop(s.claim);
+    let outcome = outcome?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    if let Some(sig) = interrupted {
+        report_interrupted(sig, &outcome);
+    } else if outcome.preserved {
+        crate::errln!(
+            "done: wrote {} bytes, restored and verified {} bytes; journal deleted",
+            outcome.bytes_written,
+            outcome.bytes_restored
+        );
+    }
+    let mut doc = RunDocument::new("debug write-pattern", Some(target.description().clone()));
+    doc.merge(&PatternBody {
+        outcome,
+        interrupted_by: interrupted.map(|s| signal_name(s).to_string()),
+    });
+    doc.finish(Some(target.device_time_ns()));
+    match interrupted {
+        // The document is still printed: the caller renders it, then exits
+        // with the signal's code.
+        Some(sig) => Err(crate::error::interrupted(sig).with_document(doc)),
+        None => Ok(doc),
+    }
+}

@@ -1,0 +1,192 @@
+//! The one runner (DESIGN.md "Tests, the runner, the run document"): every
+//! command, `probe` and the property tests run their tests through it. It
+//! opens the target, asks each test for its plan before any I/O, and runs a
+//! read-only test on one shared read-only handle and a writing test on a
+//! preserving target (consent, claim, journal, restore, signals). Each result
+//! goes into the run document as soon as its test ends, and to whoever
+//! listens (the results store), so a late failure loses nothing.
+
+use serde::Serialize;
+
+use super::document::{NoteKind, RunDocument};
+use super::open::{self, Opened};
+use super::session::{self, Consent};
+use crate::device::DeviceInfo;
+use crate::error::{CliError, CliResult};
+use crate::measure::{MeasureError, Test};
+use crate::seam::real::EngineChoice;
+use crate::seam::{Target, TargetDescription, TargetError, TargetKind};
+use crate::units::Iec;
+
+/// Called with the document each time a result lands in it.
+pub type Listener = Box<dyn FnMut(&RunDocument)>;
+
+pub struct Runner {
+    spec: String,
+    engine: EngineChoice,
+    consent: Consent,
+    reader: Opened,
+    device_ns: u64,
+    doc: RunDocument,
+    listeners: Vec<Listener>,
+}
+
+impl Runner {
+    /// Open `spec` read-only (a bad target is refused here, before any test)
+    /// and start the document of `command`.
+    pub fn new(command: &str, spec: &str, engine: EngineChoice, consent: Consent) -> CliResult<Self> {
+        let reader = open::read_only(spec, engine)?;
+        let desc = reader.as_target().description().clone();
+        let mut doc = RunDocument::new(command, Some(desc));
+        if let Opened::Real(t) = &reader
+            && !t.direct
+        {
+            doc.note(
+                NoteKind::Engine,
+                "the filesystem refused O_DIRECT; reads of this file go through the page cache",
+                None,
+            );
+        }
+        Ok(Runner {
+            spec: spec.to_string(),
+            engine,
+            consent,
+            reader,
+            device_ns: 0,
+            doc,
+            listeners: Vec::new(),
+        })
+    }
+
+    pub fn listen(&mut self, l: Listener) {
+        self.listeners.push(l);
+    }
+
+    pub fn description(&self) -> &TargetDescription {
+        self.reader.as_target().description()
+    }
+
+    pub fn is_real(&self) -> bool {
+        self.description().kind != TargetKind::Sim
+    }
+
+    pub fn consent(&self) -> &Consent {
+        &self.consent
+    }
+
+    pub fn doc(&mut self) -> &mut RunDocument {
+        &mut self.doc
+    }
+
+    /// Identify the target (sysfs and registers, or the simulated card's).
+    pub fn identify(&self) -> CliResult<DeviceInfo> {
+        let d = self.description();
+        match &self.reader {
+            Opened::Real(_) => crate::device::identify(
+                &crate::device::sysfs::Host::system(),
+                std::path::Path::new(&self.spec),
+                d.size_bytes,
+                d.logical_block_size,
+                d.physical_block_size,
+            )
+            .map_err(|e| {
+                CliError::usage(e.to_string())
+                    .hint("sysfs looks unusual for this device; please report it with `ls -lR /sys/dev/block/`")
+            }),
+            Opened::Sim(s) => Ok(s.device_info()),
+        }
+    }
+
+    /// What the card and the kernel say the AU is, for align to compare with.
+    pub fn references(&self) -> Vec<(String, u64)> {
+        let Ok(info) = self.identify() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(m) = &info.mmc {
+            if let Some(au) = m.ssr.as_ref().and_then(|s| s.au_size_bytes) {
+                out.push(("ssr_au_size".to_string(), au));
+            }
+            if let Some(p) = m.preferred_erase_size_bytes {
+                out.push((
+                    format!("sysfs preferred_erase_size ({})", m.preferred_erase_size_source),
+                    p,
+                ));
+            }
+        }
+        out
+    }
+
+    /// Put a result that is not a test's (identification, advice) into the
+    /// document and hand it on.
+    pub fn put<T: Serialize>(&mut self, key: &str, value: &T) {
+        self.doc.put(key, value);
+        self.publish();
+    }
+
+    fn publish(&mut self) {
+        self.doc.device_time_s = Some(self.device_ns as f64 / 1e9);
+        for l in &mut self.listeners {
+            l(&self.doc);
+        }
+    }
+
+    /// Run one test: its plan first (refused before any I/O), then on the
+    /// shared read-only handle or through a preserving target.
+    pub fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
+        let ranges = test.plan(self.description())?;
+        let out = if ranges.is_empty() {
+            let t = match &mut self.reader {
+                Opened::Real(t) => t.as_mut() as &mut dyn Target,
+                Opened::Sim(t) => t.as_mut() as &mut dyn Target,
+            };
+            let before = t.device_time_ns();
+            let r = test.run(t);
+            self.device_ns += t.device_time_ns().saturating_sub(before);
+            r?
+        } else {
+            self.run_writing(test, ranges)?
+        };
+        self.doc.put(T::KEY, &out);
+        self.publish();
+        Ok(out)
+    }
+
+    fn run_writing<T: Test>(&mut self, test: &T, ranges: Vec<crate::safety::ranges::Range>) -> CliResult<T::Output> {
+        let mut s = session::open_for_writing(&self.spec, ranges, &self.consent, self.engine)?;
+        // Ctrl-C stops the test before its next write; the restore below runs.
+        crate::safety::signals::install();
+        let result = test.run(&mut s.target);
+        let (target, outcome) = s.target.finish();
+        drop(s.claim);
+        self.device_ns += target.device_time_ns();
+        let outcome = outcome?;
+        match result {
+            Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
+                session::report_interrupted(signal, &outcome);
+                Err(crate::error::interrupted(signal))
+            }
+            r => {
+                if outcome.preserved {
+                    let line = format!(
+                        "{}: wrote {} in {} of {} declared range(s); restored and verified {}; journal deleted",
+                        T::KEY,
+                        Iec(outcome.bytes_written),
+                        outcome.ranges_touched,
+                        outcome.ranges.len(),
+                        Iec(outcome.bytes_restored)
+                    );
+                    crate::errln!("{}", line.split_once(": ").map_or(line.as_str(), |x| x.1));
+                    self.doc.note(NoteKind::Restored, line, None);
+                }
+                Ok(r?)
+            }
+        }
+    }
+
+    /// The finished document.
+    pub fn finish(mut self) -> RunDocument {
+        self.doc.finish(Some(self.device_ns));
+        self.doc
+    }
+}

@@ -1,0 +1,179 @@
+//! Opening a target for a writing test: consent for real targets, every alias
+//! claimed, the journal directory checked, the identity taken, and the
+//! preserving target built. Refusals happen here, before anything is written.
+
+use std::path::{Path, PathBuf};
+
+use super::open::{self, Opened};
+use crate::device::{self, sysfs::Host};
+use crate::error::{CliError, CliResult};
+use crate::safety::claim::Claim;
+use crate::safety::identity::Identity;
+use crate::safety::journal::Header;
+use crate::safety::ranges::{self, Range};
+use crate::safety::{self, PreservingTarget};
+use crate::seam::real::{EngineChoice, OpenOptions, RealTarget};
+use crate::seam::spec::TargetSpec;
+use crate::seam::{Target, TargetError};
+use crate::units::Iec;
+
+/// What the user allowed a writing test to do.
+#[derive(Debug, Clone, Default)]
+pub struct Consent {
+    /// `--write`: consent to writing a real device or file.
+    pub write: bool,
+    /// `--no-preserve`: keep no journal; the written ranges are destroyed.
+    pub no_preserve: bool,
+    /// `--journal-dir`.
+    pub journal_dir: Option<PathBuf>,
+}
+
+/// A target opened for writing behind the preserving target, with its
+/// aliases claimed until the data is back.
+pub struct Session {
+    pub target: PreservingTarget<'static>,
+    pub claim: Option<Claim>,
+}
+
+/// The declared ranges for the consent line: every one when there are few, the
+/// first and last few around a count when a sweep declares a hundred AUs.
+fn listing(ranges: &[Range]) -> String {
+    const HEAD: usize = 4;
+    const TAIL: usize = 2;
+    let line = |r: &Range| format!("  bytes {}..{} ({})", r.offset, r.end(), Iec(r.len));
+    if ranges.len() <= HEAD + TAIL + 1 {
+        return ranges.iter().map(line).collect::<Vec<_>>().join("\n");
+    }
+    let mut out: Vec<String> = ranges[..HEAD].iter().map(line).collect();
+    out.push(format!("  ... {} more ranges ...", ranges.len() - HEAD - TAIL));
+    out.extend(ranges[ranges.len() - TAIL..].iter().map(line));
+    out.join("\n")
+}
+
+/// What uses a busy block device, for the refusal message.
+fn users(path: &Path) -> String {
+    let Ok(i) = device::identify(&Host::system(), path, 0, 512, 512) else {
+        return String::new();
+    };
+    let mut u: Vec<String> = i
+        .mounts
+        .iter()
+        .map(|m| format!("{} mounted on {}", m.source, m.mount_point))
+        .collect();
+    u.extend(i.swaps.iter().map(|s| format!("swap {s}")));
+    u.extend(i.holders.iter().map(|h| format!("held by {h}")));
+    if u.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", u.join(", "))
+    }
+}
+
+/// Open `spec` read-write and exclusively; a busy device names its users.
+fn open_exclusive(spec: &str, engine: EngineChoice) -> CliResult<Box<dyn Target>> {
+    let opts = OpenOptions {
+        write: true,
+        exclusive: true,
+        engine,
+    };
+    match open::parse(spec)? {
+        TargetSpec::Path(path) => match RealTarget::open(&path, spec, opts) {
+            Ok(t) => Ok(Box::new(t)),
+            Err(TargetError::Busy { .. }) => Err(CliError::usage(format!(
+                "{spec} is in use{}; nothing was written",
+                users(&path)
+            ))
+            .hint("unmount it and its partitions (and stop what holds it) first")),
+            Err(e) => Err(e.into()),
+        },
+        TargetSpec::Sim { .. } => Ok(open::open(spec, opts)?.into_target()),
+    }
+}
+
+/// Everything before a writing test's first write, in order: geometry
+/// (read-only), ranges checked and shown, consent, aliases claimed, the
+/// exclusive open, the journal directory checked off the target, identity and
+/// fingerprint, and the journal's header made durable.
+pub fn open_for_writing(
+    spec: &str,
+    declared: Vec<Range>,
+    consent: &Consent,
+    engine: EngineChoice,
+) -> CliResult<Session> {
+    let probe = open::read_only(spec, engine)?;
+    let d = probe.as_target().description().clone();
+    let real = matches!(probe, Opened::Real(_));
+    drop(probe);
+    let ranges = ranges::normalize(declared, d.size_bytes, d.logical_block_size.into())?;
+    let total: u64 = ranges.iter().map(|r| r.len).sum();
+    let listing = listing(&ranges);
+    if real && !consent.write {
+        return Err(CliError::usage(format!(
+            "this test writes to {spec}; it would write {} in these ranges:\n{listing}",
+            Iec(total)
+        ))
+        .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
+    }
+    let path = Path::new(spec);
+    // Every alias of the target (a file's loop devices, a loop device's
+    // backing file) is claimed before the target itself is opened.
+    let claim = if real { Some(safety::claim::claim(path)?) } else { None };
+    let target = open_exclusive(spec, engine)?;
+    let journal = if real && !consent.no_preserve {
+        let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
+        if let Some(c) = &claim {
+            safety::claim::check_journal_dir_off_target(&dir, path, &c.aliases)?;
+        }
+        safety::check_journal_dir(&dir, total)?;
+        let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut identity = Identity::of(path, d.size_bytes);
+        let mut reader = target.independent_reader().ok_or_else(|| {
+            CliError::failed(format!("{spec}: cannot open a second, read-only descriptor"))
+                .hint("the journal reads originals and verifies restores through one; check permissions")
+        })?;
+        identity.take_fingerprint(reader.as_mut(), &ranges);
+        let header = Header {
+            target: canon.display().to_string(),
+            size_bytes: d.size_bytes,
+            identity,
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |t| t.as_secs()),
+            pid: std::process::id(),
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: total,
+        };
+        Some((dir, header))
+    } else {
+        None
+    };
+    crate::errln!("will write {} of {spec} in these ranges:\n{listing}", Iec(total));
+    if real && consent.no_preserve {
+        crate::errln!(
+            "--no-preserve: no journal; {total} bytes ({}) of {spec} will be destroyed",
+            Iec(total)
+        );
+    }
+    let target = PreservingTarget::new(target, ranges, journal.as_ref().map(|(d, h)| (d.as_path(), h.clone())))?;
+    Ok(Session { target, claim })
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" }
+}
+
+/// What an interrupted writing test did before exiting, on stderr.
+pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
+    if outcome.preserved {
+        crate::errln!(
+            "interrupted by {}: {} bytes restored and verified; the original data is back",
+            signal_name(sig),
+            outcome.bytes_restored
+        );
+    } else {
+        crate::errln!(
+            "interrupted by {}: nothing was journalled (--no-preserve)",
+            signal_name(sig)
+        );
+    }
+}
