@@ -145,7 +145,7 @@ pub enum Command {
         chunk: Option<u64>,
         /// Most open AUs tried (default: 32, or the most whose AUs fit on
         /// the target; given explicitly, a sweep that does not fit is refused).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=crate::measure::open_au::MAX_OPEN_AUS))]
         max: Option<u64>,
         /// Also every chunk size from the erase size down, at one AU, at the
         /// limit and one past it (flashbench's table).
@@ -162,7 +162,8 @@ pub enum Command {
         #[arg(long, value_name = "SIZE", value_parser = size)]
         erase_size: Option<u64>,
         /// Leading AUs examined.
-        #[arg(long, default_value_t = jobs::DEFAULT_FAT_AUS)]
+        #[arg(long, default_value_t = jobs::DEFAULT_FAT_AUS,
+              value_parser = clap::value_parser!(u64).range(1..=crate::measure::fat::MAX_AUS))]
         max: u64,
         #[command(flatten)]
         opts: WriteOpts,

@@ -165,10 +165,8 @@ mod tests {
                 max_aus: 8,
             };
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
-            let t = SimTarget::new(prof.name, params);
-            let ranges = plan(t.description().size_bytes, &o).unwrap();
-            let mut p = crate::safety::PreservingTarget::new(Box::new(t), ranges, None).unwrap();
-            let r = run(&mut p, o).unwrap();
+            let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new(prof.name, params));
+            let r = runner.run(&o).unwrap();
             assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
         }
     }

@@ -148,10 +148,14 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
             from,
             need,
             size,
-            fix: format!(
-                "the largest --max that fits is {} (or use a larger target)",
-                largest_max(size, o)
-            ),
+            fix: match largest_max(size, o) {
+                0 => format!(
+                    "not even one AU of {} fits past the first {}: use a larger target or a smaller --erase-size",
+                    crate::units::Iec(o.erase),
+                    crate::units::Iec(from)
+                ),
+                n => format!("the largest --max that fits is {n} (or use a larger target)"),
+            },
         });
     }
     Ok((0..slots)
@@ -458,11 +462,9 @@ mod tests {
             random: true,
             full,
         };
-        let t = SimTarget::new(profile, params);
-        let ranges = plan(t.description().size_bytes, &o).unwrap();
-        let mut p = crate::safety::PreservingTarget::new(Box::new(t), ranges, None).unwrap();
-        let r = run(&mut p, o).unwrap();
-        (r, p.device_time_ns() as f64 / 1e9)
+        let mut runner = crate::run::runner::Runner::for_sim("open-au", SimTarget::new(profile, params));
+        let r = runner.run(&o).unwrap();
+        (r, runner.finish().device_time_s.unwrap())
     }
 
     #[test]

@@ -4,7 +4,6 @@
 //! goals. The seed is printed; FLASHLAB_PROPERTY_SEED=N reruns one set.
 
 use super::{align, fat, open_au};
-use crate::seam::Target;
 use crate::sim::{SimTarget, params_from_spec};
 
 const CARDS: usize = 200;
@@ -48,41 +47,21 @@ fn card(rng: &mut u64) -> Card {
 /// (erase size, page size, open AUs in order, open AUs random, FAT area AUs).
 type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
 
-/// The preserving target the CLI hands every writing test (no journal on a
-/// simulated card: only the declared ranges are enforced).
-fn preserving(t: &mut SimTarget, ranges: Vec<crate::safety::ranges::Range>) -> crate::safety::PreservingTarget<'_> {
-    crate::safety::PreservingTarget::new(Box::new(t), ranges, None).unwrap()
-}
-
-/// What the CLI runs, in its order: align, then open-au (both orders, the
-/// largest sweep up to 32 that fits) and fat on align's erase size.
-fn characterise(t: &mut SimTarget) -> Answers {
-    let a = align::run(t, &[]).unwrap();
-    let erase = a.erase_size_bytes.expect("align sees the erase block");
-    let block = u64::from(t.description().logical_block_size);
-    let size = t.description().size_bytes;
-    let mut o = open_au::Options {
-        erase,
-        chunk: open_au::default_chunk(erase, a.page_size_bytes, block),
-        max: 32,
-        linear: true,
-        random: true,
-        full: false,
-    };
-    o.max = open_au::largest_max(size, &o);
-    let r = open_au::run(&mut preserving(t, open_au::plan(size, &o).unwrap()), o).unwrap();
-    let fo = fat::Options {
-        erase,
-        chunk: fat::default_chunk(erase, a.page_size_bytes, block),
-        max_aus: 8,
-    };
-    let f = fat::run(&mut preserving(t, fat::plan(size, &fo).unwrap()), fo).unwrap();
+/// What the CLI runs: `probe` through the runner (align, scatter, then
+/// open-au in both orders with the largest sweep up to 32 that fits, and fat
+/// on align's erase size, each writing test on a fresh card with the same
+/// parameters behind the preserving target).
+fn characterise(card: SimTarget) -> Answers {
+    let doc = crate::run::jobs::probe_with(crate::run::runner::Runner::for_sim("probe", card)).unwrap();
+    let a: align::AlignResult = doc.get("align").expect("align ran");
+    let r: Option<open_au::OpenAuResult> = doc.get("open_au");
+    let f: Option<fat::FatResult> = doc.get("fat");
     (
         a.erase_size_bytes,
         a.page_size_bytes,
-        r.linear.as_ref().and_then(|s| s.max_open_aus),
-        r.random.as_ref().and_then(|s| s.max_open_aus),
-        f.fat_area_aus,
+        r.as_ref().and_then(|r| r.linear.as_ref()).and_then(|s| s.max_open_aus),
+        r.as_ref().and_then(|r| r.random.as_ref()).and_then(|s| s.max_open_aus),
+        f.map_or(0, |f| f.fat_area_aus),
     )
 }
 
@@ -95,8 +74,7 @@ fn characterise(t: &mut SimTarget) -> Answers {
 fn builtin_cards_are_characterised_exactly() {
     for prof in crate::sim::profiles::PROFILES {
         let params = crate::sim::profiles::build(prof.name).unwrap();
-        let mut t = SimTarget::new(&format!("sim:{}", prof.name), params.clone());
-        let got = characterise(&mut t);
+        let got = characterise(SimTarget::new(&format!("sim:{}", prof.name), params.clone()));
         let block = align::block_size(params.sector_size);
         let limit = |n: u64| (!params.page_mapped).then_some(n);
         let want = (
@@ -132,11 +110,10 @@ fn random_cards_are_characterised_exactly() {
                 (k.to_string(), v.to_string())
             })
             .collect();
-        let mut t = SimTarget::new(
+        let got = characterise(SimTarget::new(
             &format!("sim:demo,{spec}"),
             params_from_spec("demo", &overrides).unwrap(),
-        );
-        let got = characterise(&mut t);
+        ));
         let want = (Some(c.au), Some(c.page), Some(c.linear), Some(c.random), c.fat);
         au_ok += usize::from(got.0 == want.0);
         page_ok += usize::from(got.1 == want.1);

@@ -21,9 +21,26 @@ pub fn out(args: fmt::Arguments<'_>) {
     }
 }
 
+/// The progress spinner on stderr, if one is showing: stderr lines are
+/// written with it hidden, so they never leave half a spinner behind.
+static SPINNER: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+/// Show (Some) or forget (None) the spinner stderr lines must go around.
+pub fn set_spinner(bar: Option<indicatif::ProgressBar>) {
+    *SPINNER.lock().unwrap_or_else(|p| p.into_inner()) = bar;
+}
+
 /// Write to stderr; a failure is ignored.
 pub fn err(args: fmt::Arguments<'_>) {
-    let _ = io::stderr().lock().write_fmt(args);
+    let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match bar {
+        Some(b) => b.suspend(|| {
+            let _ = io::stderr().lock().write_fmt(args);
+        }),
+        None => {
+            let _ = io::stderr().lock().write_fmt(args);
+        }
+    }
 }
 
 /// Flush stdout and report whether everything written to it arrived.

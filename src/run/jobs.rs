@@ -160,7 +160,11 @@ const PROBE_SCATTER: u64 = 8 << 20;
 /// Everything the user's consent allows: identify, align, scatter, then
 /// open-au and fat (writing), then advice from what was measured.
 pub fn probe(on: &On) -> CliResult<RunDocument> {
-    let mut r = on.runner("probe")?;
+    probe_with(on.runner("probe")?)
+}
+
+/// probe on a runner already made (the property tests' random cards).
+pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
     let info = r.identify().ok();
     r.put("info", &info);
     let references = r.references();

@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod offline;
 pub mod open;
 pub mod pattern;
+pub mod progress;
 pub mod restore;
 pub mod runner;
 pub mod session;

@@ -36,7 +36,7 @@ pub fn sim_list() -> RunDocument {
             .iter()
             .map(|p| entry(p.name, p.summary, p.source))
             .collect(),
-        hosts: profiles::HOSTS
+        hosts: crate::sim::hosts::HOSTS
             .iter()
             .map(|h| entry(h.name, h.summary, h.source))
             .collect(),

@@ -51,6 +51,10 @@ pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: Engine
     // (journal, the target to restore onto: its own path unless TARGET was given)
     let jobs: Vec<(PathBuf, Option<PathBuf>)> =
         if what.ends_with(EXTENSION) || Path::new(what).is_file() && looks_like_journal(what) {
+            if !Path::new(what).exists() {
+                return Err(CliError::usage(format!("no journal {what}"))
+                    .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"));
+            }
             vec![(PathBuf::from(what), None)]
         } else {
             let target = Path::new(what);

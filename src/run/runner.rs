@@ -58,6 +58,22 @@ impl Runner {
         })
     }
 
+    /// A runner over a simulated card built in code (the property tests'
+    /// random cards); writing tests get a fresh card with the same
+    /// parameters, as a spec reopened by the CLI would.
+    pub fn for_sim(command: &str, card: crate::sim::SimTarget) -> Self {
+        let desc = card.description().clone();
+        Runner {
+            spec: desc.spec.clone(),
+            engine: EngineChoice::Auto,
+            consent: Consent::default(),
+            reader: Opened::Sim(Box::new(card)),
+            device_ns: 0,
+            doc: RunDocument::new(command, Some(desc)),
+            listeners: Vec::new(),
+        }
+    }
+
     pub fn listen(&mut self, l: Listener) {
         self.listeners.push(l);
     }
@@ -135,7 +151,17 @@ impl Runner {
     /// shared read-only handle or through a preserving target.
     pub fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
         let ranges = test.plan(self.description())?;
-        let out = if ranges.is_empty() {
+        let progress = super::progress::Progress::start(T::KEY);
+        let out = self.run_planned(test, ranges);
+        progress.finish(out.is_ok());
+        let out = out?;
+        self.doc.put(T::KEY, &out);
+        self.publish();
+        Ok(out)
+    }
+
+    fn run_planned<T: Test>(&mut self, test: &T, ranges: Vec<crate::safety::ranges::Range>) -> CliResult<T::Output> {
+        Ok(if ranges.is_empty() {
             let t = match &mut self.reader {
                 Opened::Real(t) => t.as_mut() as &mut dyn Target,
                 Opened::Sim(t) => t.as_mut() as &mut dyn Target,
@@ -146,14 +172,17 @@ impl Runner {
             r?
         } else {
             self.run_writing(test, ranges)?
-        };
-        self.doc.put(T::KEY, &out);
-        self.publish();
-        Ok(out)
+        })
     }
 
     fn run_writing<T: Test>(&mut self, test: &T, ranges: Vec<crate::safety::ranges::Range>) -> CliResult<T::Output> {
-        let mut s = session::open_for_writing(&self.spec, ranges, &self.consent, self.engine)?;
+        let mut s = match &self.reader {
+            Opened::Sim(card) => {
+                let fresh = crate::sim::SimTarget::new(&self.spec, card.params.clone());
+                session::simulated(&self.spec, fresh, ranges)?
+            }
+            Opened::Real(_) => session::open_for_writing(&self.spec, ranges, &self.consent, self.engine)?,
+        };
         // Ctrl-C stops the test before its next write; the restore below runs.
         crate::safety::signals::install();
         let result = test.run(&mut s.target);

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use super::open::{self, Opened};
-use crate::device::{self, sysfs::Host};
 use crate::error::{CliError, CliResult};
 use crate::safety::claim::Claim;
 use crate::safety::identity::Identity;
@@ -52,16 +51,7 @@ fn listing(ranges: &[Range]) -> String {
 
 /// What uses a busy block device, for the refusal message.
 fn users(path: &Path) -> String {
-    let Ok(i) = device::identify(&Host::system(), path, 0, 512, 512) else {
-        return String::new();
-    };
-    let mut u: Vec<String> = i
-        .mounts
-        .iter()
-        .map(|m| format!("{} mounted on {}", m.source, m.mount_point))
-        .collect();
-    u.extend(i.swaps.iter().map(|s| format!("swap {s}")));
-    u.extend(i.holders.iter().map(|h| format!("held by {h}")));
+    let u = safety::claim::users_of(path);
     if u.is_empty() {
         String::new()
     } else {
@@ -88,6 +78,21 @@ fn open_exclusive(spec: &str, engine: EngineChoice) -> CliResult<Box<dyn Target>
         },
         TargetSpec::Sim { .. } => Ok(open::open(spec, opts)?.into_target()),
     }
+}
+
+/// A writing test on a simulated card: no consent or journal (nothing real is
+/// written), the ranges still enforced.
+pub fn simulated(spec: &str, card: crate::sim::SimTarget, declared: Vec<Range>) -> CliResult<Session> {
+    let d = card.description().clone();
+    let ranges = ranges::normalize(declared, d.size_bytes, d.logical_block_size.into())?;
+    let total: u64 = ranges.iter().map(|r| r.len).sum();
+    crate::errln!(
+        "will write {} of {spec} in these ranges:\n{}",
+        Iec(total),
+        listing(&ranges)
+    );
+    let target = PreservingTarget::new(Box::new(card), ranges, None)?;
+    Ok(Session { target, claim: None })
 }
 
 /// Everything before a writing test's first write, in order: geometry

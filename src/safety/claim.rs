@@ -33,7 +33,7 @@ fn in_use(path: &Path, what: String) -> SafetyError {
 
 /// What uses a block device (mounts, swap, holders), as text; empty when
 /// nothing does.
-fn users_of(dev: &Path) -> Vec<String> {
+pub fn users_of(dev: &Path) -> Vec<String> {
     let Ok(i) = device::identify(&Host::system(), dev, 0, 512, 512) else {
         return Vec::new();
     };

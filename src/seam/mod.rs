@@ -160,59 +160,39 @@ pub trait Target {
     }
 }
 
-impl<T: Target + ?Sized> Target for &mut T {
-    fn description(&self) -> &TargetDescription {
-        (**self).description()
-    }
+/// A borrowed or boxed target is a target: each method forwards.
+macro_rules! forward_target {
+    ($($ty:ty),*) => {$(
+        impl<T: Target + ?Sized> Target for $ty {
+            fn description(&self) -> &TargetDescription {
+                (**self).description()
+            }
 
-    fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
-        (**self).run(requests, queue_depth, buf)
-    }
+            fn run(
+                &mut self,
+                requests: &[Request],
+                queue_depth: usize,
+                buf: &mut AlignedBuf,
+            ) -> Result<Vec<Completion>, TargetError> {
+                (**self).run(requests, queue_depth, buf)
+            }
 
-    fn device_time_ns(&self) -> u64 {
-        (**self).device_time_ns()
-    }
+            fn device_time_ns(&self) -> u64 {
+                (**self).device_time_ns()
+            }
 
-    fn sync(&mut self) -> Result<(), TargetError> {
-        (**self).sync()
-    }
+            fn sync(&mut self) -> Result<(), TargetError> {
+                (**self).sync()
+            }
 
-    fn independent_reader(&self) -> Option<Box<dyn Target>> {
-        (**self).independent_reader()
-    }
+            fn independent_reader(&self) -> Option<Box<dyn Target>> {
+                (**self).independent_reader()
+            }
+        }
+    )*};
 }
 
-impl<T: Target + ?Sized> Target for Box<T> {
-    fn description(&self) -> &TargetDescription {
-        (**self).description()
-    }
-
-    fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
-        (**self).run(requests, queue_depth, buf)
-    }
-
-    fn device_time_ns(&self) -> u64 {
-        (**self).device_time_ns()
-    }
-
-    fn sync(&mut self) -> Result<(), TargetError> {
-        (**self).sync()
-    }
-
-    fn independent_reader(&self) -> Option<Box<dyn Target>> {
-        (**self).independent_reader()
-    }
-}
+forward_target!(&mut T, Box<T>);
 
 /// Run a batch and turn the first failed request into an error: for callers
 /// that cannot interpret a partial batch (the journal, a restore, the

@@ -6,6 +6,7 @@
 
 mod device_info;
 pub mod ftl;
+pub mod hosts;
 pub mod params;
 pub mod profiles;
 pub mod reproduce;

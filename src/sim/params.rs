@@ -1,7 +1,9 @@
-//! Simulator parameters. Every way of setting one — a built-in profile, a TOML
-//! file, a `,key=value` override — goes through [`Params::set`], so they all accept
-//! the same keys, units and errors (an unknown key or impossible value names the
-//! key).
+//! Simulator parameters, each defined once in the [`params!`] table below:
+//! its field, type, codec (how its text is read and written back), default,
+//! unit and meaning. Every way of setting one (a built-in profile, a TOML
+//! file, a `,key=value` override, a host preset) goes through [`Params::set`],
+//! so they all accept the same keys, units and errors (an unknown key or an
+//! impossible value names the key).
 
 use crate::units::{Iec, parse_size};
 
@@ -60,399 +62,24 @@ pub enum Erased {
     Ones,
 }
 
-/// Every parameter of a simulated card plus its host. Times in nanoseconds, sizes
-/// in bytes, rates in bytes per second.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Params {
-    // --- geometry ---
-    pub capacity: u64,
-    pub sector_size: u32,
-    /// Effective NAND page (page x planes written together).
-    pub page_size: u64,
-    pub au_size: u64,
-    pub fat_area_aus: u64,
-    // --- FTL ---
-    pub open_aus_linear: u64,
-    pub open_aus_random: u64,
-    // --- flash timing ---
-    pub page_read_ns: u64,
-    pub page_program_ns: u64,
-    pub au_erase_ns: u64,
-    /// Garbage collection cost per page moved (on-chip copy-back); 0 means a
-    /// page read plus a page program.
-    pub copy_page_ns: u64,
-    /// Extra time when a read crosses an AU boundary (a second block lookup).
-    pub au_cross_read_ns: u64,
-    /// Extra time per random-order (out of sequence) write inside an open AU.
-    pub random_write_ns: u64,
-    /// Card-side read access time per read command (SD spec 5.3.2 TAAC/NSAC:
-    /// the controller locating the data before the first block).
-    pub card_access_ns: u64,
-    /// Extra read access when a read does not continue from the page the card
-    /// last read (a translation-table lookup instead of a read-buffer hit).
-    pub random_read_ns: u64,
-    /// Card-side time to close each write command (mapping update, commit).
-    pub write_commit_ns: u64,
-    /// Extra cost when a write command ends or starts inside a page: the card
-    /// merges the partial page in its buffer block (read-modify-write).
-    pub partial_page_write_ns: u64,
-    /// Extra latency of the first command after the card was idle (wake-up).
-    pub wake_ns: u64,
-    /// Page-mapped FTL (eMMC, SSD): every AU takes writes in any order without
-    /// garbage collection, only `random_write_ns` extra for a non-sequential one.
-    pub page_mapped: bool,
-    // --- data ---
-    pub keep_data: bool,
-    pub erased: Erased,
-    // --- faults ---
-    pub real_capacity: Option<u64>,
-    pub bad_ranges: Vec<(u64, u64)>,
-    pub jitter: f64,
-    pub seed: u64,
-    // --- registers (hex, as sysfs shows them) ---
-    pub card_type: String,
-    pub cid: Option<String>,
-    pub csd: Option<String>,
-    pub scr: Option<String>,
-    pub ssr: Option<String>,
-    // --- host ---
-    pub host: String,
-    pub protocol: Protocol,
-    pub bus_width: u32,
-    pub clock_hz: u64,
-    pub ddr: bool,
-    /// 1 = single-block commands only.
-    pub max_blocks_per_cmd: u64,
-    /// Pre-set block count (CMD23) instead of a stop command after multi-block.
-    pub set_block_count: bool,
-    /// Host software time per command (driver path, request setup).
-    pub host_overhead_ns: u64,
-    /// Host CPU time per block while data streams (copying, byte-swapping).
-    pub host_block_ns: u64,
-    /// Host time after each write command (busy wait, status poll).
-    pub write_status_ns: u64,
-    /// Host time per interrupt; one per block or one per command.
-    pub irq_ns: u64,
-    pub irq_per_block: bool,
-    pub queue_depth: u64,
-    pub in_flight: u64,
-    /// ATA PIO: command to first data (DRQ) delay.
-    pub ata_cmd_to_data_ns: u64,
-    /// ATA PIO: time to move one sector by PIO (reads).
-    pub ata_pio_sector_ns: u64,
-    /// ATA PIO: time to move one sector by PIO (writes).
-    pub ata_pio_write_sector_ns: u64,
-    /// ATA PIO: delay from one sector to the next inside a multi-sector command.
-    pub ata_next_sector_ns: u64,
-}
-
-impl Default for Params {
-    /// A plain 8 GiB SD card behind a 4-bit 50 MHz host: a neutral base the profiles
-    /// override.
-    fn default() -> Self {
-        Params {
-            capacity: 8 << 30,
-            sector_size: 512,
-            page_size: 16 << 10,
-            au_size: 4 << 20,
-            fat_area_aus: 0,
-            open_aus_linear: 4,
-            open_aus_random: 2,
-            page_read_ns: 60_000,
-            page_program_ns: 1_200_000,
-            au_erase_ns: 3_000_000,
-            copy_page_ns: 0,
-            au_cross_read_ns: 50_000,
-            random_write_ns: 500_000,
-            card_access_ns: 100_000,
-            random_read_ns: 0,
-            write_commit_ns: 0,
-            partial_page_write_ns: 0,
-            wake_ns: 0,
-            page_mapped: false,
-            keep_data: true,
-            erased: Erased::Zeros,
-            real_capacity: None,
-            bad_ranges: Vec::new(),
-            jitter: 0.0,
-            seed: 1,
-            card_type: "SD".into(),
-            cid: None,
-            csd: None,
-            scr: None,
-            ssr: None,
-            host: "generic".into(),
-            protocol: Protocol::Mmc,
-            bus_width: 4,
-            clock_hz: 50_000_000,
-            ddr: false,
-            max_blocks_per_cmd: 1024,
-            set_block_count: true,
-            host_overhead_ns: 20_000,
-            host_block_ns: 0,
-            write_status_ns: 0,
-            irq_ns: 5_000,
-            irq_per_block: false,
-            queue_depth: 1,
-            in_flight: 1,
-            ata_cmd_to_data_ns: 0,
-            ata_pio_sector_ns: 0,
-            ata_pio_write_sector_ns: 0,
-            ata_next_sector_ns: 0,
-        }
-    }
-}
-
-/// One documented key: name, unit, meaning.
-pub struct KeyDoc {
+/// One key of the table: what `sim show` prints and what [`Params::set`]
+/// and [`Params::get`] go through.
+pub struct Param {
     pub key: &'static str,
     pub unit: &'static str,
     pub doc: &'static str,
+    /// The value of [`Params::default`], as text.
+    pub default: &'static str,
+    set: fn(&mut Params, &str) -> Result<(), ParamError>,
+    get: fn(&Params) -> String,
 }
 
-/// Every key [`Params::set`] accepts, in display order.
-pub const KEYS: &[KeyDoc] = &[
-    KeyDoc {
-        key: "capacity",
-        unit: "bytes",
-        doc: "announced capacity",
-    },
-    KeyDoc {
-        key: "sector_size",
-        unit: "bytes",
-        doc: "logical block size (512 or 4096)",
-    },
-    KeyDoc {
-        key: "page_size",
-        unit: "bytes",
-        doc: "effective NAND page (page x planes)",
-    },
-    KeyDoc {
-        key: "au_size",
-        unit: "bytes",
-        doc: "allocation unit / erase block; any multiple of the page",
-    },
-    KeyDoc {
-        key: "fat_area_aus",
-        unit: "AUs",
-        doc: "leading AUs that take small random writes cheaply",
-    },
-    KeyDoc {
-        key: "open_aus_linear",
-        unit: "AUs",
-        doc: "AUs open at once for in-order writes",
-    },
-    KeyDoc {
-        key: "open_aus_random",
-        unit: "AUs",
-        doc: "AUs open at once for random-order writes",
-    },
-    KeyDoc {
-        key: "page_read_ns",
-        unit: "ns",
-        doc: "NAND page read",
-    },
-    KeyDoc {
-        key: "page_program_ns",
-        unit: "ns",
-        doc: "NAND page program",
-    },
-    KeyDoc {
-        key: "au_erase_ns",
-        unit: "ns",
-        doc: "erase of one AU",
-    },
-    KeyDoc {
-        key: "copy_page_ns",
-        unit: "ns",
-        doc: "GC cost per page moved (0 = page read + program)",
-    },
-    KeyDoc {
-        key: "au_cross_read_ns",
-        unit: "ns",
-        doc: "extra read cost crossing an AU boundary",
-    },
-    KeyDoc {
-        key: "random_write_ns",
-        unit: "ns",
-        doc: "extra cost of an out-of-order write in an open AU",
-    },
-    KeyDoc {
-        key: "card_access_ns",
-        unit: "ns",
-        doc: "card read access time per read command (TAAC)",
-    },
-    KeyDoc {
-        key: "random_read_ns",
-        unit: "ns",
-        doc: "extra read access when the read misses the card's read buffer",
-    },
-    KeyDoc {
-        key: "write_commit_ns",
-        unit: "ns",
-        doc: "card time closing each write command",
-    },
-    KeyDoc {
-        key: "partial_page_write_ns",
-        unit: "ns",
-        doc: "extra cost of a write command ending inside a page",
-    },
-    KeyDoc {
-        key: "wake_ns",
-        unit: "ns",
-        doc: "extra latency of the first command after idle",
-    },
-    KeyDoc {
-        key: "page_mapped",
-        unit: "bool",
-        doc: "page-mapped FTL: no AU garbage collection",
-    },
-    KeyDoc {
-        key: "keep_data",
-        unit: "bool",
-        doc: "keep written data (false: timing only)",
-    },
-    KeyDoc {
-        key: "erased",
-        unit: "zeros|ones",
-        doc: "what never-written blocks read as",
-    },
-    KeyDoc {
-        key: "real_capacity",
-        unit: "bytes",
-        doc: "fake card: addresses wrap past this size",
-    },
-    KeyDoc {
-        key: "bad_ranges",
-        unit: "START+LEN;...",
-        doc: "byte ranges that return I/O errors",
-    },
-    KeyDoc {
-        key: "jitter",
-        unit: "fraction",
-        doc: "seeded timing noise, 0 to 1",
-    },
-    KeyDoc {
-        key: "seed",
-        unit: "integer",
-        doc: "seed for jitter",
-    },
-    KeyDoc {
-        key: "card_type",
-        unit: "SD|MMC|CF",
-        doc: "register layout",
-    },
-    KeyDoc {
-        key: "cid",
-        unit: "hex",
-        doc: "CID register",
-    },
-    KeyDoc {
-        key: "csd",
-        unit: "hex",
-        doc: "CSD register",
-    },
-    KeyDoc {
-        key: "scr",
-        unit: "hex",
-        doc: "SCR register",
-    },
-    KeyDoc {
-        key: "ssr",
-        unit: "hex",
-        doc: "SSR register",
-    },
-    KeyDoc {
-        key: "host",
-        unit: "preset",
-        doc: "host preset (sets every key below)",
-    },
-    KeyDoc {
-        key: "protocol",
-        unit: "mmc|ata_pio",
-        doc: "bus protocol",
-    },
-    KeyDoc {
-        key: "bus_width",
-        unit: "bits",
-        doc: "1, 4 or 8 data lines",
-    },
-    KeyDoc {
-        key: "clock_hz",
-        unit: "Hz",
-        doc: "bus clock",
-    },
-    KeyDoc {
-        key: "ddr",
-        unit: "bool",
-        doc: "data on both clock edges",
-    },
-    KeyDoc {
-        key: "max_blocks_per_cmd",
-        unit: "blocks",
-        doc: "1 = single-block commands only",
-    },
-    KeyDoc {
-        key: "set_block_count",
-        unit: "bool",
-        doc: "CMD23 pre-set count instead of a stop command",
-    },
-    KeyDoc {
-        key: "host_overhead_ns",
-        unit: "ns",
-        doc: "host software time per command",
-    },
-    KeyDoc {
-        key: "host_block_ns",
-        unit: "ns",
-        doc: "host CPU time per block while data streams",
-    },
-    KeyDoc {
-        key: "write_status_ns",
-        unit: "ns",
-        doc: "host time after each write command (busy wait, status)",
-    },
-    KeyDoc {
-        key: "irq_ns",
-        unit: "ns",
-        doc: "host time per interrupt",
-    },
-    KeyDoc {
-        key: "irq_per_block",
-        unit: "bool",
-        doc: "one interrupt per block (else per command)",
-    },
-    KeyDoc {
-        key: "queue_depth",
-        unit: "requests",
-        doc: "host software queue depth",
-    },
-    KeyDoc {
-        key: "in_flight",
-        unit: "requests",
-        doc: "requests the host keeps in flight at once",
-    },
-    KeyDoc {
-        key: "ata_cmd_to_data_ns",
-        unit: "ns",
-        doc: "ATA PIO: command to data ready",
-    },
-    KeyDoc {
-        key: "ata_pio_sector_ns",
-        unit: "ns",
-        doc: "ATA PIO: one sector by PIO, reads",
-    },
-    KeyDoc {
-        key: "ata_pio_write_sector_ns",
-        unit: "ns",
-        doc: "ATA PIO: one sector by PIO, writes",
-    },
-    KeyDoc {
-        key: "ata_next_sector_ns",
-        unit: "ns",
-        doc: "ATA PIO: next sector ready inside a multi-sector command",
-    },
-];
+/// How one kind of value is read from text (a profile, TOML, an override)
+/// and written back as TOML text.
+trait Codec<T> {
+    fn parse(key: &str, v: &str) -> Result<T, ParamError>;
+    fn show(v: &T) -> String;
+}
 
 fn bad(key: &str, value: &str, why: impl Into<String>) -> ParamError {
     ParamError::BadValue {
@@ -462,120 +89,339 @@ fn bad(key: &str, value: &str, why: impl Into<String>) -> ParamError {
     }
 }
 
-fn size(key: &str, v: &str) -> Result<u64, ParamError> {
-    parse_size(v).map_err(|e| bad(key, v, e.to_string()))
+fn quoted(s: &str) -> String {
+    format!("\"{s}\"")
 }
 
-fn int(key: &str, v: &str) -> Result<u64, ParamError> {
-    v.replace('_', "")
-        .parse()
-        .map_err(|_| bad(key, v, "expected a non-negative integer"))
-}
-
-fn boolean(key: &str, v: &str) -> Result<bool, ParamError> {
-    match v {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err(bad(key, v, "expected true or false")),
+/// A size: `4M`, `16KiB`, `0x1000`, or bytes.
+struct Size;
+impl Codec<u64> for Size {
+    fn parse(key: &str, v: &str) -> Result<u64, ParamError> {
+        parse_size(v).map_err(|e| bad(key, v, e.to_string()))
+    }
+    fn show(v: &u64) -> String {
+        v.to_string()
     }
 }
 
-fn hex(key: &str, v: &str, len: usize) -> Result<Option<String>, ParamError> {
-    if v.is_empty() || v == "none" {
-        return Ok(None);
+/// The logical block size, a size that fits u32.
+struct SectorSize;
+impl Codec<u32> for SectorSize {
+    fn parse(key: &str, v: &str) -> Result<u32, ParamError> {
+        u32::try_from(Size::parse(key, v)?).map_err(|_| bad(key, v, "too large"))
     }
-    crate::registers::hex::parse_register(v, "register", len).map_err(|e| bad(key, v, e.to_string()))?;
-    Ok(Some(v.to_string()))
+    fn show(v: &u32) -> String {
+        v.to_string()
+    }
+}
+
+/// A count or a time in ns: a non-negative integer, `_` allowed.
+struct Int;
+impl Codec<u64> for Int {
+    fn parse(key: &str, v: &str) -> Result<u64, ParamError> {
+        v.replace('_', "")
+            .parse()
+            .map_err(|_| bad(key, v, "expected a non-negative integer"))
+    }
+    fn show(v: &u64) -> String {
+        v.to_string()
+    }
+}
+
+/// Data lines of the bus.
+struct Lines;
+impl Codec<u32> for Lines {
+    fn parse(key: &str, v: &str) -> Result<u32, ParamError> {
+        u32::try_from(Int::parse(key, v)?).map_err(|_| bad(key, v, "too large"))
+    }
+    fn show(v: &u32) -> String {
+        v.to_string()
+    }
+}
+
+struct Flag;
+impl Codec<bool> for Flag {
+    fn parse(key: &str, v: &str) -> Result<bool, ParamError> {
+        match v {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            _ => Err(bad(key, v, "expected true or false")),
+        }
+    }
+    fn show(v: &bool) -> String {
+        v.to_string()
+    }
+}
+
+/// A fraction from 0 to 1.
+struct Fraction;
+impl Codec<f64> for Fraction {
+    fn parse(key: &str, v: &str) -> Result<f64, ParamError> {
+        let j: f64 = v.parse().map_err(|_| bad(key, v, "expected a fraction"))?;
+        if !(0.0..=1.0).contains(&j) {
+            return Err(bad(key, v, "must be between 0 and 1"));
+        }
+        Ok(j)
+    }
+    fn show(v: &f64) -> String {
+        format!("{v:?}")
+    }
+}
+
+/// A size, or `none`.
+struct MaybeSize;
+impl Codec<Option<u64>> for MaybeSize {
+    fn parse(key: &str, v: &str) -> Result<Option<u64>, ParamError> {
+        if v == "none" {
+            Ok(None)
+        } else {
+            Size::parse(key, v).map(Some)
+        }
+    }
+    fn show(v: &Option<u64>) -> String {
+        quoted(&v.map_or("none".into(), |r| r.to_string()))
+    }
+}
+
+/// `START+LEN;START+LEN...`, or `none`.
+struct Ranges;
+impl Codec<Vec<(u64, u64)>> for Ranges {
+    fn parse(key: &str, v: &str) -> Result<Vec<(u64, u64)>, ParamError> {
+        v.split(';')
+            .filter(|r| !r.trim().is_empty() && r.trim() != "none")
+            .map(|r| {
+                let (s, l) = r.split_once('+').ok_or_else(|| bad(key, r, "expected START+LEN"))?;
+                Ok((Size::parse(key, s)?, Size::parse(key, l)?))
+            })
+            .collect()
+    }
+    fn show(v: &Vec<(u64, u64)>) -> String {
+        if v.is_empty() {
+            return quoted("none");
+        }
+        quoted(&v.iter().map(|(s, l)| format!("{s}+{l}")).collect::<Vec<_>>().join(";"))
+    }
+}
+
+/// A register as hex of N bytes (as sysfs shows it), or `none`.
+struct Reg<const N: usize>;
+type Reg8 = Reg<8>;
+type Reg16 = Reg<16>;
+type Reg64 = Reg<64>;
+impl<const N: usize> Codec<Option<String>> for Reg<N> {
+    fn parse(key: &str, v: &str) -> Result<Option<String>, ParamError> {
+        if v.is_empty() || v == "none" {
+            return Ok(None);
+        }
+        crate::registers::hex::parse_register(v, "register", N).map_err(|e| bad(key, v, e.to_string()))?;
+        Ok(Some(v.to_string()))
+    }
+    fn show(v: &Option<String>) -> String {
+        quoted(v.as_deref().unwrap_or("none"))
+    }
+}
+
+/// A name (the host preset's, recorded once applied).
+struct Name;
+impl Codec<String> for Name {
+    fn parse(_: &str, v: &str) -> Result<String, ParamError> {
+        Ok(v.to_string())
+    }
+    fn show(v: &String) -> String {
+        quoted(v)
+    }
+}
+
+struct CardType;
+impl Codec<String> for CardType {
+    fn parse(key: &str, v: &str) -> Result<String, ParamError> {
+        if !matches!(v, "SD" | "MMC" | "CF") {
+            return Err(bad(key, v, "expected SD, MMC or CF"));
+        }
+        Ok(v.to_string())
+    }
+    fn show(v: &String) -> String {
+        quoted(v)
+    }
+}
+
+struct ErasedCodec;
+impl Codec<Erased> for ErasedCodec {
+    fn parse(key: &str, v: &str) -> Result<Erased, ParamError> {
+        match v {
+            "zeros" | "0" | "0x00" => Ok(Erased::Zeros),
+            "ones" | "0xff" | "ff" => Ok(Erased::Ones),
+            _ => Err(bad(key, v, "expected zeros or ones")),
+        }
+    }
+    fn show(v: &Erased) -> String {
+        quoted(match v {
+            Erased::Zeros => "zeros",
+            Erased::Ones => "ones",
+        })
+    }
+}
+
+struct ProtocolCodec;
+impl Codec<Protocol> for ProtocolCodec {
+    fn parse(key: &str, v: &str) -> Result<Protocol, ParamError> {
+        match v {
+            "mmc" | "sd" => Ok(Protocol::Mmc),
+            "ata_pio" => Ok(Protocol::AtaPio),
+            _ => Err(bad(key, v, "expected mmc or ata_pio")),
+        }
+    }
+    fn show(v: &Protocol) -> String {
+        quoted(match v {
+            Protocol::Mmc => "mmc",
+            Protocol::AtaPio => "ata_pio",
+        })
+    }
+}
+
+/// A table default, parsed by its own codec; `defaults_parse` checks each.
+fn default_of<T, C: Codec<T>>(key: &str, text: &str) -> T {
+    match C::parse(key, text) {
+        Ok(v) => v,
+        Err(e) => panic!("the default of {key} does not parse: {e}"),
+    }
+}
+
+/// The one definition of every key: `field: type = codec, "default", "unit",
+/// "meaning";`. It generates [`Params`], its [`Default`] and [`KEYS`].
+macro_rules! params {
+    ($( $(#[doc = $fdoc:literal])* $field:ident: $ty:ty = $codec:ty, $default:literal, $unit:literal, $doc:literal; )*) => {
+        /// Every parameter of a simulated card plus its host. Times in
+        /// nanoseconds, sizes in bytes, rates in bytes per second.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Params {
+            $( $(#[doc = $fdoc])* #[doc = $doc] pub $field: $ty, )*
+        }
+
+        impl Default for Params {
+            /// A plain 8 GiB SD card behind a 4-bit 50 MHz host: a neutral
+            /// base the profiles override.
+            fn default() -> Self {
+                Params { $( $field: default_of::<$ty, $codec>(stringify!($field), $default), )* }
+            }
+        }
+
+        /// Every key [`Params::set`] accepts, in display order.
+        pub const KEYS: &[Param] = &[ $( Param {
+            key: stringify!($field),
+            unit: $unit,
+            doc: $doc,
+            default: $default,
+            set: |p, v| {
+                p.$field = <$codec as Codec<$ty>>::parse(stringify!($field), v)?;
+                Ok(())
+            },
+            get: |p| <$codec as Codec<$ty>>::show(&p.$field),
+        }, )* ];
+    };
+}
+
+params! {
+    capacity: u64 = Size, "8G", "bytes", "announced capacity";
+    sector_size: u32 = SectorSize, "512", "bytes", "logical block size (512 or 4096)";
+    /// Effective NAND page (page x planes written together).
+    page_size: u64 = Size, "16K", "bytes", "effective NAND page (page x planes)";
+    au_size: u64 = Size, "4M", "bytes", "allocation unit / erase block; any multiple of the page";
+    fat_area_aus: u64 = Int, "0", "AUs", "leading AUs that take small random writes cheaply";
+    open_aus_linear: u64 = Int, "4", "AUs", "AUs open at once for in-order writes";
+    open_aus_random: u64 = Int, "2", "AUs", "AUs open at once for random-order writes";
+    page_read_ns: u64 = Int, "60000", "ns", "NAND page read";
+    page_program_ns: u64 = Int, "1200000", "ns", "NAND page program";
+    au_erase_ns: u64 = Int, "3000000", "ns", "erase of one AU";
+    /// Garbage collection cost per page moved (on-chip copy-back); 0 means a
+    /// page read plus a page program.
+    copy_page_ns: u64 = Int, "0", "ns", "GC cost per page moved (0 = page read + program)";
+    /// Extra time when a read crosses an AU boundary (a second block lookup).
+    au_cross_read_ns: u64 = Int, "50000", "ns", "extra read cost crossing an AU boundary";
+    /// Extra time per random-order (out of sequence) write inside an open AU.
+    random_write_ns: u64 = Int, "500000", "ns", "extra cost of an out-of-order write in an open AU";
+    /// Card-side read access time per read command (SD spec 5.3.2 TAAC/NSAC:
+    /// the controller locating the data before the first block).
+    card_access_ns: u64 = Int, "100000", "ns", "card read access time per read command (TAAC)";
+    /// Extra read access when a read does not continue from the page the card
+    /// last read (a translation-table lookup instead of a read-buffer hit).
+    random_read_ns: u64 = Int, "0", "ns", "extra read access when the read misses the card's read buffer";
+    /// Card-side time to close each write command (mapping update, commit).
+    write_commit_ns: u64 = Int, "0", "ns", "card time closing each write command";
+    /// Extra cost when a write command ends or starts inside a page: the card
+    /// merges the partial page in its buffer block (read-modify-write).
+    partial_page_write_ns: u64 = Int, "0", "ns", "extra cost of a write command ending inside a page";
+    /// Extra latency of the first command after the card was idle (wake-up).
+    wake_ns: u64 = Int, "0", "ns", "extra latency of the first command after idle";
+    /// Page-mapped FTL (eMMC, SSD): every AU takes writes in any order without
+    /// garbage collection, only `random_write_ns` extra for a non-sequential one.
+    page_mapped: bool = Flag, "false", "bool", "page-mapped FTL: no AU garbage collection";
+    keep_data: bool = Flag, "true", "bool", "keep written data (false: timing only)";
+    erased: Erased = ErasedCodec, "zeros", "zeros|ones", "what never-written blocks read as";
+    real_capacity: Option<u64> = MaybeSize, "none", "bytes", "fake card: addresses wrap past this size";
+    bad_ranges: Vec<(u64, u64)> = Ranges, "none", "START+LEN;...", "byte ranges that return I/O errors";
+    jitter: f64 = Fraction, "0.0", "fraction", "seeded timing noise, 0 to 1";
+    seed: u64 = Int, "1", "integer", "seed for jitter";
+    card_type: String = CardType, "SD", "SD|MMC|CF", "register layout";
+    cid: Option<String> = Reg16, "none", "hex", "CID register";
+    csd: Option<String> = Reg16, "none", "hex", "CSD register";
+    scr: Option<String> = Reg8, "none", "hex", "SCR register";
+    ssr: Option<String> = Reg64, "none", "hex", "SSR register";
+    host: String = Name, "generic", "preset", "host preset (sets every key below)";
+    protocol: Protocol = ProtocolCodec, "mmc", "mmc|ata_pio", "bus protocol";
+    bus_width: u32 = Lines, "4", "bits", "1, 4 or 8 data lines";
+    clock_hz: u64 = Int, "50000000", "Hz", "bus clock";
+    ddr: bool = Flag, "false", "bool", "data on both clock edges";
+    /// 1 = single-block commands only.
+    max_blocks_per_cmd: u64 = Int, "1024", "blocks", "1 = single-block commands only";
+    /// Pre-set block count (CMD23) instead of a stop command after multi-block.
+    set_block_count: bool = Flag, "true", "bool", "CMD23 pre-set count instead of a stop command";
+    /// Host software time per command (driver path, request setup).
+    host_overhead_ns: u64 = Int, "20000", "ns", "host software time per command";
+    /// Host CPU time per block while data streams (copying, byte-swapping).
+    host_block_ns: u64 = Int, "0", "ns", "host CPU time per block while data streams";
+    /// Host time after each write command (busy wait, status poll).
+    write_status_ns: u64 = Int, "0", "ns", "host time after each write command (busy wait, status)";
+    /// Host time per interrupt; one per block or one per command.
+    irq_ns: u64 = Int, "5000", "ns", "host time per interrupt";
+    irq_per_block: bool = Flag, "false", "bool", "one interrupt per block (else per command)";
+    queue_depth: u64 = Int, "1", "requests", "host software queue depth";
+    in_flight: u64 = Int, "1", "requests", "requests the host keeps in flight at once";
+    /// ATA PIO: command to first data (DRQ) delay.
+    ata_cmd_to_data_ns: u64 = Int, "0", "ns", "ATA PIO: command to data ready";
+    /// ATA PIO: time to move one sector by PIO (reads).
+    ata_pio_sector_ns: u64 = Int, "0", "ns", "ATA PIO: one sector by PIO, reads";
+    /// ATA PIO: time to move one sector by PIO (writes).
+    ata_pio_write_sector_ns: u64 = Int, "0", "ns", "ATA PIO: one sector by PIO, writes";
+    /// ATA PIO: delay from one sector to the next inside a multi-sector command.
+    ata_next_sector_ns: u64 = Int, "0", "ns", "ATA PIO: next sector ready inside a multi-sector command";
 }
 
 impl Params {
-    /// Set one key from its text form.
+    /// Set one key from its text form. `host` applies the preset's settings
+    /// first, then records its name.
     pub fn set(&mut self, key: &str, v: &str) -> Result<(), ParamError> {
         let v = v.trim().trim_matches('"');
-        match key {
-            "capacity" => self.capacity = size(key, v)?,
-            "sector_size" => self.sector_size = u32::try_from(size(key, v)?).map_err(|_| bad(key, v, "too large"))?,
-            "page_size" => self.page_size = size(key, v)?,
-            "au_size" => self.au_size = size(key, v)?,
-            "fat_area_aus" => self.fat_area_aus = int(key, v)?,
-            "open_aus_linear" => self.open_aus_linear = int(key, v)?,
-            "open_aus_random" => self.open_aus_random = int(key, v)?,
-            "page_read_ns" => self.page_read_ns = int(key, v)?,
-            "page_program_ns" => self.page_program_ns = int(key, v)?,
-            "au_erase_ns" => self.au_erase_ns = int(key, v)?,
-            "copy_page_ns" => self.copy_page_ns = int(key, v)?,
-            "au_cross_read_ns" => self.au_cross_read_ns = int(key, v)?,
-            "random_write_ns" => self.random_write_ns = int(key, v)?,
-            "card_access_ns" => self.card_access_ns = int(key, v)?,
-            "random_read_ns" => self.random_read_ns = int(key, v)?,
-            "write_commit_ns" => self.write_commit_ns = int(key, v)?,
-            "partial_page_write_ns" => self.partial_page_write_ns = int(key, v)?,
-            "wake_ns" => self.wake_ns = int(key, v)?,
-            "page_mapped" => self.page_mapped = boolean(key, v)?,
-            "keep_data" => self.keep_data = boolean(key, v)?,
-            "erased" => {
-                self.erased = match v {
-                    "zeros" | "0" | "0x00" => Erased::Zeros,
-                    "ones" | "0xff" | "ff" => Erased::Ones,
-                    _ => return Err(bad(key, v, "expected zeros or ones")),
-                }
+        if key == "host" {
+            let preset = super::hosts::find(v).ok_or_else(|| ParamError::UnknownHost(v.to_string()))?;
+            for (k, val) in preset.settings {
+                self.set(k, val)?;
             }
-            "real_capacity" => self.real_capacity = if v == "none" { None } else { Some(size(key, v)?) },
-            "bad_ranges" => {
-                self.bad_ranges = v
-                    .split(';')
-                    .filter(|r| !r.trim().is_empty() && r.trim() != "none")
-                    .map(|r| {
-                        let (s, l) = r.split_once('+').ok_or_else(|| bad(key, r, "expected START+LEN"))?;
-                        Ok((size(key, s)?, size(key, l)?))
-                    })
-                    .collect::<Result<_, ParamError>>()?
-            }
-            "jitter" => {
-                let j: f64 = v.parse().map_err(|_| bad(key, v, "expected a fraction"))?;
-                if !(0.0..=1.0).contains(&j) {
-                    return Err(bad(key, v, "must be between 0 and 1"));
-                }
-                self.jitter = j;
-            }
-            "seed" => self.seed = int(key, v)?,
-            "card_type" => {
-                if !matches!(v, "SD" | "MMC" | "CF") {
-                    return Err(bad(key, v, "expected SD, MMC or CF"));
-                }
-                self.card_type = v.to_string();
-            }
-            "cid" => self.cid = hex(key, v, 16)?,
-            "csd" => self.csd = hex(key, v, 16)?,
-            "scr" => self.scr = hex(key, v, 8)?,
-            "ssr" => self.ssr = hex(key, v, 64)?,
-            "host" => super::profiles::apply_host(self, v)?,
-            "protocol" => {
-                self.protocol = match v {
-                    "mmc" | "sd" => Protocol::Mmc,
-                    "ata_pio" => Protocol::AtaPio,
-                    _ => return Err(bad(key, v, "expected mmc or ata_pio")),
-                }
-            }
-            "bus_width" => self.bus_width = int(key, v)? as u32,
-            "clock_hz" => self.clock_hz = int(key, v)?,
-            "ddr" => self.ddr = boolean(key, v)?,
-            "max_blocks_per_cmd" => self.max_blocks_per_cmd = int(key, v)?,
-            "set_block_count" => self.set_block_count = boolean(key, v)?,
-            "host_overhead_ns" => self.host_overhead_ns = int(key, v)?,
-            "host_block_ns" => self.host_block_ns = int(key, v)?,
-            "write_status_ns" => self.write_status_ns = int(key, v)?,
-            "irq_ns" => self.irq_ns = int(key, v)?,
-            "irq_per_block" => self.irq_per_block = boolean(key, v)?,
-            "queue_depth" => self.queue_depth = int(key, v)?,
-            "in_flight" => self.in_flight = int(key, v)?,
-            "ata_cmd_to_data_ns" => self.ata_cmd_to_data_ns = int(key, v)?,
-            "ata_pio_sector_ns" => self.ata_pio_sector_ns = int(key, v)?,
-            "ata_pio_write_sector_ns" => self.ata_pio_write_sector_ns = int(key, v)?,
-            "ata_next_sector_ns" => self.ata_next_sector_ns = int(key, v)?,
-            _ => return Err(ParamError::UnknownKey(key.to_string())),
+            self.host = v.to_string();
+            return Ok(());
         }
-        Ok(())
+        let k = KEYS
+            .iter()
+            .find(|k| k.key == key)
+            .ok_or_else(|| ParamError::UnknownKey(key.to_string()))?;
+        (k.set)(self, v)
+    }
+
+    /// One key's value as TOML text; empty for an unknown key.
+    pub fn get(&self, key: &str) -> String {
+        KEYS.iter()
+            .find(|k| k.key == key)
+            .map_or(String::new(), |k| (k.get)(self))
     }
 
     /// Reject impossible combinations, naming the key at fault.
@@ -701,78 +547,9 @@ impl Params {
     pub fn to_toml(&self) -> String {
         let mut out = String::new();
         for k in KEYS {
-            let value = self.get(k.key);
-            out.push_str(&format!("{} = {}  # {} ({})\n", k.key, value, k.doc, k.unit));
+            out.push_str(&format!("{} = {}  # {} ({})\n", k.key, (k.get)(self), k.doc, k.unit));
         }
         out
-    }
-
-    /// One key's value as TOML text.
-    pub fn get(&self, key: &str) -> String {
-        let q = |s: &str| format!("\"{s}\"");
-        match key {
-            "capacity" => self.capacity.to_string(),
-            "sector_size" => self.sector_size.to_string(),
-            "page_size" => self.page_size.to_string(),
-            "au_size" => self.au_size.to_string(),
-            "fat_area_aus" => self.fat_area_aus.to_string(),
-            "open_aus_linear" => self.open_aus_linear.to_string(),
-            "open_aus_random" => self.open_aus_random.to_string(),
-            "page_read_ns" => self.page_read_ns.to_string(),
-            "page_program_ns" => self.page_program_ns.to_string(),
-            "au_erase_ns" => self.au_erase_ns.to_string(),
-            "copy_page_ns" => self.copy_page_ns.to_string(),
-            "au_cross_read_ns" => self.au_cross_read_ns.to_string(),
-            "random_write_ns" => self.random_write_ns.to_string(),
-            "card_access_ns" => self.card_access_ns.to_string(),
-            "random_read_ns" => self.random_read_ns.to_string(),
-            "write_commit_ns" => self.write_commit_ns.to_string(),
-            "partial_page_write_ns" => self.partial_page_write_ns.to_string(),
-            "wake_ns" => self.wake_ns.to_string(),
-            "page_mapped" => self.page_mapped.to_string(),
-            "keep_data" => self.keep_data.to_string(),
-            "erased" => q(if self.erased == Erased::Zeros { "zeros" } else { "ones" }),
-            "real_capacity" => q(&self.real_capacity.map_or("none".into(), |r| r.to_string())),
-            "bad_ranges" => q(&if self.bad_ranges.is_empty() {
-                "none".to_string()
-            } else {
-                self.bad_ranges
-                    .iter()
-                    .map(|(s, l)| format!("{s}+{l}"))
-                    .collect::<Vec<_>>()
-                    .join(";")
-            }),
-            "jitter" => format!("{:?}", self.jitter),
-            "seed" => self.seed.to_string(),
-            "card_type" => q(&self.card_type),
-            "cid" => q(self.cid.as_deref().unwrap_or("none")),
-            "csd" => q(self.csd.as_deref().unwrap_or("none")),
-            "scr" => q(self.scr.as_deref().unwrap_or("none")),
-            "ssr" => q(self.ssr.as_deref().unwrap_or("none")),
-            "host" => q(&self.host),
-            "protocol" => q(if self.protocol == Protocol::Mmc {
-                "mmc"
-            } else {
-                "ata_pio"
-            }),
-            "bus_width" => self.bus_width.to_string(),
-            "clock_hz" => self.clock_hz.to_string(),
-            "ddr" => self.ddr.to_string(),
-            "max_blocks_per_cmd" => self.max_blocks_per_cmd.to_string(),
-            "set_block_count" => self.set_block_count.to_string(),
-            "host_overhead_ns" => self.host_overhead_ns.to_string(),
-            "host_block_ns" => self.host_block_ns.to_string(),
-            "write_status_ns" => self.write_status_ns.to_string(),
-            "irq_ns" => self.irq_ns.to_string(),
-            "irq_per_block" => self.irq_per_block.to_string(),
-            "queue_depth" => self.queue_depth.to_string(),
-            "in_flight" => self.in_flight.to_string(),
-            "ata_cmd_to_data_ns" => self.ata_cmd_to_data_ns.to_string(),
-            "ata_pio_sector_ns" => self.ata_pio_sector_ns.to_string(),
-            "ata_pio_write_sector_ns" => self.ata_pio_write_sector_ns.to_string(),
-            "ata_next_sector_ns" => self.ata_next_sector_ns.to_string(),
-            _ => String::new(),
-        }
     }
 
     /// Apply a TOML document (a flat table of keys). `host` is applied first so the
@@ -819,6 +596,19 @@ mod tests {
         for k in KEYS {
             assert!(!p.get(k.key).is_empty(), "{}", k.key);
         }
+    }
+
+    #[test]
+    fn defaults_parse_and_show_as_written() {
+        let p = Params::default();
+        for k in KEYS {
+            let mut q = Params::default();
+            q.set(k.key, k.default).unwrap();
+            assert_eq!(q, p, "{}", k.key);
+            assert!(!p.get(k.key).is_empty(), "{}", k.key);
+        }
+        assert_eq!((p.capacity, p.page_size, p.au_size), (8 << 30, 16 << 10, 4 << 20));
+        assert_eq!(p.host, "generic");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Built-in cards and host presets, each with the seed it is modelled on. The
+//! Built-in cards, each with the seed it is modelled on. The
 //! timing values are first estimates from the seeds' own figures (see each
 //! source note); `flashlab sim reproduce` is where they are judged.
 
@@ -6,14 +6,6 @@ use super::params::{ParamError, Params};
 
 /// A named card: key/value settings over [`Params::default`].
 pub struct Profile {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub source: &'static str,
-    pub settings: &'static [(&'static str, &'static str)],
-}
-
-/// A named host controller preset, applied by the `host` key.
-pub struct HostPreset {
     pub name: &'static str,
     pub summary: &'static str,
     pub source: &'static str,
@@ -208,139 +200,8 @@ pub const PROFILES: &[Profile] = &[
     },
 ];
 
-pub const HOSTS: &[HostPreset] = &[
-    HostPreset {
-        name: "generic",
-        summary: "4-bit 50 MHz SD host, multi-block with CMD23",
-        source: "SD spec high-speed mode defaults",
-        settings: &[
-            ("protocol", "mmc"),
-            ("bus_width", "4"),
-            ("clock_hz", "50000000"),
-            ("ddr", "false"),
-            ("max_blocks_per_cmd", "1024"),
-            ("set_block_count", "true"),
-            ("host_overhead_ns", "20000"),
-            ("irq_ns", "5000"),
-            ("irq_per_block", "false"),
-            ("queue_depth", "1"),
-            ("in_flight", "1"),
-        ],
-    },
-    HostPreset {
-        name: "uhs1-sdr104",
-        summary: "UHS-I SDR104: 4-bit 208 MHz, CMD23, one interrupt per request",
-        source: "SD Physical Layer spec 3.01 bus speed modes",
-        settings: &[
-            ("host", "generic"),
-            ("clock_hz", "208000000"),
-            ("host_overhead_ns", "15000"),
-        ],
-    },
-    HostPreset {
-        name: "am335x-hsmmc",
-        summary: "TI AM335x omap_hsmmc on a BeagleBone: 4-bit 48 MHz high speed, 512 KiB requests",
-        source: "seed 004_033f2d3f80bf6aca.txt (white BeagleBone); AM335x MMCHS maximum clock",
-        settings: &[
-            ("host", "generic"),
-            ("clock_hz", "48000000"),
-            ("host_overhead_ns", "50000"),
-            ("max_blocks_per_cmd", "1024"),
-        ],
-    },
-    HostPreset {
-        name: "at91-mci",
-        summary: "Atmel AT91RM9200 at91_mci: 30 MHz 1-bit, single-block, interrupt per block",
-        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214); override bus_width=4,clock_hz=15000000 or max_blocks_per_cmd=64 for the patched driver",
-        settings: &[
-            ("protocol", "mmc"),
-            ("bus_width", "1"),
-            ("clock_hz", "30000000"),
-            ("ddr", "false"),
-            ("max_blocks_per_cmd", "1"),
-            ("set_block_count", "false"),
-            ("host_overhead_ns", "200000"),
-            ("host_block_ns", "90600"),
-            ("write_status_ns", "300000"),
-            ("irq_ns", "60000"),
-            ("irq_per_block", "false"),
-            ("queue_depth", "1"),
-            ("in_flight", "1"),
-        ],
-    },
-    HostPreset {
-        name: "sdhci-hs400",
-        summary: "sdhci in HS400: 8-bit 200 MHz DDR, one request at a time",
-        source: "seed 001_b1bd7c0fc0dd8cdf.txt, without hsq",
-        settings: &[
-            ("protocol", "mmc"),
-            ("bus_width", "8"),
-            ("clock_hz", "200000000"),
-            ("ddr", "true"),
-            ("max_blocks_per_cmd", "1024"),
-            ("set_block_count", "true"),
-            ("host_overhead_ns", "5000"),
-            ("write_status_ns", "42000"),
-            ("irq_ns", "3000"),
-            ("irq_per_block", "false"),
-            ("queue_depth", "1"),
-            ("in_flight", "1"),
-        ],
-    },
-    HostPreset {
-        name: "sdhci-hs400-hsq",
-        summary: "sdhci in HS400 with the host software queue: depth 32, 2 in flight",
-        source: "seed 001_b1bd7c0fc0dd8cdf.txt, with hsq",
-        settings: &[("host", "sdhci-hs400"), ("queue_depth", "32"), ("in_flight", "2")],
-    },
-    HostPreset {
-        name: "netbsd-ata-pio",
-        summary: "NetBSD wd/ata_wdc, CompactFlash PIO, one command per sector",
-        source: "seed 002_ce8481ef9344e4c1.txt, calibration/cf_ata_timeline.csv (300 us command to interrupt, 250 us PIO per sector)",
-        settings: &[
-            ("protocol", "ata_pio"),
-            ("bus_width", "8"),
-            ("clock_hz", "8000000"),
-            ("ddr", "false"),
-            ("max_blocks_per_cmd", "1"),
-            ("set_block_count", "true"),
-            ("host_overhead_ns", "20000"),
-            ("irq_ns", "182000"),
-            ("irq_per_block", "true"),
-            ("queue_depth", "1"),
-            ("in_flight", "1"),
-            ("ata_pio_sector_ns", "72000"),
-            ("ata_pio_write_sector_ns", "50000"),
-            ("ata_next_sector_ns", "11000"),
-        ],
-    },
-    HostPreset {
-        name: "netbsd-ata-pio-multi",
-        summary: "NetBSD wd/ata_wdc patched for READ/WRITE MULTIPLE: 32 sectors per command",
-        source: "seed 002_ce8481ef9344e4c1.txt (the ata.diff patch)",
-        settings: &[
-            ("host", "netbsd-ata-pio"),
-            ("max_blocks_per_cmd", "32"),
-            ("irq_per_block", "false"),
-        ],
-    },
-];
-
 pub fn profile(name: &str) -> Option<&'static Profile> {
     PROFILES.iter().find(|p| p.name == name)
-}
-
-/// Apply a host preset's settings (presets may build on another preset).
-pub fn apply_host(p: &mut Params, name: &str) -> Result<(), ParamError> {
-    let preset = HOSTS
-        .iter()
-        .find(|h| h.name == name)
-        .ok_or_else(|| ParamError::UnknownHost(name.to_string()))?;
-    for (k, v) in preset.settings {
-        p.set(k, v)?;
-    }
-    p.host = name.to_string();
-    Ok(())
 }
 
 /// Build the parameters of a built-in profile.
@@ -364,9 +225,9 @@ mod tests {
             p.validate().unwrap_or_else(|e| panic!("{}: {e}", prof.name));
             assert!(!prof.source.is_empty());
         }
-        for h in HOSTS {
+        for h in super::super::hosts::HOSTS {
             let mut p = Params::default();
-            apply_host(&mut p, h.name).unwrap();
+            p.set("host", h.name).unwrap();
             p.validate().unwrap_or_else(|e| panic!("{}: {e}", h.name));
         }
     }

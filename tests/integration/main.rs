@@ -8,6 +8,7 @@ mod engines;
 mod info;
 mod measure;
 mod probe;
+mod refusals;
 mod safety;
 mod sim;
 mod support;

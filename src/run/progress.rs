@@ -1,0 +1,48 @@
+//! The one progress helper: a spinner with the elapsed time on stderr while a
+//! test runs, and a line when it ends, only when stderr is a terminal (a
+//! script reading stderr sees only notes and errors). Never on stdout.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    what: String,
+    started: Instant,
+}
+
+impl Progress {
+    pub fn start(what: &str) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new_spinner();
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+                b.set_style(style);
+            }
+            b.set_message(what.to_string());
+            b.enable_steady_tick(Duration::from_millis(120));
+            crate::render::stdio::set_spinner(Some(b.clone()));
+            b
+        });
+        Progress {
+            bar,
+            what: what.to_string(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Clear the spinner and, on a terminal, say the step ended.
+    pub fn finish(self, ok: bool) {
+        if let Some(b) = self.bar {
+            crate::render::stdio::set_spinner(None);
+            b.finish_and_clear();
+            crate::errln!(
+                "{} {} ({:.1} s)",
+                if ok { "done:" } else { "failed:" },
+                self.what,
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Every refusal says what to do: exit 2 (nothing written) with an `error:`
+//! and a `hint:` that fits the command; a device I/O error exits 1. Bad
+//! arguments are refused before any device is touched.
+
+use crate::support::flashlab;
+
+fn refused(args: &[&str], code: i32, hint: &str) {
+    let out = flashlab().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains("error:"), "{args:?}: {err}");
+    let h = err
+        .lines()
+        .find_map(|l| l.strip_prefix("hint: "))
+        .unwrap_or_else(|| panic!("{args:?}: no hint: {err}"));
+    assert!(h.contains(hint), "{args:?}: hint '{h}' should mention '{hint}'");
+    assert!(out.stdout.is_empty(), "{args:?}: a refusal prints no result");
+}
+
+#[test]
+fn each_refusal_has_a_hint_that_fits_the_command() {
+    let missing = "/nonexistent/flashlab-test";
+    for (args, code, hint) in [
+        (&["open-au", "--max", "0"][..], 2, "--help"),
+        (&["open-au", "--max", "1152921504606846976"][..], 2, "--help"),
+        (&["fat", "--max", "4398046511104"][..], 2, "--help"),
+        (&["open-au", "--chunk", "4q"][..], 2, "--help"),
+        (&["scatter", "--offset", "40G"][..], 2, "--offset and --length"),
+        (&["scatter", "--length", "0"][..], 2, "--length"),
+        (&["scatter", "--block", "1000"][..], 2, "--block"),
+        (&["align", missing][..], 2, "check the path"),
+        (&["fat", "--erase-size", "3G"][..], 2, "--erase-size"),
+        (&["open-au", "--chunk", "3k"][..], 2, "--chunk"),
+        (&["open-au", "sim:demo,capacity=64M"][..], 2, "larger target"),
+        (
+            &["open-au", "sim:demo,capacity=1G", "--max", "200"][..],
+            2,
+            "largest --max that fits",
+        ),
+        (&["decode", "cid", "zz"][..], 2, "sysfs"),
+        (&["sim", "show", "nosuch"][..], 2, "sim list"),
+        (&["info", "sim:demo,au_size=20k"][..], 2, "sim show"),
+        (
+            &["restore", "/nonexistent/x.fljournal"][..],
+            2,
+            "lists pending journals",
+        ),
+        (
+            &["restore", missing, "--journal-dir", "/nonexistent"][..],
+            2,
+            "lists pending journals",
+        ),
+        (&["sim", "reproduce", "bogus"][..], 2, "--help"),
+        // A read error is the device's failure, not the user's: exit 1.
+        (&["scatter", "sim:demo,bad_ranges=1M+4k"][..], 1, "dmesg"),
+        (&["align", "sim:demo,bad_ranges=0+16G"][..], 1, "dmesg"),
+    ] {
+        refused(args, code, hint);
+    }
+}
+
+/// A typo in an argument is refused by the parser, before the target is
+/// even opened: a path that does not exist is not what gets reported.
+#[test]
+fn bad_arguments_are_refused_before_the_target_is_opened() {
+    let out = flashlab()
+        .args(["open-au", "/nonexistent/flashlab-test", "--chunk", "4q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("--chunk") && !err.contains("no such file"), "{err}");
+}
