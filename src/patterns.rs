@@ -4,10 +4,18 @@
 //! other.
 
 /// One step of flashbench's Galois-style LFSR over `bits` bits (8..=16). Each
-/// polynomial is maximal, so 2^bits - 1 steps visit every non-zero value once;
-/// the taps are those of flashbench (x^8+x^6+x^5+x^4+1, x^9+x^5+1, ...).
+/// polynomial is maximal, so 2^bits - 1 steps visit every non-zero value
+/// once; the taps are those of flashbench (x^8+x^6+x^5+x^4+1, x^9+x^5+1,
+/// ...). As flashbench does since "fix random generator to also include 0"
+/// (16 Feb 2011, the version seeds 003 and 004 ran), the start value steps
+/// to 0 and 0 steps to the start's successor, so the cycle covers all 2^bits
+/// values with 0 last.
 pub fn lfsr(v: u32, bits: u32) -> u32 {
-    let v = if v == 0 { ((1 << bits) - 1) & 0xace1 } else { v };
+    let start = ((1 << bits) - 1) & 0xace1;
+    if v == start {
+        return 0;
+    }
+    let v = if v == 0 { start } else { v };
     let taps: &[u32] = match bits {
         8 => &[0, 2, 3, 4],
         9 => &[0, 4],
@@ -23,9 +31,9 @@ pub fn lfsr(v: u32, bits: u32) -> u32 {
     (v >> 1) | (bit << (bits - 1))
 }
 
-/// flashbench's pseudorandom positions: `num` values from 1..=num in LFSR order
-/// (its loop accepts `num` itself and never yields 0, a quirk kept on purpose:
-/// the last position lands one unit past the range).
+/// flashbench's pseudorandom positions: each of 0..num once, in LFSR order,
+/// 0 last (flashbench's off_rand after the Feb 2011 fix: values at or past
+/// `num` are skipped, so nothing lands outside the range).
 pub fn lfsr_positions(num: u64) -> Vec<u64> {
     let bits = (64 - num.leading_zeros()).max(8);
     let mut pos = 0u32;
@@ -33,7 +41,7 @@ pub fn lfsr_positions(num: u64) -> Vec<u64> {
         .map(|_| {
             loop {
                 pos = lfsr(pos, bits);
-                if u64::from(pos) <= num {
+                if u64::from(pos) < num {
                     break;
                 }
             }
@@ -56,16 +64,25 @@ mod tests {
         for bits in 8..=16 {
             let mut v = 0;
             let mut seen = std::collections::HashSet::new();
-            for _ in 0..(1u32 << bits) - 1 {
+            for _ in 0..1u32 << bits {
                 v = lfsr(v, bits);
-                assert!(v != 0 && v < 1 << bits);
+                assert!(v < 1 << bits);
                 seen.insert(v);
             }
-            assert_eq!(seen.len(), (1usize << bits) - 1, "bits {bits}");
+            assert_eq!(seen.len(), 1usize << bits, "bits {bits}: every value once");
+            assert_eq!(v, 0, "bits {bits}: 0 comes last");
         }
-        let mut p = lfsr_positions(256);
-        p.sort_unstable();
-        assert_eq!(p, (1..=256).collect::<Vec<_>>());
+        for num in [1, 7, 256, 300, 4096] {
+            let p = lfsr_positions(num);
+            assert_eq!(p.last(), Some(&0), "{num}: 0 last");
+            let mut s = p.clone();
+            s.sort_unstable();
+            assert_eq!(
+                s,
+                (0..num).collect::<Vec<_>>(),
+                "{num}: each position once, none outside"
+            );
+        }
         assert_eq!(chunk_sizes(4 << 20, 16 << 10).len(), 9);
     }
 }

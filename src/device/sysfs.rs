@@ -137,6 +137,14 @@ fn transport(name: &str, canonical: &str) -> &'static str {
         "loop"
     } else if name.starts_with("zram") {
         "zram"
+    } else if name.starts_with("ram") {
+        "ram"
+    } else if name.starts_with("dm-") {
+        "dm"
+    } else if name.starts_with("md") {
+        "md"
+    } else if name.starts_with("nbd") {
+        "nbd"
     } else if name.starts_with("nvme") {
         "nvme"
     } else if name.starts_with("mmcblk") || canonical.contains("/mmc_host/") {

@@ -34,7 +34,9 @@ fn say(topic: &'static str, text: String) -> Advice {
     }
 }
 
-/// Advice from whatever results exist; a test that did not run adds nothing.
+/// Advice from whatever results exist, confident verdicts only (an unsure
+/// erase block, limit or area gives no advice); a test that did not run adds
+/// nothing.
 pub fn advise(
     info: Option<&DeviceInfo>,
     align: Option<&AlignResult>,
@@ -42,6 +44,9 @@ pub fn advise(
     fat: Option<&FatResult>,
 ) -> Vec<Advice> {
     let mut out = Vec::new();
+    let sure = |p: f64| p >= super::CONFIDENT;
+    let align = align.filter(|a| sure(a.confidence));
+    let fat = fat.filter(|f| f.not_flash.is_none() && sure(f.confidence));
     let erase = align.and_then(|a| a.erase_size_bytes);
     if let Some(e) = erase {
         // Seed 004: "Knowing how big each eraseblock is can be used to align
@@ -108,7 +113,9 @@ pub fn advise(
         for n in &o.notes {
             out.push(say("open_au_note", n.clone()));
         }
-        if let Some(k) = o.linear.as_ref().and_then(|s| s.max_open_aus) {
+        let limit =
+            |s: &Option<super::open_au::Sweep>| s.as_ref().filter(|s| sure(s.confidence)).and_then(|s| s.max_open_aus);
+        if let Some(k) = limit(&o.linear) {
             if k >= GOOD_OPEN_AUS {
                 out.push(say(
                     "open_aus",
@@ -125,7 +132,7 @@ pub fn advise(
                 ));
             }
         }
-        if let Some(k) = o.random.as_ref().and_then(|s| s.max_open_aus)
+        if let Some(k) = limit(&o.random)
             && k < ENOUGH_RANDOM_OPEN_AUS
         {
             out.push(say(
@@ -180,6 +187,7 @@ mod tests {
             page_confidence: 1.0,
             evidence: Vec::new(),
             references: refs,
+            not_flash: None,
         }
     }
 
@@ -188,6 +196,7 @@ mod tests {
             max_open_aus: n,
             tried_up_to: 32,
             runs: Vec::new(),
+            confidence: 0.95,
         })
     }
 
@@ -229,14 +238,17 @@ mod tests {
                 agrees: Some(false),
             }],
         );
-        let o = OpenAuResult {
+        let mut o = OpenAuResult {
+            not_flash: None,
             erase_size_bytes: 4 << 20,
             chunk_bytes: 16 << 10,
             linear: sweep(Some(3)),
             random: sweep(Some(2)),
             notes: Vec::new(),
         };
-        let f = FatResult {
+        let mut f = FatResult {
+            not_flash: None,
+            confidence: 0.95,
             erase_size_bytes: 4 << 20,
             fat_area_aus: 2,
             chunk_bytes: 16 << 10,
@@ -263,8 +275,18 @@ mod tests {
         let good = OpenAuResult {
             linear: sweep(Some(6)),
             random: sweep(Some(4)),
-            ..o
+            ..o.clone()
         };
         assert_eq!(topics(&advise(None, None, Some(&good), None)), ["open_aus"]);
+        // Unsure verdicts give no advice: the erase block, the limits, the area.
+        let unsure = AlignResult {
+            confidence: 0.6,
+            ..a.clone()
+        };
+        for s in [&mut o.linear, &mut o.random].into_iter().flatten() {
+            s.confidence = 0.5;
+        }
+        f.confidence = 0.5;
+        assert!(advise(None, Some(&unsure), Some(&o), Some(&f)).is_empty());
     }
 }

@@ -40,6 +40,11 @@ const LONE_PAGE_PENALTY: f64 = 6.0;
 const MIN_STEP_NS: f64 = 2_000.0;
 /// Posterior probability at which sampling stops.
 const SURE: f64 = 0.995;
+/// The smallest crossing cost a real flash boundary has: a NAND page read,
+/// 25.9 us on seed 001's HS400 eMMC (the fastest part in the seeds). "No
+/// step" is only as sure as the rows could have shown a step this size: when
+/// the noise would hide it, "none" is a guess and its confidence says so.
+const SMALLEST_FLASH_STEP_NS: f64 = 5_000.0;
 
 /// One boundary's readings, flashbench's row plus the spread.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -78,6 +83,10 @@ pub struct AlignResult {
     /// The steps the verdict rests on.
     pub evidence: Vec<String>,
     pub references: Vec<Reference>,
+    /// Why this target cannot show flash geometry (a file, a loop device,
+    /// memory); then no erase block or page is claimed, whatever the steps.
+    #[serde(default)]
+    pub not_flash: Option<String>,
 }
 
 /// Boundaries tried: 2^n and 3 x 2^n from the block size up, while one odd
@@ -127,6 +136,7 @@ impl Samples {
 /// the kernel say the erase block is.
 pub struct Align {
     pub references: Vec<(String, u64)>,
+    pub medium: super::Medium,
 }
 
 impl super::Test for Align {
@@ -136,7 +146,37 @@ impl super::Test for Align {
         Ok(Vec::new())
     }
     fn run(&self, t: &mut dyn Target) -> Result<AlignResult, MeasureError> {
-        run(t, &self.references)
+        let mut r = run(t, &self.references)?;
+        if let Some(why) = &self.medium.not_flash {
+            disclaim(&mut r, why);
+        }
+        Ok(r)
+    }
+}
+
+/// On a medium that cannot show flash, the steps are the medium's own (a
+/// file's extents, a cache): kept as evidence, never claimed as geometry.
+/// The verdict becomes "no flash erase block visible", which is certain.
+fn disclaim(r: &mut AlignResult, why: &str) {
+    let seen: Vec<String> = [r.page_size_bytes, r.erase_size_bytes]
+        .into_iter()
+        .flatten()
+        .map(|b| crate::units::Iec(b).to_string())
+        .collect();
+    r.evidence = vec![format!("no flash geometry can show through {why}")];
+    if !seen.is_empty() {
+        r.evidence.push(format!(
+            "the reads step up at {}: the medium's own steps, not claimed as flash geometry",
+            seen.join(" and ")
+        ));
+    }
+    r.erase_size_bytes = None;
+    r.page_size_bytes = None;
+    r.confidence = 1.0;
+    r.page_confidence = 1.0;
+    r.not_flash = Some(why.to_string());
+    for x in &mut r.references {
+        x.agrees = None;
     }
 }
 
@@ -233,6 +273,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
         page_confidence: round3(verdict.page_p),
         evidence: verdict.evidence,
         references,
+        not_flash: None,
     })
 }
 
@@ -240,18 +281,44 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// The `i`-th sample boundary of candidate `a`: an odd multiple of `a`, spread
-/// over the target, never closer than half a block to either end.
+/// The `j`-th multiplier a boundary of candidate `a` is sampled at: odd, so a
+/// larger power-of-two erase block never lies there, and for a power of two
+/// also not a multiple of 3, so a 3 x 2^n erase block never does either.
+/// Every sample of a candidate then sits on the same kind of boundary under
+/// every hypothesis: an erase-block step shows at all of them or at none
+/// (flashbench's plain multiples put a 3 x 2^n block under a third of the
+/// 2^n samples, which noise turns into a false page or erase step).
+fn multiplier(a: u64, j: u64) -> u64 {
+    if a.is_power_of_two() {
+        6 * (j / 2) + if j.is_multiple_of(2) { 1 } else { 5 }
+    } else {
+        2 * j + 1
+    }
+}
+
+/// How many multipliers of candidate `a` fit below `limit` (at least one:
+/// candidates are only made where the first fits).
+fn multipliers(a: u64, limit: u64) -> u64 {
+    let k = limit / a;
+    let n = if a.is_power_of_two() {
+        2 * (k / 6) + u64::from(k % 6 >= 1) + u64::from(k % 6 >= 5)
+    } else {
+        k.div_ceil(2)
+    };
+    n.max(1)
+}
+
+/// The `i`-th sample boundary of candidate `a`, spread over the target, never
+/// closer than half a block to either end.
 fn position(a: u64, i: usize, block: u64, size: u64) -> u64 {
-    // Odd multiples (2j + 1) a with (2j + 1) a + block / 2 <= size.
-    let count = ((size - block / 2) / a).div_ceil(2).max(1);
+    let count = multipliers(a, size - block / 2);
     let stride = (count / MAX_SAMPLES as u64).max(1);
     // A per-candidate start scatters the boundaries, so no read directly
     // follows the previous one (a sequential read would skip the card's
     // random-access cost and fake a step).
     let start = (a / block).wrapping_mul(0x9e37_79b9) % count;
     let j = (start + i as u64 * stride) % count;
-    (2 * j + 1) * a
+    multiplier(a, j) * a
 }
 
 /// (page, erase, score, fitted levels).
@@ -355,6 +422,34 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
     let erase_p = hyps.iter().filter(|h| h.1 == best.1).map(|h| weight(h.2)).sum::<f64>() / total;
     let page_p = hyps.iter().filter(|h| h.0 == best.0).map(|h| weight(h.2)).sum::<f64>() / total;
     let (p, e, _, level) = best;
+    // What the rows could have shown: a step between two groups of rows is
+    // seen at about three standard errors of their difference. The smallest
+    // such step among the groups a hypothesis would split decides how sure
+    // "no step" can be.
+    let pooled_se = |keep: &dyn Fn(u64) -> bool| -> f64 {
+        let w: f64 = est.iter().filter(|r| keep(r.0)).map(|r| 1.0 / (r.2 * r.2)).sum();
+        if w > 0.0 { w.sqrt().recip() } else { f64::INFINITY }
+    };
+    let detectable = |split: u64| -> f64 { 3.0 * pooled_se(&|a| a >= split).hypot(pooled_se(&|a| a < split)) };
+    let sure_of_none = |candidates: &[u64]| -> f64 {
+        let best_power = candidates.iter().map(|&c| detectable(c)).fold(f64::INFINITY, f64::min);
+        (SMALLEST_FLASH_STEP_NS / best_power).min(1.0)
+    };
+    let erase_p = if e.is_none() {
+        erase_p * sure_of_none(&est.iter().map(|r| r.0).collect::<Vec<_>>())
+    } else {
+        erase_p
+    };
+    let page_p = if p.is_none() {
+        let below: Vec<u64> = powers.iter().copied().filter(|&x| e.is_none_or(|e| x < e)).collect();
+        if below.is_empty() {
+            page_p
+        } else {
+            page_p * sure_of_none(&below)
+        }
+    } else {
+        page_p
+    };
     let mut evidence = Vec::new();
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     if let Some(p) = p {
@@ -417,6 +512,12 @@ mod tests {
             for i in 0..MAX_SAMPLES {
                 let x = position(a, i, 1024, 64 << 20);
                 assert!(x >= 1024 && x + 512 <= 64 << 20 && (x / a) % 2 == 1, "{a} {i} {x}");
+                if a.is_power_of_two() {
+                    assert!(
+                        !(x / a).is_multiple_of(3),
+                        "{a} {i} {x}: a 3 x 2^n block would lie there"
+                    );
+                }
             }
         }
     }

@@ -10,6 +10,7 @@ pub mod align;
 pub mod fat;
 pub mod open_au;
 pub mod scatter;
+pub mod score;
 
 #[cfg(test)]
 mod property_tests;
@@ -34,6 +35,45 @@ pub trait Test {
     fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError>;
     fn run(&self, t: &mut dyn Target) -> Result<Self::Output, MeasureError>;
 }
+
+/// What lies under the target, as far as flash verdicts go. Identification
+/// fills it in (the tests themselves never learn what they drive); a test
+/// given a medium that cannot show flash geometry measures as usual and
+/// reports what it saw, but claims no erase block, open-AU limit or FAT area.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Medium {
+    /// Why no flash behaviour can show through this target; None when it
+    /// may be flash (a card reader, an eMMC, an SSD, a simulated card).
+    pub not_flash: Option<String>,
+}
+
+impl Medium {
+    /// From what `info` found: a regular file, a loop device, memory and
+    /// layered or virtual disks put something between the reads and any flash.
+    pub fn of(info: &crate::device::DeviceInfo) -> Medium {
+        let why = match info.transport.as_str() {
+            "file" => Some(
+                "a regular file: its timing comes from the filesystem's extents and caches, not from flash".to_string(),
+            ),
+            "loop" => Some(match &info.loop_backing_file {
+                Some(f) => format!("a loop device over the file {f}: the file's filesystem, not flash, sets its timing"),
+                None => "a loop device: the file behind it, not flash, sets its timing".to_string(),
+            }),
+            "zram" | "ram" => Some("a RAM disk: memory has no erase blocks".to_string()),
+            "dm" | "md" => Some(
+                "a device-mapper or RAID layer: it remaps the disks below, so their geometry does not show at its offsets"
+                    .to_string(),
+            ),
+            "virtio" | "nbd" => Some("a virtual or network disk: the storage behind it is not reached directly".to_string()),
+            _ => None,
+        };
+        Medium { not_flash: why }
+    }
+}
+
+/// The confidence from which a verdict is stated as a fact and acted on
+/// (advice, the summary); below it the verdict is shown as unsure.
+pub const CONFIDENT: f64 = 0.9;
 
 /// Largest erase size a test accepts. SD allocation units stop at 64 MiB (SD
 /// Physical Layer spec 4.10.2, AU_SIZE) and eMMC high-capacity erase groups
@@ -65,6 +105,21 @@ fn check_plan(erase: u64, chunk: u64, max: u64, max_allowed: u64) -> Result<(), 
         return Err(MeasureError::Bad {
             why: format!("--max must be between 1 and {max_allowed}, not {max}"),
             fix: format!("give --max between 1 and {max_allowed}"),
+        });
+    }
+    Ok(())
+}
+
+/// The erase size and the chunk in whole logical blocks of the target: a
+/// write of part of a block is refused by every target.
+fn check_blocks(erase: u64, chunk: u64, d: &TargetDescription) -> Result<(), MeasureError> {
+    let b = u64::from(d.logical_block_size.max(1));
+    if !erase.is_multiple_of(b) || !chunk.is_multiple_of(b) {
+        return Err(MeasureError::Bad {
+            why: format!(
+                "the erase size ({erase}) and the chunk ({chunk}) must be multiples of the {b}-byte logical block"
+            ),
+            fix: format!("give --erase-size (and --chunk) as multiples of {b} bytes"),
         });
     }
     Ok(())

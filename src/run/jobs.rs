@@ -7,7 +7,7 @@ use super::runner::Runner;
 use super::session::Consent;
 use crate::error::{CliError, CliResult};
 use crate::measure::advice::advise;
-use crate::measure::{align, fat, open_au, scatter};
+use crate::measure::{Test, align, fat, open_au, scatter};
 use crate::seam::real::EngineChoice;
 use crate::units::Iec;
 
@@ -59,7 +59,8 @@ pub fn info(on: &On) -> CliResult<RunDocument> {
 pub fn align(on: &On) -> CliResult<RunDocument> {
     let mut r = on.runner("align")?;
     let references = r.references();
-    r.run(&align::Align { references })?;
+    let medium = r.medium();
+    r.run(&align::Align { references, medium })?;
     Ok(r.finish())
 }
 
@@ -93,7 +94,11 @@ fn geometry(r: &mut Runner, erase: Option<u64>) -> CliResult<Geometry> {
             size,
         });
     }
-    let a = r.run(&align::Align { references: Vec::new() })?;
+    let medium = r.medium();
+    let a = r.run(&align::Align {
+        references: Vec::new(),
+        medium,
+    })?;
     let Some(erase) = a.erase_size_bytes else {
         return Err(CliError::usage("align could not see the erase size of this target")
             .hint("give it with --erase-size SIZE (for example 4M)"));
@@ -113,7 +118,7 @@ fn geometry(r: &mut Runner, erase: Option<u64>) -> CliResult<Geometry> {
     })
 }
 
-fn open_au_options(g: &Geometry, a: &OpenAuArgs) -> open_au::Options {
+fn open_au_test(g: &Geometry, a: &OpenAuArgs, medium: crate::measure::Medium) -> open_au::OpenAu {
     let mut o = open_au::Options {
         erase: g.erase,
         chunk: a
@@ -128,28 +133,33 @@ fn open_au_options(g: &Geometry, a: &OpenAuArgs) -> open_au::Options {
         // A small card gets the largest sweep that fits instead of a refusal.
         o.max = open_au::largest_max(g.size, &o).max(1);
     }
-    o
+    open_au::OpenAu { options: o, medium }
 }
 
-fn fat_options(g: &Geometry, max: u64) -> fat::Options {
-    fat::Options {
-        erase: g.erase,
-        chunk: fat::default_chunk(g.erase, g.page, g.block),
-        max_aus: max,
+fn fat_test(g: &Geometry, max: u64, medium: crate::measure::Medium) -> fat::Fat {
+    fat::Fat {
+        options: fat::Options {
+            erase: g.erase,
+            chunk: fat::default_chunk(g.erase, g.page, g.block),
+            max_aus: max,
+        },
+        medium,
     }
 }
 
 pub fn open_au(on: &On, a: &OpenAuArgs) -> CliResult<RunDocument> {
     let mut r = on.runner("open-au")?;
     let g = geometry(&mut r, a.erase)?;
-    r.run(&open_au_options(&g, a))?;
+    let medium = r.medium();
+    r.run(&open_au_test(&g, a, medium))?;
     Ok(r.finish())
 }
 
 pub fn fat(on: &On, erase: Option<u64>, max: u64) -> CliResult<RunDocument> {
     let mut r = on.runner("fat")?;
     let g = geometry(&mut r, erase)?;
-    r.run(&fat_options(&g, max))?;
+    let medium = r.medium();
+    r.run(&fat_test(&g, max, medium))?;
     Ok(r.finish())
 }
 
@@ -168,7 +178,11 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
     let info = r.identify().ok();
     r.put("info", &info);
     let references = r.references();
-    let a = r.run(&align::Align { references })?;
+    let medium = r.medium();
+    let a = r.run(&align::Align {
+        references,
+        medium: medium.clone(),
+    })?;
     let size = r.description().size_bytes;
     let length = PROBE_SCATTER.min(size - size % 4096);
     if length > 0 {
@@ -179,7 +193,9 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
         })?;
     }
     let real = r.is_real();
-    let skip = if a.erase_size_bytes.is_none() {
+    let skip = if let Some(why) = &a.not_flash {
+        Some(("open-au and fat: the target shows no flash behaviour", why.as_str()))
+    } else if a.erase_size_bytes.is_none() {
         Some((
             "open-au and fat: align saw no erase block",
             "run them with --erase-size SIZE if you know it",
@@ -202,16 +218,32 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
         r.put("skipped", &[format!("{why}; {hint}")]);
         r.doc().note(NoteKind::Skipped, why, Some(hint));
     } else if let Some(erase) = a.erase_size_bytes {
-        r.put("skipped", &Vec::<String>::new());
-        let d = r.description();
+        let d = r.description().clone();
         let g = Geometry {
             erase,
             page: a.page_size_bytes,
             block: u64::from(d.logical_block_size),
             size: d.size_bytes,
         };
-        o = Some(r.run(&open_au_options(&g, &OpenAuArgs::default()))?);
-        f = Some(r.run(&fat_options(&g, DEFAULT_FAT_AUS))?);
+        let (ot, ft) = (
+            open_au_test(&g, &OpenAuArgs::default(), medium.clone()),
+            fat_test(&g, DEFAULT_FAT_AUS, medium),
+        );
+        // A plan that cannot fit (an erase block too large for the card) is
+        // a reason to skip, not to lose what probe already measured.
+        let mut skipped = Vec::new();
+        for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
+            if let Err(e) = plan {
+                let why = format!("{name}: {e}");
+                r.doc().note(NoteKind::Skipped, why.clone(), None);
+                skipped.push(why);
+            }
+        }
+        r.put("skipped", &skipped);
+        if skipped.is_empty() {
+            o = Some(r.run(&ot)?);
+            f = Some(r.run(&ft)?);
+        }
     }
     if o.is_none() {
         r.put("open_au", &None::<()>);

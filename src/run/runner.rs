@@ -113,6 +113,18 @@ impl Runner {
         }
     }
 
+    /// What lies under the target, for the tests' verdicts: a simulated card
+    /// is flash; a real target is what identification says (a file, a loop
+    /// device, a RAM disk cannot show flash geometry). Unidentifiable real
+    /// targets count as possibly flash: the statistics still have to hold.
+    pub fn medium(&self) -> crate::measure::Medium {
+        match (&self.reader, self.identify()) {
+            (Opened::Sim(_), _) => crate::measure::Medium::default(),
+            (Opened::Real(_), Ok(info)) => crate::measure::Medium::of(&info),
+            (Opened::Real(_), Err(_)) => crate::measure::Medium::default(),
+        }
+    }
+
     /// What the card and the kernel say the AU is, for align to compare with.
     pub fn references(&self) -> Vec<(String, u64)> {
         let Ok(info) = self.identify() else {

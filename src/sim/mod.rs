@@ -6,6 +6,7 @@
 
 mod device_info;
 pub mod ftl;
+pub mod generate;
 pub mod hosts;
 pub mod params;
 pub mod profiles;
@@ -140,16 +141,38 @@ impl SimTarget {
         self.store.data_bytes()
     }
 
-    /// Seeded noise factor in [1 - jitter, 1 + jitter].
-    fn jitter(&mut self, ns: u64) -> u64 {
-        if self.params.jitter == 0.0 {
-            return ns;
-        }
+    /// A seeded uniform draw in [0, 1).
+    fn uniform(&mut self) -> f64 {
         self.rng ^= self.rng << 13;
         self.rng ^= self.rng >> 7;
         self.rng ^= self.rng << 17;
-        let u = (self.rng >> 11) as f64 / (1u64 << 53) as f64;
-        (ns as f64 * (1.0 + self.params.jitter * (2.0 * u - 1.0))) as u64
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Seeded noise on one request's card time: the jitter factor in
+    /// [1 - jitter, 1 + jitter], then (each only when its key is set, so the
+    /// calibrated profiles draw exactly as before) a slow drift, a heavy-tailed
+    /// outlier, and a background GC pause.
+    fn jitter(&mut self, ns: u64) -> u64 {
+        let p = &self.params;
+        let (jitter, drift, period) = (p.jitter, p.drift, p.drift_period_ns);
+        let (outliers, factor) = (p.outlier_fraction, p.outlier_factor);
+        let (pauses, pause) = (p.gc_pause_fraction, p.gc_pause_ns);
+        let mut t = ns as f64;
+        if jitter > 0.0 {
+            t *= 1.0 + jitter * (2.0 * self.uniform() - 1.0);
+        }
+        if drift > 0.0 && period > 0 {
+            let phase = (self.now % period) as f64 / period as f64;
+            t *= 1.0 + drift * (std::f64::consts::TAU * phase).sin();
+        }
+        if outliers > 0.0 && self.uniform() < outliers {
+            t *= factor.max(1) as f64;
+        }
+        if pauses > 0.0 && self.uniform() < pauses {
+            t += pause as f64;
+        }
+        t as u64
     }
 
     fn clocks_ns(&self, clocks: u64) -> u64 {

@@ -361,6 +361,15 @@ params! {
     real_capacity: Option<u64> = MaybeSize, "none", "bytes", "fake card: addresses wrap past this size";
     bad_ranges: Vec<(u64, u64)> = Ranges, "none", "START+LEN;...", "byte ranges that return I/O errors";
     jitter: f64 = Fraction, "0.0", "fraction", "seeded timing noise, 0 to 1";
+    /// Real-world noise, off in every built-in profile (issue 13: USB
+    /// readers show requests 10 to 100 times slower than their neighbours,
+    /// speed drifting with temperature and background garbage collection).
+    outlier_fraction: f64 = Fraction, "0.0", "fraction", "share of requests that take outlier_factor times longer";
+    outlier_factor: u64 = Int, "20", "times", "how much slower an outlier request is";
+    drift: f64 = Fraction, "0.0", "fraction", "slow speed drift: card time varies by up to this share";
+    drift_period_ns: u64 = Int, "60000000000", "ns", "period of the drift";
+    gc_pause_fraction: f64 = Fraction, "0.0", "fraction", "share of requests after which a background GC pause comes";
+    gc_pause_ns: u64 = Int, "50000000", "ns", "length of a background GC pause";
     seed: u64 = Int, "1", "integer", "seed for jitter";
     card_type: String = CardType, "SD", "SD|MMC|CF", "register layout";
     cid: Option<String> = Reg16, "none", "hex", "CID register";

@@ -7,6 +7,7 @@ mod decode;
 mod engines;
 mod info;
 mod measure;
+mod not_flash;
 mod probe;
 mod refusals;
 mod safety;

@@ -45,7 +45,7 @@ fn scatter_csv_has_every_block_and_bad_input_exits_2() {
         .args(["open-au", "sim:demo,capacity=1G", "--max", "32"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max that fits is 14")));
+        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max that fits is 11")));
     // Without --max, a small card gets the largest sweep that fits.
     let o = json(&["open-au", "sim:demo,capacity=1G", "--linear"]);
     assert_eq!(o["open_au"]["linear"]["max_open_aus"], 6);

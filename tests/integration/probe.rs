@@ -51,14 +51,17 @@ fn probe_of_a_real_device_without_write_only_reads() {
     assert!(v["open_au"].is_null() && v["fat"].is_null());
     let skipped = v["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 1);
-    // A loop device has no erase block to see; had align seen one, the
-    // writing tests would still wait for --write.
+    // A loop device over a file shows no flash behaviour, and says why.
     let why = skipped[0].as_str().unwrap();
-    assert!(why.contains("no erase block") || why.contains("--write"), "{why}");
+    assert!(
+        why.contains("no flash behaviour") && why.contains("loop device over the file"),
+        "{why}"
+    );
     assert_eq!(
         v["align"]["erase_size_bytes"],
         serde_json::Value::Null,
         "a loop device shows no flash steps"
     );
+    assert!(v["align"]["not_flash"].as_str().unwrap().contains("loop device"));
     assert_eq!(sha(), before);
 }

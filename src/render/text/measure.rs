@@ -38,17 +38,29 @@ pub fn align(o: &mut String, r: &AlignResult, device_s: f64) {
         };
         let _ = writeln!(o, "  {}: {} ({verdict})", x.source, Iec(x.bytes));
     }
-    // The confidence is that of the verdict, "none visible" included.
-    let show = |what: &str, v: Option<u64>, p: f64| match v {
-        Some(b) => format!("{what} {} (confidence {p:.2})", Iec(b)),
-        None => format!("no {what} step visible (confidence {p:.2})"),
-    };
+    if let Some(why) = &r.not_flash {
+        let _ = writeln!(
+            o,
+            "no flash behaviour to measure: the target is {why}; {device_s:.1} device-seconds"
+        );
+        return;
+    }
     let _ = writeln!(
         o,
         "{}, {}; {device_s:.1} device-seconds",
-        show("erase block", r.erase_size_bytes, r.confidence),
-        show("page", r.page_size_bytes, r.page_confidence),
+        verdict("erase block", r.erase_size_bytes, r.confidence),
+        verdict("page", r.page_size_bytes, r.page_confidence),
     );
+}
+
+/// A size verdict worded by its confidence: a size stated plainly when
+/// confident, marked unsure below that, and "none" with how sure of none.
+pub fn verdict(what: &str, v: Option<u64>, p: f64) -> String {
+    match v {
+        Some(b) if p >= crate::measure::CONFIDENT => format!("{what} {} (confidence {p:.2})", Iec(b)),
+        Some(b) => format!("{what} perhaps {} (unsure: confidence {p:.2})", Iec(b)),
+        None => format!("no {what} visible ({p:.2} sure there is none to see)"),
+    }
 }
 
 pub fn open_au(o: &mut String, r: &OpenAuResult, device_s: f64) {
@@ -84,9 +96,18 @@ pub fn open_au(o: &mut String, r: &OpenAuResult, device_s: f64) {
             "{}",
             table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows)
         );
+        let sure = if sw.confidence >= crate::measure::CONFIDENT {
+            format!("confidence {:.2}", sw.confidence)
+        } else {
+            format!(
+                "unsure: confidence {:.2}, the confirmation pass disagreed",
+                sw.confidence
+            )
+        };
         let _ = match sw.max_open_aus {
-            Some(n) => writeln!(o, "{name}: {n} open AUs (writes collapse at {})", n + 1),
-            None => writeln!(o, "{name}: no collapse up to {} open AUs", sw.tried_up_to),
+            Some(n) => writeln!(o, "{name}: {n} open AUs (writes collapse at {}; {sure})", n + 1),
+            None if r.not_flash.is_some() => writeln!(o, "{name}: no open-AU limit claimed"),
+            None => writeln!(o, "{name}: no collapse up to {} open AUs ({sure})", sw.tried_up_to),
         };
     }
     for n in &r.notes {
@@ -109,7 +130,13 @@ pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
                 a.au.to_string(),
                 duration_ns(a.median_ns),
                 mb_per_s(a.bytes_per_sec),
-                if a.fast { "FAT area".into() } else { String::new() },
+                if a.in_area {
+                    "FAT area".into()
+                } else if a.fast {
+                    "fast (not counted)".into()
+                } else {
+                    String::new()
+                },
             ]
         })
         .collect();
@@ -120,12 +147,16 @@ pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
         String::new(),
     ]);
     let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
-    let _ = writeln!(
-        o,
-        "FAT-optimised area: {} AU(s) of {}; {device_s:.1} device-seconds",
-        r.fat_area_aus,
-        Iec(r.erase_size_bytes)
-    );
+    let verdict = match (&r.not_flash, r.fat_area_aus) {
+        (Some(why), _) => format!("no FAT area claimed: the target is {why}"),
+        (None, 0) => format!("no FAT-optimised area ({:.2} sure there is none)", r.confidence),
+        (None, n) => format!(
+            "FAT-optimised area: {n} AU(s) of {} (confidence {:.2})",
+            Iec(r.erase_size_bytes),
+            r.confidence
+        ),
+    };
+    let _ = writeln!(o, "{verdict}; {device_s:.1} device-seconds");
 }
 
 pub fn scatter(o: &mut String, r: &ScatterResult) {

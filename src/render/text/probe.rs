@@ -24,13 +24,19 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
     let _ = writeln!(o, "{spec}: {what}");
     let size = |v: Option<u64>| v.map_or("not visible".to_string(), |x| Iec(x).to_string());
     if let Some(a) = doc.get::<AlignResult>("align") {
-        let _ = writeln!(
-            o,
-            "  erase block  {} (confidence {:.2}), page {}",
-            size(a.erase_size_bytes),
-            a.confidence,
-            size(a.page_size_bytes)
-        );
+        match &a.not_flash {
+            Some(why) => {
+                let _ = writeln!(o, "  no flash behaviour to measure: the target is {why}");
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "  {}, page {}",
+                    super::measure::verdict("erase block", a.erase_size_bytes, a.confidence),
+                    size(a.page_size_bytes)
+                );
+            }
+        }
     }
     if let Some(r) = doc.get::<OpenAuResult>("open_au") {
         let show = |s: &Option<open_au::Sweep>| match s.as_ref().map(|s| (s.max_open_aus, s.tried_up_to)) {

@@ -59,8 +59,8 @@ pub fn find_fat(t: &mut dyn Target, erase: u64, chunks: &[u64], count: u64) -> V
 
 /// One `-a` row: average over `count` positions of the minimum over `tries` of
 /// single-block reads just before, across and just after each boundary.
-/// Returns (pre, on, post) in ns. Positions past the end are left out (flashbench
-/// reads them anyway).
+/// Returns (pre, on, post) in ns. Positions past the end wrap around, as
+/// flashbench's reads do (`pos % dev->size` in its dev.c).
 pub fn align_row(t: &mut dyn Target, block: u64, align: u64, max_align: u64, tries: usize) -> [f64; 3] {
     let size = t.description().size_bytes;
     let count = 7u64;
@@ -69,7 +69,7 @@ pub fn align_row(t: &mut dyn Target, block: u64, align: u64, max_align: u64, tri
     for _ in 0..tries {
         for (k, start) in starts.iter().enumerate() {
             for i in 0..count {
-                let off = start + i * max_align;
+                let off = (start + i * max_align) % size;
                 if off + block > size {
                     continue;
                 }

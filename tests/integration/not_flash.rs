@@ -1,0 +1,97 @@
+//! Targets that are not flash (issue 13): a regular file on the test's
+//! filesystem and on tmpfs, and loop devices over each. No erase block,
+//! open-AU limit or FAT area may be claimed with confidence 0.5 or more, the
+//! output says why, and the data comes back.
+
+use sha2::{Digest, Sha256};
+
+use crate::support::{LoopDevice, cannot_use_loop_devices, json, random_file};
+
+fn sha(p: &std::path::Path) -> Vec<u8> {
+    Sha256::digest(std::fs::read(p).unwrap()).to_vec()
+}
+
+/// Every claim a document makes at confidence 0.5 or more, by name.
+fn confident_claims(v: &serde_json::Value) -> Vec<String> {
+    let mut claims = Vec::new();
+    let a = &v["align"];
+    if a["erase_size_bytes"].is_u64() && a["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
+        claims.push(format!("erase block {}", a["erase_size_bytes"]));
+    }
+    for order in ["linear", "random"] {
+        let s = &v["open_au"][order];
+        if s["max_open_aus"].is_u64() && s["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
+            claims.push(format!("{order} open AUs {}", s["max_open_aus"]));
+        }
+    }
+    let f = &v["fat"];
+    if f["fat_area_aus"].as_u64().unwrap_or(0) > 0 && f["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
+        claims.push(format!("FAT area {}", f["fat_area_aus"]));
+    }
+    claims
+}
+
+#[test]
+fn files_and_loop_devices_claim_no_flash_geometry() {
+    let mut dirs = vec![tempfile::tempdir().unwrap()];
+    if std::path::Path::new("/dev/shm").is_dir() {
+        dirs.push(tempfile::tempdir_in("/dev/shm").unwrap());
+    }
+    let loops = cannot_use_loop_devices();
+    if let Some(why) = &loops {
+        eprintln!("loop-device kinds skipped: {why}");
+    }
+    let jdir = tempfile::tempdir().unwrap();
+    let j = jdir.path().to_str().unwrap();
+    let mut runs = 0;
+    for dir in &dirs {
+        let file = random_file(dir.path(), "t.img", 128 << 20, 41);
+        let dev = loops.is_none().then(|| LoopDevice::attach(&file, None));
+        let mut targets = vec![file.to_str().unwrap().to_string()];
+        targets.extend(dev.as_ref().map(|d| d.as_str().to_string()));
+        for t in &targets {
+            let before = sha(&file);
+            for _ in 0..2 {
+                for args in [
+                    vec!["probe", t.as_str()],
+                    vec!["align", t.as_str()],
+                    vec![
+                        "open-au",
+                        t.as_str(),
+                        "--erase-size",
+                        "1M",
+                        "--max",
+                        "2",
+                        "--write",
+                        "--journal-dir",
+                        j,
+                    ],
+                    vec![
+                        "fat",
+                        t.as_str(),
+                        "--erase-size",
+                        "1M",
+                        "--max",
+                        "4",
+                        "--write",
+                        "--journal-dir",
+                        j,
+                    ],
+                ] {
+                    let v = json(&args);
+                    let claims = confident_claims(&v);
+                    assert!(claims.is_empty(), "{args:?} claims {claims:?}");
+                    let why = ["align", "open_au", "fat"]
+                        .iter()
+                        .find_map(|k| v[k]["not_flash"].as_str())
+                        .unwrap_or_else(|| panic!("{args:?}: no reason given"));
+                    assert!(why.contains("file") || why.contains("loop"), "{args:?}: {why}");
+                    runs += 1;
+                }
+            }
+            assert_eq!(sha(&file), before, "{t}: data changed");
+        }
+    }
+    println!("{runs} runs on files and loop devices, no confident flash claim");
+    assert!(runs >= 8);
+}
