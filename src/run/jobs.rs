@@ -193,8 +193,11 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
         })?;
     }
     let real = r.is_real();
-    let skip = if let Some(why) = &a.not_flash {
-        Some(("open-au and fat: the target shows no flash behaviour", why.as_str()))
+    let skip = if a.not_flash.is_some() {
+        Some((
+            "open-au and fat: the target shows no flash behaviour",
+            "they would measure the medium, not flash (align says why)",
+        ))
     } else if a.erase_size_bytes.is_none() {
         Some((
             "open-au and fat: align saw no erase block",

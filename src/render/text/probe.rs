@@ -8,6 +8,32 @@ use crate::measure::{align::AlignResult, fat::FatResult, open_au, open_au::OpenA
 use crate::run::document::RunDocument;
 use crate::units::Iec;
 
+/// Words wrapped to 79 columns (an 80-column terminal), the first line
+/// after `first`, the rest after `rest`.
+fn wrap(text: &str, first: &str, rest: &str) -> String {
+    const WIDTH: usize = 79;
+    let mut out = String::from(first);
+    let mut col = first.chars().count();
+    let mut fresh = true;
+    for word in text.split_whitespace() {
+        let w = word.chars().count();
+        if !fresh && col + 1 + w > WIDTH {
+            out.push('\n');
+            out.push_str(rest);
+            col = rest.chars().count();
+            fresh = true;
+        }
+        if !fresh {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += w;
+        fresh = false;
+    }
+    out
+}
+
 pub fn probe(o: &mut String, doc: &RunDocument) {
     let spec = doc.target.as_ref().map_or("", |t| t.spec.as_str());
     let what = doc
@@ -18,7 +44,11 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
                 .flatten()
                 .collect::<Vec<_>>()
                 .join(" ");
-            format!("{name}, {} ({})", i.size_iec, i.transport)
+            if name.is_empty() {
+                format!("{} ({})", i.size_iec, i.transport)
+            } else {
+                format!("{name}, {} ({})", i.size_iec, i.transport)
+            }
         })
         .unwrap_or_default();
     let _ = writeln!(o, "{spec}: {what}");
@@ -26,22 +56,29 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
     if let Some(a) = doc.get::<AlignResult>("align") {
         match &a.not_flash {
             Some(why) => {
-                let _ = writeln!(o, "  no flash behaviour to measure: the target is {why}");
+                let line = format!("no flash behaviour to measure: the target is {why}");
+                let _ = writeln!(o, "{}", wrap(&line, "  ", "  "));
             }
             None => {
-                let _ = writeln!(
-                    o,
-                    "  {}, page {}",
-                    super::measure::verdict("erase block", a.erase_size_bytes, a.confidence),
-                    size(a.page_size_bytes)
-                );
+                let v = super::measure::verdict("erase block", a.erase_size_bytes, a.confidence);
+                let v = v.strip_prefix("erase block ").unwrap_or(&v);
+                let _ = writeln!(o, "  erase block  {v}, page {}", size(a.page_size_bytes));
             }
         }
     }
     if let Some(r) = doc.get::<OpenAuResult>("open_au") {
-        let show = |s: &Option<open_au::Sweep>| match s.as_ref().map(|s| (s.max_open_aus, s.tried_up_to)) {
-            Some((Some(n), _)) => n.to_string(),
-            Some((None, up_to)) => format!("no limit up to {up_to}"),
+        let unsure = |s: &open_au::Sweep| {
+            if s.confidence >= crate::measure::CONFIDENT {
+                ""
+            } else {
+                " (unsure)"
+            }
+        };
+        let show = |s: &Option<open_au::Sweep>| match s {
+            Some(s) => match s.max_open_aus {
+                Some(n) => format!("{n}{}", unsure(s)),
+                None => format!("no limit up to {}{}", s.tried_up_to, unsure(s)),
+            },
             None => "-".to_string(),
         };
         let _ = writeln!(
@@ -54,19 +91,24 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
     if let Some(f) = doc.get::<FatResult>("fat") {
         let _ = writeln!(
             o,
-            "  FAT area     {} AU(s) ({})",
+            "  FAT area     {} AU(s) ({}){}",
             f.fat_area_aus,
-            Iec(f.fat_area_aus * f.erase_size_bytes)
+            Iec(f.fat_area_aus * f.erase_size_bytes),
+            if f.confidence >= crate::measure::CONFIDENT {
+                ""
+            } else {
+                " (unsure)"
+            }
         );
     }
     for s in doc.get::<Vec<String>>("skipped").unwrap_or_default() {
-        let _ = writeln!(o, "  skipped      {s}");
+        let _ = writeln!(o, "{}", wrap(&s, "  skipped      ", "               "));
     }
     let advice = doc.get::<Vec<Advice>>("advice").unwrap_or_default();
     if !advice.is_empty() {
         let _ = writeln!(o, "advice:");
         for a in &advice {
-            let _ = writeln!(o, "  - {}", a.text);
+            let _ = writeln!(o, "{}", wrap(&a.text, "  - ", "    "));
         }
     }
     let _ = writeln!(o, "{:.1} device-seconds", doc.device_time_s.unwrap_or(0.0));
