@@ -117,6 +117,11 @@ pub fn sim_show(profile: &str) -> CliResult<RunDocument> {
 pub struct ReproduceAll {
     pub experiments: Vec<reproduce::Report>,
     pub max_abs_error_pct: f64,
+    /// Cells within 15% over every experiment, and how many there are.
+    #[serde(default)]
+    pub within_15_pct: usize,
+    #[serde(default)]
+    pub cells: usize,
 }
 
 pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
@@ -137,9 +142,13 @@ pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
         doc.merge(&reports[0]);
     } else {
         let max = reports.iter().map(|r| r.max_abs_error_pct).fold(0.0, f64::max);
+        let within_15_pct = reports.iter().map(|r| r.within_15_pct).sum();
+        let cells = reports.iter().map(|r| r.rows.len()).sum();
         doc.merge(&ReproduceAll {
             experiments: reports,
             max_abs_error_pct: max,
+            within_15_pct,
+            cells,
         });
     }
     doc.finish(None);

@@ -59,7 +59,9 @@ fn format_num(v: f64) -> String {
 }
 
 pub fn sim_reproduce(o: &mut String, doc: &RunDocument) {
-    let reports = match doc.body::<ReproduceAll>() {
+    let all = doc.body::<ReproduceAll>();
+    let total = all.as_ref().map(|a| (a.within_15_pct, a.cells, a.max_abs_error_pct));
+    let reports = match all {
         Some(all) => all.experiments,
         None => doc.body::<Report>().into_iter().collect(),
     };
@@ -95,6 +97,9 @@ pub fn sim_reproduce(o: &mut String, doc: &RunDocument) {
             let _ = writeln!(o, "note: {n}");
         }
         let _ = writeln!(o);
+    }
+    if let Some((within, cells, max)) = total {
+        let _ = writeln!(o, "all: {within} of {cells} cells within 15%; largest error {max:.1}%");
     }
 }
 

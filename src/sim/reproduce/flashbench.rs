@@ -211,6 +211,21 @@ pub(super) fn run(b: &mut Builder) {
     kingston_open_au(b);
     kingston_find_fat(b);
     seed003(b);
+    b.note(
+        "Access patterns as flashbench ran them for seeds 003 and 004: --open-au --random visits chunk positions \
+         0..n-1 in LFSR order with 0 last (flashbench commit c2e7bda, 16 Feb 2011), so no write leaves its AU; \
+         -a wraps positions past the end as its reads do.",
+    );
+    b.note(
+        "Cells beyond 15%, by what the model leaves out: align diff below the 16 KiB page (the seed's 2-8 KiB \
+         rows show 11.8-19 us, 1% of a 1.7 ms read; the model has no step \
+         below the page); kingston open-au --random at 1-3 AUs (the model charges one fixed penalty per \
+         out-of-order write, while the seed's card is slowest at 32-64 KiB and faster again from 128 KiB); \
+         find-fat AU 0 (the seed writes AU 0 6x slower with 4 MiB chunks and 20-38% slower at every other size, \
+         which the model, whose AUs start alike, does not show); seed 003's \
+         toshiba/sandisk linear rows (single runs quoted in a mailing-list post, with steps one write cost per \
+         card does not follow). None of these is a difference of access pattern.",
+    );
 }
 
 #[cfg(test)]
