@@ -273,7 +273,18 @@ impl Sweeper<'_> {
             if want > 0.0 { got / want } else { 1.0 }
         };
         let mut collapsed = false;
-        for batch in positions.chunks(per_batch) {
+        // Over the limit in two windows in a row, each without its slowest
+        // tenth (two at least): a card past its limit stays there, a burst of
+        // outliers does not.
+        let drop = (window / 10).max(2);
+        let mut over = 0;
+        let mut next = 0;
+        while next < positions.len() {
+            // After a window over the limit, only one more window's writes
+            // before the second look: a collapsed run costs seconds a write.
+            let take = if over > 0 { window.div_ceil(n).max(1) } else { per_batch };
+            let batch = &positions[next..(next + take).min(positions.len())];
+            next += batch.len();
             let reqs: Vec<Request> = batch
                 .iter()
                 .flat_map(|&pos| {
@@ -285,10 +296,16 @@ impl Sweeper<'_> {
             lat.extend(done.iter().map(|c| c.duration_ns as f64));
             if let Some(b) = baseline
                 && lat.len() >= 3 * n + window
-                && ratio(&lat, lat.len() - window, b, 2) > COLLAPSE
             {
-                collapsed = true;
-                break;
+                over = if ratio(&lat, lat.len() - window, b, drop) > COLLAPSE {
+                    over + 1
+                } else {
+                    0
+                };
+                if over >= 2 {
+                    collapsed = true;
+                    break;
+                }
             }
         }
         if let Some(b) = baseline

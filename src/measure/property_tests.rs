@@ -151,3 +151,75 @@ fn random_cards_are_characterised_exactly() {
     );
     assert!(pct(fat_ok) >= 95.0, "FAT area exact on {:.1}% (goal 95%)", pct(fat_ok));
 }
+
+/// Issue 13's generator (src/sim/generate.rs): 300 cards with jitter up to
+/// 25% and heavy-tailed outliers, hosts from UHS-I down to at91-mci, 512-
+/// and 4096-byte sectors, AUs of 1-128 MiB. What this checks is that the
+/// confidence means what it says: verdicts given at 0.9 or more are right
+/// about 90% of the time or more, each lower bucket within 15 points of its
+/// bound.
+/// The exact rates are checked against floors well below the issue's goals
+/// (98/90/95/95/95%), which they do not reach yet; the floors catch a
+/// regression, the note of issue 13 says how far the goals are.
+#[test]
+fn generated_cards_get_calibrated_confidence() {
+    use crate::measure::score::{BUCKETS, Score, Tally};
+    use crate::sim::generate;
+    let seed: u64 = std::env::var("FLASHLAB_PROPERTY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| u64::from(std::process::id()));
+    println!("generator seed {seed} (FLASHLAB_PROPERTY_SEED={seed} reruns it)");
+    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let cards: Vec<_> = (0..300).map(|_| generate::card(&mut rng)).collect();
+    let docs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = cards
+            .chunks(150)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(t, spec, truth)| {
+                            let card = SimTarget::new(spec, t.params.clone());
+                            let doc = crate::run::jobs::probe_with(crate::run::runner::Runner::for_sim("probe", card))
+                                .unwrap_or_else(|e| panic!("{spec}: {e}"));
+                            (spec.clone(), doc, truth.clone())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut score = Score::default();
+    for (spec, doc, truth) in &docs {
+        let wrong = score.add(doc, truth);
+        if !wrong.is_empty() {
+            println!("{spec}: {}", wrong.join(", "));
+        }
+    }
+    println!("{}", score.show());
+    // Each bucket's share right is a sample: with ~130 verdicts at 0.9 or
+    // more its standard error is about 2 points, so the bound allows two of
+    // them (0.86 for the 0.9 bucket); the measured shares are in the note.
+    let check = |name: &str, t: &Tally, floor: f64| {
+        for (b, (&(right, total), lower)) in t.buckets.iter().zip(BUCKETS).enumerate().skip(1) {
+            let slack = if b == 3 { 0.04 } else { 0.15 };
+            if total >= 20 {
+                assert!(
+                    right as f64 >= (lower - slack) * total as f64,
+                    "{name}: confidence >= {lower} right {right}/{total}"
+                );
+            }
+        }
+        assert!(
+            t.rate() >= floor,
+            "{name}: {:.1}% exact, floor {floor}",
+            100.0 * t.rate()
+        );
+    };
+    check("AU", &score.au, 0.87);
+    check("page", &score.page, 0.45);
+    check("open AUs in order", &score.linear, 0.90);
+    check("open AUs random", &score.random, 0.87);
+    check("FAT area", &score.fat, 0.45);
+}

@@ -59,7 +59,7 @@ pub fn verdict(what: &str, v: Option<u64>, p: f64) -> String {
     match v {
         Some(b) if p >= crate::measure::CONFIDENT => format!("{what} {} (confidence {p:.2})", Iec(b)),
         Some(b) => format!("{what} perhaps {} (unsure: confidence {p:.2})", Iec(b)),
-        None => format!("no {what} visible ({p:.2} sure there is none to see)"),
+        None => format!("no {what} step visible in the reads (confidence {p:.2}: flash has one, the reads hide it)"),
     }
 }
 
