@@ -24,7 +24,7 @@ use crate::seam::{AlignedBuf, Request, Target};
 const MAX_CANDIDATE: u64 = 128 << 20;
 /// Samples per boundary in the first round, and the most any boundary gets.
 const FIRST_SAMPLES: usize = 8;
-const MAX_SAMPLES: usize = 64;
+const MAX_SAMPLES: usize = 256;
 /// Prior against "a page step but no erase-block step", in score units (-2 ln
 /// odds: 1 to 20). Every card has an erase block and its crossing stall is the
 /// step flashbench -a is known for, while an invisible page step is ordinary

@@ -217,9 +217,9 @@ fn generated_cards_get_calibrated_confidence() {
             100.0 * t.rate()
         );
     };
-    check("AU", &score.au, 0.87);
+    check("AU", &score.au, 0.90);
     check("page", &score.page, 0.45);
     check("open AUs in order", &score.linear, 0.90);
-    check("open AUs random", &score.random, 0.87);
+    check("open AUs random", &score.random, 0.88);
     check("FAT area", &score.fat, 0.45);
 }
