@@ -40,10 +40,13 @@ const LONE_PAGE_PENALTY: f64 = 6.0;
 const MIN_STEP_NS: f64 = 2_000.0;
 /// Posterior probability at which sampling stops.
 const SURE: f64 = 0.995;
-/// The smallest crossing cost a real flash boundary has: a NAND page read,
-/// 25.9 us on seed 001's HS400 eMMC (the fastest part in the seeds). "No
-/// step" is only as sure as the rows could have shown a step this size: when
-/// the noise would hide it, "none" is a guess and its confidence says so.
+/// The smallest crossing cost worth looking for. A NAND page read takes
+/// 25.9 us on seed 001's HS400 eMMC (the fastest part in the seeds), but a
+/// host streaming the first page while the card loads the next hides most
+/// of it: the seed 004 card's sub-page rows show 11.8-19 us and the
+/// simulator's slow hosts a few. "No step" is only as sure as the rows could
+/// have shown a step this size: when the noise would hide it, "none" is a
+/// guess and its confidence says so.
 const SMALLEST_FLASH_STEP_NS: f64 = 5_000.0;
 /// The most confidence "no step visible" may carry on something that may be
 /// flash: every card has pages and erase blocks, so "none" is right only in
