@@ -31,6 +31,73 @@ fn confident_claims(v: &serde_json::Value) -> Vec<String> {
     claims
 }
 
+/// A zram device this test made, removed by number when dropped.
+struct Zram(u32);
+
+impl Zram {
+    /// A new 64 MiB zram device, or why there can be none here.
+    fn add() -> Result<Zram, String> {
+        let control = std::path::Path::new("/sys/class/zram-control/hot_add");
+        if !control.exists() {
+            return Err("no /sys/class/zram-control (zram module not loaded)".into());
+        }
+        let id: u32 = std::fs::read_to_string(control)
+            .map_err(|e| format!("hot_add: {e}"))?
+            .trim()
+            .parse()
+            .map_err(|e| format!("hot_add: {e}"))?;
+        let z = Zram(id);
+        std::fs::write(format!("/sys/block/zram{id}/disksize"), "64M").map_err(|e| format!("disksize: {e}"))?;
+        Ok(z)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+    }
+}
+
+#[test]
+fn a_zram_device_claims_no_flash_geometry() {
+    if let Some(why) = cannot_use_loop_devices() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let z = match Zram::add() {
+        Ok(z) => z,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let dev = format!("/dev/zram{}", z.0);
+    let jdir = tempfile::tempdir().unwrap();
+    let j = jdir.path().to_str().unwrap();
+    for args in [
+        vec!["probe", dev.as_str()],
+        vec![
+            "fat",
+            dev.as_str(),
+            "--erase-size",
+            "1M",
+            "--max",
+            "4",
+            "--write",
+            "--journal-dir",
+            j,
+        ],
+    ] {
+        let v = json(&args);
+        assert!(confident_claims(&v).is_empty(), "{args:?}");
+        let why = ["align", "fat"]
+            .iter()
+            .find_map(|k| v[k]["not_flash"].as_str())
+            .unwrap_or_default();
+        assert!(why.contains("RAM disk"), "{args:?}: {why}");
+    }
+}
+
 #[test]
 fn files_and_loop_devices_claim_no_flash_geometry() {
     let mut dirs = vec![tempfile::tempdir().unwrap()];
