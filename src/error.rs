@@ -84,11 +84,12 @@ use crate::seam::TargetError;
 
 /// Exit 130 for Ctrl-C, 143 for SIGTERM, once the data is back.
 pub fn interrupted(signal: i32) -> CliError {
-    let (exit, name) = if signal == libc::SIGTERM {
-        (Exit::Terminated, "SIGTERM")
+    let exit = if signal == libc::SIGTERM {
+        Exit::Terminated
     } else {
-        (Exit::Interrupted, "SIGINT")
+        Exit::Interrupted
     };
+    let name = crate::safety::signals::name(signal);
     CliError {
         exit,
         message: format!("interrupted by {name}"),

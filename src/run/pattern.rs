@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::document::RunDocument;
-use super::session::{self, Consent, report_interrupted, signal_name};
+use super::session::{self, Consent, report_interrupted};
 use crate::error::CliResult;
 use crate::safety::ranges::Range;
 use crate::safety::{self, Outcome, signals};
@@ -85,7 +85,7 @@ pub fn run(
     let mut doc = RunDocument::new("debug write-pattern", Some(target.description().clone()));
     doc.merge(&PatternBody {
         outcome,
-        interrupted_by: interrupted.map(|s| signal_name(s).to_string()),
+        interrupted_by: interrupted.map(|s| signals::name(s).to_string()),
     });
     doc.finish(Some(target.device_time_ns()));
     match interrupted {

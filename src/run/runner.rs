@@ -29,6 +29,9 @@ pub struct Runner {
     device_ns: u64,
     doc: RunDocument,
     listeners: Vec<Listener>,
+    /// Identification, read from sysfs once: info, the references align
+    /// compares with and the medium all come from it.
+    identity: std::cell::OnceCell<CliResult<DeviceInfo>>,
 }
 
 impl Runner {
@@ -55,6 +58,7 @@ impl Runner {
             device_ns: 0,
             doc,
             listeners: Vec::new(),
+            identity: std::cell::OnceCell::new(),
         })
     }
 
@@ -71,6 +75,7 @@ impl Runner {
             device_ns: 0,
             doc: RunDocument::new(command, Some(desc)),
             listeners: Vec::new(),
+            identity: std::cell::OnceCell::new(),
         }
     }
 
@@ -96,6 +101,10 @@ impl Runner {
 
     /// Identify the target (sysfs and registers, or the simulated card's).
     pub fn identify(&self) -> CliResult<DeviceInfo> {
+        self.identity.get_or_init(|| self.read_identity()).clone()
+    }
+
+    fn read_identity(&self) -> CliResult<DeviceInfo> {
         let d = self.description();
         match &self.reader {
             Opened::Real(_) => crate::device::identify(

@@ -163,22 +163,18 @@ pub fn open_for_writing(
     Ok(Session { target, claim })
 }
 
-pub fn signal_name(sig: i32) -> &'static str {
-    if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" }
-}
-
 /// What an interrupted writing test did before exiting, on stderr.
 pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
     if outcome.preserved {
         crate::errln!(
             "interrupted by {}: {} bytes restored and verified; the original data is back",
-            signal_name(sig),
+            crate::safety::signals::name(sig),
             outcome.bytes_restored
         );
     } else {
         crate::errln!(
             "interrupted by {}: nothing was journalled (--no-preserve)",
-            signal_name(sig)
+            crate::safety::signals::name(sig)
         );
     }
 }

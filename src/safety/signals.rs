@@ -9,6 +9,11 @@ extern "C" fn record(sig: libc::c_int) {
     PENDING.store(sig, Ordering::SeqCst);
 }
 
+/// The name a report gives the signal that stopped a run.
+pub fn name(sig: i32) -> &'static str {
+    if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" }
+}
+
 /// Catch SIGINT and SIGTERM from now on.
 pub fn install() {
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe;
