@@ -165,6 +165,12 @@ pub enum Command {
         #[arg(long, default_value_t = jobs::DEFAULT_FAT_AUS,
               value_parser = clap::value_parser!(u64).range(1..=crate::measure::fat::MAX_AUS))]
         max: u64,
+        /// The card's random-write open-AU limit (open-au's "random" answer):
+        /// each AU is then written beside that many ordinary AUs, which tells
+        /// a FAT area apart even on slow hosts and under noise.
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..=crate::measure::fat::MAX_SLOT_AUS))]
+        open_aus: Option<u64>,
         #[command(flatten)]
         opts: WriteOpts,
     },
@@ -354,8 +360,9 @@ fn run(cli: Cli) -> CliResult<Output> {
             target,
             erase_size,
             max,
+            open_aus,
             opts,
-        } => jobs::fat(&on(target, Some(opts)), erase_size, max)?,
+        } => jobs::fat(&on(target, Some(opts)), erase_size, max, open_aus)?,
         Command::Scatter {
             target,
             offset,

@@ -255,6 +255,11 @@ mod tests {
             reference_au: 10,
             reference_median_ns: 1.0,
             aus: Vec::new(),
+            method: Default::default(),
+            random_aus: None,
+            fits_ns: None,
+            overflows_ns: None,
+            notes: Vec::new(),
         };
         let out = advise(None, Some(&a), Some(&o), Some(&f));
         assert_eq!(

@@ -136,15 +136,21 @@ fn open_au_test(g: &Geometry, a: &OpenAuArgs, medium: crate::measure::Medium) ->
     open_au::OpenAu { options: o, medium }
 }
 
-fn fat_test(g: &Geometry, max: u64, medium: crate::measure::Medium) -> fat::Fat {
-    fat::Fat {
-        options: fat::Options {
-            erase: g.erase,
-            chunk: fat::default_chunk(g.erase, g.page, g.block),
-            max_aus: max,
-        },
-        medium,
+fn fat_test(g: &Geometry, max: u64, random_aus: Option<u64>, medium: crate::measure::Medium) -> fat::Fat {
+    let mut options = fat::Options {
+        erase: g.erase,
+        chunk: fat::default_chunk(g.erase, g.page, g.block),
+        max_aus: max,
+        block: g.block,
+        random_aus,
+        slots: true,
+    };
+    // A card too small for the slot method's AUs gets the latency method
+    // (the result's notes say so) rather than no fat at all.
+    if fat::plan(g.size, &options).is_err() {
+        options.slots = false;
     }
+    fat::Fat { options, medium }
 }
 
 pub fn open_au(on: &On, a: &OpenAuArgs) -> CliResult<RunDocument> {
@@ -155,11 +161,11 @@ pub fn open_au(on: &On, a: &OpenAuArgs) -> CliResult<RunDocument> {
     Ok(r.finish())
 }
 
-pub fn fat(on: &On, erase: Option<u64>, max: u64) -> CliResult<RunDocument> {
+pub fn fat(on: &On, erase: Option<u64>, max: u64, open_aus: Option<u64>) -> CliResult<RunDocument> {
     let mut r = on.runner("fat")?;
     let g = geometry(&mut r, erase)?;
     let medium = r.medium();
-    r.run(&fat_test(&g, max, medium))?;
+    r.run(&fat_test(&g, max, open_aus, medium))?;
     Ok(r.finish())
 }
 
@@ -230,7 +236,7 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
         };
         let (ot, ft) = (
             open_au_test(&g, &OpenAuArgs::default(), medium.clone()),
-            fat_test(&g, DEFAULT_FAT_AUS, medium),
+            fat_test(&g, DEFAULT_FAT_AUS, None, medium.clone()),
         );
         // A plan that cannot fit (an erase block too large for the card) is
         // a reason to skip, not to lose what probe already measured.
@@ -244,7 +250,12 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
         }
         r.put("skipped", &skipped);
         if skipped.is_empty() {
-            o = Some(r.run(&ot)?);
+            let found = r.run(&ot)?;
+            // fat's slot method works with the random-write limit open-au
+            // found, where it fits the card (else fat falls back by itself).
+            let limit = found.random.as_ref().and_then(|s| s.max_open_aus);
+            let ft = fat_test(&g, DEFAULT_FAT_AUS, limit, medium);
+            o = Some(found);
             f = Some(r.run(&ft)?);
         }
     }

@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::measure::{align::AlignResult, fat::FatResult, median, open_au::OpenAuResult, scatter::ScatterResult};
+use crate::measure::{
+    align::AlignResult, fat::FatResult, fat::Method, median, open_au::OpenAuResult, scatter::ScatterResult,
+};
 use crate::render::table;
 use crate::units::{Iec, duration_ns, mb_per_s};
 
@@ -111,7 +113,7 @@ pub fn open_au(o: &mut String, r: &OpenAuResult, device_s: f64) {
         };
     }
     for n in &r.notes {
-        let _ = writeln!(o, "note: {n}");
+        let _ = writeln!(o, "{}", super::wrap(n, "note: ", "      "));
     }
     let _ = writeln!(
         o,
@@ -122,36 +124,65 @@ pub fn open_au(o: &mut String, r: &OpenAuResult, device_s: f64) {
 }
 
 pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
+    let label = |a: &crate::measure::fat::AuRow| -> String {
+        if a.in_area {
+            "FAT area".into()
+        } else if a.fast {
+            "fast (not counted)".into()
+        } else {
+            String::new()
+        }
+    };
+    let slots = r.method == Method::Slots;
     let mut rows: Vec<Vec<String>> = r
         .aus
         .iter()
         .map(|a| {
-            vec![
-                a.au.to_string(),
-                duration_ns(a.median_ns),
-                mb_per_s(a.bytes_per_sec),
-                if a.in_area {
-                    "FAT area".into()
-                } else if a.fast {
-                    "fast (not counted)".into()
-                } else {
-                    String::new()
-                },
-            ]
+            let mut row = vec![a.au.to_string(), duration_ns(a.median_ns)];
+            if slots {
+                row.push(a.merging.map_or(String::new(), |m| format!("{:.0}%", m * 100.0)));
+            } else {
+                row.push(mb_per_s(a.bytes_per_sec));
+            }
+            row.push(label(a));
+            row
         })
         .collect();
-    rows.push(vec![
-        format!("{} (reference)", r.reference_au),
-        duration_ns(r.reference_median_ns),
-        mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns.max(1.0)),
-        String::new(),
-    ]);
-    let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+    if slots {
+        let n = r.random_aus.unwrap_or(0);
+        let text = format!(
+            "Each AU was written in random order ({} writes) beside {n} ordinary AU{}, as many as the card \
+             keeps open for random writes. An AU of the FAT area leaves them room; an ordinary AU is one \
+             too many, and writes start to merge whole AUs.",
+            Iec(r.chunk_bytes),
+            if n == 1 { "" } else { "s" },
+        );
+        let _ = writeln!(o, "{}", super::wrap(&text, "", ""));
+        rows.push(vec![
+            format!("{} (control)", r.reference_au),
+            duration_ns(r.overflows_ns.unwrap_or(0.0)),
+            String::new(),
+            "ordinary".into(),
+        ]);
+        let _ = writeln!(o, "{}", table::grid(&["AU", "typical write", "merging", ""], &rows));
+    } else {
+        rows.push(vec![
+            format!("{} (reference)", r.reference_au),
+            duration_ns(r.reference_median_ns),
+            mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns.max(1.0)),
+            String::new(),
+        ]);
+        let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "{}", super::wrap(n, "note: ", "      "));
+    }
     let verdict = match (&r.not_flash, r.fat_area_aus) {
         (Some(why), _) => format!("no FAT area claimed: the target is {why}"),
         (None, 0) => format!("no FAT-optimised area ({:.2} sure there is none)", r.confidence),
         (None, n) => format!(
-            "FAT-optimised area: {n} AU(s) of {} (confidence {:.2})",
+            "FAT-optimised area: {n} AU{} of {} (confidence {:.2})",
+            if n == 1 { "" } else { "s" },
             Iec(r.erase_size_bytes),
             r.confidence
         ),

@@ -8,31 +8,7 @@ use crate::measure::{align::AlignResult, fat::FatResult, open_au, open_au::OpenA
 use crate::run::document::RunDocument;
 use crate::units::Iec;
 
-/// Words wrapped to 79 columns (an 80-column terminal), the first line
-/// after `first`, the rest after `rest`.
-fn wrap(text: &str, first: &str, rest: &str) -> String {
-    const WIDTH: usize = 79;
-    let mut out = String::from(first);
-    let mut col = first.chars().count();
-    let mut fresh = true;
-    for word in text.split_whitespace() {
-        let w = word.chars().count();
-        if !fresh && col + 1 + w > WIDTH {
-            out.push('\n');
-            out.push_str(rest);
-            col = rest.chars().count();
-            fresh = true;
-        }
-        if !fresh {
-            out.push(' ');
-            col += 1;
-        }
-        out.push_str(word);
-        col += w;
-        fresh = false;
-    }
-    out
-}
+use super::wrap;
 
 pub fn probe(o: &mut String, doc: &RunDocument) {
     let spec = doc.target.as_ref().map_or("", |t| t.spec.as_str());

@@ -1,0 +1,261 @@
+//! `fat`: how many leading AUs tolerate small random writes (the FAT-optimised
+//! area, flashbench --find-fat's question, seed 004).
+//!
+//! flashbench writes each leading AU in order and leaves the reading to the
+//! user. Here, when the card's random-write open-AU limit `r` is known (probe
+//! passes open-au's), each candidate AU is written in random order together
+//! with `r` ordinary AUs (the *slot* method): an AU of the FAT area takes small
+//! random writes without a random-write slot of its own, so the `r` others fit
+//! and nothing is merged; an ordinary AU is one too many and every few writes
+//! merge a whole AU. That difference is a merge per write against none, large
+//! even on slow hosts and under heavy jitter, where the per-write penalty of
+//! random order alone (a fraction of a millisecond) is lost in the transfer.
+//!
+//! Without `r` (or where the slot method cannot tell its own two controls
+//! apart) each candidate AU gets the same few page-sized writes in LFSR order,
+//! and so does a reference AU past them (the *latency* method): the area is
+//! the run of leading AUs clearly faster than the reference.
+
+use serde::{Deserialize, Serialize};
+
+mod latency;
+mod slots;
+
+pub use slots::MAX_SLOT_AUS;
+
+use super::MeasureError;
+use crate::patterns::lfsr_positions;
+use crate::safety::ranges::Range;
+use crate::seam::{AlignedBuf, Target};
+
+/// Most leading AUs examined. A FAT area holds the filesystem's metadata:
+/// seed 004's cards show 0 to 2 AUs; a few dozen would be a whole partition.
+pub const MAX_AUS: u64 = 256;
+/// Writes per AU: enough for a stable median, few enough to be cheap.
+const WRITES: u64 = 32;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub erase: u64,
+    pub chunk: u64,
+    /// Leading AUs examined.
+    pub max_aus: u64,
+    /// The target's logical block: the slot method writes 4 KiB (a FAT
+    /// cluster's write), or one block where blocks are larger.
+    pub block: u64,
+    /// The card's random-write open-AU limit (open-au's): where the slot
+    /// method confirms it, no search for it.
+    pub random_aus: Option<u64>,
+    /// Use the slot method (its AUs fit on the card).
+    pub slots: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuRow {
+    pub au: u64,
+    pub median_ns: f64,
+    pub bytes_per_sec: f64,
+    /// Faster than the split in both passes.
+    pub fast: bool,
+    /// Counted in the FAT area: fast, and every AU before it fast too.
+    #[serde(default)]
+    pub in_area: bool,
+    /// Slot method: the share of this AU's set's writes that merged.
+    #[serde(default)]
+    pub merging: Option<f64>,
+}
+
+/// How the area was told apart (see the module documentation).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Each AU beside `random_aus` ordinary ones, in random order.
+    Slots,
+    /// Each AU's median random-write latency against a reference AU's.
+    #[default]
+    Latency,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FatResult {
+    /// Why this target cannot show flash behaviour; then no area is claimed.
+    #[serde(default)]
+    pub not_flash: Option<String>,
+    pub erase_size_bytes: u64,
+    pub fat_area_aus: u64,
+    /// How sure the area (or "no area") is: both passes must agree and the
+    /// fast AUs must stand clear of the reference.
+    #[serde(default)]
+    pub confidence: f64,
+    pub chunk_bytes: u64,
+    /// The ordinary AU every candidate is compared with.
+    pub reference_au: u64,
+    pub reference_median_ns: f64,
+    pub aus: Vec<AuRow>,
+    #[serde(default)]
+    pub method: Method,
+    /// Slot method: the random-write limit it worked with, and the typical
+    /// write of its two controls (that many ordinary AUs: no merges; one
+    /// more: merges). An AU's row is then its set's typical write.
+    #[serde(default)]
+    pub random_aus: Option<u64>,
+    #[serde(default)]
+    pub fits_ns: Option<f64>,
+    #[serde(default)]
+    pub overflows_ns: Option<f64>,
+    /// Why the slot method was not used, or gave way to the latency method.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One page per write (16 KiB when the page is unknown), at least a block, at
+/// most half an AU: a multi-page write dilutes the per-write random cost.
+pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
+    let c = page.unwrap_or(16 << 10).max(block).min(erase / 2);
+    // Whole blocks: half of a 3 x 2^n erase block need not be one.
+    (c / block.max(1)).max(1) * block.max(1)
+}
+
+fn reference_au(o: &Options) -> u64 {
+    o.max_aus + 2
+}
+
+/// Byte offsets written in AU `au`: the same LFSR-chosen chunks in each.
+fn offsets(o: &Options, au: u64) -> Vec<u64> {
+    let num = o.erase / o.chunk;
+    lfsr_positions(num)
+        .into_iter()
+        .take(WRITES.min(num) as usize)
+        .map(|p| au * o.erase + p * o.chunk)
+        .collect()
+}
+
+/// The AU written in order, as many chunks as [`offsets`]: what the same
+/// writes cost without the random-order penalty a FAT area is spared.
+fn in_order_au(o: &Options) -> u64 {
+    reference_au(o) + 1
+}
+
+fn in_order_offsets(o: &Options) -> Vec<u64> {
+    let au = in_order_au(o);
+    (0..WRITES.min(o.erase / o.chunk))
+        .map(|k| au * o.erase + k * o.chunk)
+        .collect()
+}
+
+/// The chunks the test writes, declared up front (just the chunks, so a real
+/// card's journal stays small).
+pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
+    super::check_plan(o.erase, o.chunk, o.max_aus, MAX_AUS)?;
+    if o.random_aus.is_some_and(|r| r == 0 || r > MAX_SLOT_AUS) {
+        return Err(MeasureError::Bad {
+            why: format!("the random-write open-AU limit must be between 1 and {MAX_SLOT_AUS}"),
+            fix: "give --open-aus as open-au's random limit, or leave it out".into(),
+        });
+    }
+    // Bounded by check_plan and the check above: at most 294 AUs of 1 GiB.
+    let need = (in_order_au(o) + 1 + slots::aus(o).len() as u64) * o.erase;
+    if need > size {
+        return Err(MeasureError::DoesNotFit {
+            what: format!("fat with --max {}", o.max_aus),
+            from: 0,
+            need,
+            size,
+            fix: "use a smaller --max (or --erase-size), or a larger target".into(),
+        });
+    }
+    Ok((0..o.max_aus)
+        .chain([reference_au(o)])
+        .flat_map(|au| offsets(o, au))
+        .chain(in_order_offsets(o))
+        .map(|offset| Range { offset, len: o.chunk })
+        .chain(slots::ranges(o))
+        .collect())
+}
+
+pub struct Fat {
+    pub options: Options,
+    pub medium: super::Medium,
+}
+
+impl super::Test for Fat {
+    const KEY: &'static str = "fat";
+    type Output = FatResult;
+    fn plan(&self, d: &crate::seam::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        super::check_blocks(self.options.erase, self.options.chunk, d)?;
+        plan(d.size_bytes, &self.options)
+    }
+    fn run(&self, t: &mut dyn Target) -> Result<FatResult, MeasureError> {
+        let mut r = run(t, self.options)?;
+        if let Some(why) = &self.medium.not_flash {
+            r.fat_area_aus = 0;
+            r.confidence = 1.0;
+            for a in &mut r.aus {
+                a.in_area = false;
+            }
+            r.not_flash = Some(why.clone());
+        }
+        Ok(r)
+    }
+}
+
+/// The FAT area by the slot method where the random-write limit is known
+/// and the method can tell its controls apart, else by the latency method;
+/// the result's notes say which and why.
+pub fn run(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
+    let why = if o.slots {
+        match slots::slots(t, &o)? {
+            Ok(found) => return Ok(found),
+            Err(why) => why,
+        }
+    } else {
+        format!("the card has no room for its {} extra AUs", MAX_SLOT_AUS + 1)
+    };
+    let mut r = latency::latency(t, o)?;
+    r.notes.push(format!(
+        "slot method not used: {why}; the latency method compares each AU's random writes with an ordinary AU's, \
+         and a slow host or noisy timing can hide the difference"
+    ));
+    Ok(r)
+}
+
+/// A write buffer of `len` bytes holding a fixed, non-repeating-looking
+/// pattern (a card that compresses or dedups sees ordinary data).
+fn patterned(len: u64) -> AlignedBuf {
+    let mut buf = AlignedBuf::new(len as usize);
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i.wrapping_mul(131) % 251) as u8;
+    }
+    buf
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::sim::profiles::{PROFILES, build};
+
+    #[test]
+    fn every_built_in_profile_gives_its_fat_area() {
+        for prof in PROFILES {
+            let params = build(prof.name).unwrap();
+            let o = Options {
+                erase: params.au_size,
+                chunk: default_chunk(params.au_size, Some(params.page_size), 512),
+                max_aus: 8,
+                block: 512,
+                random_aus: None,
+                slots: true,
+            };
+            let want = if params.page_mapped { 0 } else { params.fat_area_aus };
+            let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new(prof.name, params));
+            let r = runner
+                .run(&Fat {
+                    options: o,
+                    medium: Default::default(),
+                })
+                .unwrap();
+            assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
+        }
+    }
+}
