@@ -258,4 +258,81 @@ mod tests {
             assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
         }
     }
+
+    fn demo_fat(random_aus: Option<u64>, slots: bool, jitter: &str) -> FatResult {
+        let mut params = build("demo").unwrap();
+        params.set("jitter", jitter).unwrap();
+        let o = Options {
+            erase: params.au_size,
+            chunk: default_chunk(params.au_size, Some(params.page_size), 512),
+            max_aus: 8,
+            block: 512,
+            random_aus,
+            slots,
+        };
+        let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
+        runner
+            .run(&Fat {
+                options: o,
+                medium: Default::default(),
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn slot_method_finds_the_random_limit_when_the_hint_is_wrong() {
+        // demo: 4 random-write slots, a 2-AU FAT area.
+        for hint in [None, Some(1), Some(4), Some(9)] {
+            let r = demo_fat(hint, true, "0.2");
+            assert_eq!(r.method, Method::Slots, "hint {hint:?}: {:?}", r.notes);
+            assert_eq!(r.random_aus, Some(4), "hint {hint:?}");
+            assert_eq!(r.fat_area_aus, 2, "hint {hint:?}: {:#?}", r.aus);
+            assert_eq!(r.confidence, 0.95, "hint {hint:?}");
+            // The table and the verdict agree: the area's rows, then the
+            // first ordinary AU, merging on about half its writes.
+            let labelled: Vec<u64> = r.aus.iter().filter(|a| a.in_area).map(|a| a.au).collect();
+            assert_eq!(labelled, [0, 1]);
+            let m = r.aus[2].merging.unwrap();
+            assert!((0.4..=0.6).contains(&m), "AU 2 merging {m}");
+        }
+    }
+
+    #[test]
+    fn without_room_for_slots_the_latency_method_answers_and_says_why() {
+        let r = demo_fat(None, false, "0");
+        assert_eq!(r.method, Method::Latency);
+        assert_eq!(r.fat_area_aus, 2);
+        assert!(r.notes[0].contains("no room"), "{:?}", r.notes);
+        let plan_with = plan(
+            1 << 30,
+            &Options {
+                slots: true,
+                ..demo_options()
+            },
+        )
+        .unwrap();
+        let plan_without = plan(
+            1 << 30,
+            &Options {
+                slots: false,
+                ..demo_options()
+            },
+        )
+        .unwrap();
+        // The slot method's writes are declared up front (the journal keeps
+        // them): 64 chunks of 4 KiB in each leading AU and each slot AU.
+        let extra: u64 = plan_with.iter().map(|r| r.len).sum::<u64>() - plan_without.iter().map(|r| r.len).sum::<u64>();
+        assert_eq!(extra, (8 + MAX_SLOT_AUS + 1) * 64 * 4096);
+    }
+
+    fn demo_options() -> Options {
+        Options {
+            erase: 4 << 20,
+            chunk: 16 << 10,
+            max_aus: 8,
+            block: 512,
+            random_aus: None,
+            slots: true,
+        }
+    }
 }
