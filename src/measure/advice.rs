@@ -42,6 +42,7 @@ pub fn advise(
     align: Option<&AlignResult>,
     open_au: Option<&OpenAuResult>,
     fat: Option<&FatResult>,
+    page: Option<&super::page::PageResult>,
 ) -> Vec<Advice> {
     let mut out = Vec::new();
     let sure = |p: f64| p >= super::CONFIDENT;
@@ -82,8 +83,11 @@ pub fn advise(
             // Arnd Bergmann, "Optimizing Linux with cheap flash drives" (LWN
             // 428584): tell ext4 the erase block as its stripe so it allocates
             // and writes in whole erase blocks.
+            // The page only where it is known (by the reads or the writes).
             let stride = align
-                .and_then(|a| a.page_size_bytes)
+                .map(|a| super::page::best(a, page))
+                .filter(|(_, c)| sure(*c))
+                .and_then(|(p, _)| p)
                 .filter(|p| *p >= FS_BLOCK)
                 .map_or(1, |p| p / FS_BLOCK);
             out.push(say(
@@ -220,7 +224,7 @@ mod tests {
             },
         ];
         let a = align(Some(4 << 20), Some(16 << 10), Vec::new());
-        let out = advise(Some(&info), Some(&a), None, None);
+        let out = advise(Some(&info), Some(&a), None, None, None);
         assert_eq!(topics(&out), ["misaligned_partitions", "ext4_layout"]);
         assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256:"), "{}", out[0].text);
         assert!(!out[0].text.contains("mmcblk0p2"));
@@ -261,7 +265,7 @@ mod tests {
             overflows_ns: None,
             notes: Vec::new(),
         };
-        let out = advise(None, Some(&a), Some(&o), Some(&f));
+        let out = advise(None, Some(&a), Some(&o), Some(&f), None);
         assert_eq!(
             topics(&out),
             [
@@ -282,7 +286,7 @@ mod tests {
             random: sweep(Some(4)),
             ..o.clone()
         };
-        assert_eq!(topics(&advise(None, None, Some(&good), None)), ["open_aus"]);
+        assert_eq!(topics(&advise(None, None, Some(&good), None, None)), ["open_aus"]);
         // Unsure verdicts give no advice: the erase block, the limits, the area.
         let unsure = AlignResult {
             confidence: 0.6,
@@ -292,6 +296,6 @@ mod tests {
             s.confidence = 0.5;
         }
         f.confidence = 0.5;
-        assert!(advise(None, Some(&unsure), Some(&o), Some(&f)).is_empty());
+        assert!(advise(None, Some(&unsure), Some(&o), Some(&f), None).is_empty());
     }
 }

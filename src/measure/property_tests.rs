@@ -218,8 +218,8 @@ fn generated_cards_get_calibrated_confidence() {
         );
     };
     check("AU", &score.au, 0.90);
-    check("page", &score.page, 0.45);
+    check("page", &score.page, 0.95);
     check("open AUs in order", &score.linear, 0.90);
-    check("open AUs random", &score.random, 0.88);
-    check("FAT area", &score.fat, 0.82);
+    check("open AUs random", &score.random, 0.92);
+    check("FAT area", &score.fat, 0.85);
 }

@@ -103,10 +103,12 @@ impl Score {
             wrong.push(format!("AU {:?} ({:.2})", a.erase_size_bytes, a.confidence));
         }
         if truth.page >= 2 * a.block_size {
-            let ok = a.page_size_bytes == Some(truth.page);
-            self.page.add(ok, a.page_confidence);
+            let page: Option<crate::measure::page::PageResult> = doc.get("page");
+            let (got, conf) = crate::measure::page::best(&a, page.as_ref());
+            let ok = got == Some(truth.page);
+            self.page.add(ok, conf);
             if !ok {
-                wrong.push(format!("page {:?} ({:.2})", a.page_size_bytes, a.page_confidence));
+                wrong.push(format!("page {got:?} ({conf:.2})"));
             }
         }
         let o: Option<OpenAuResult> = doc.get("open_au");

@@ -7,7 +7,7 @@ use super::runner::Runner;
 use super::session::Consent;
 use crate::error::{CliError, CliResult};
 use crate::measure::advice::advise;
-use crate::measure::{Test, align, fat, open_au, scatter};
+use crate::measure::{CONFIDENT, Test, align, fat, open_au, page, scatter};
 use crate::seam::real::EngineChoice;
 use crate::units::Iec;
 
@@ -136,6 +136,23 @@ fn open_au_test(g: &Geometry, a: &OpenAuArgs, medium: crate::measure::Medium) ->
     open_au::OpenAu { options: o, medium }
 }
 
+/// Where align saw no erase block, the page test writes in a region of
+/// this size (a typical SD AU) at the middle of the card.
+const PAGE_REGION: u64 = 4 << 20;
+
+/// The page test in the AU at the middle of the card: away from the FAT
+/// area and the AUs open-au and fat write at the start.
+fn page_test(g: &Geometry, medium: crate::measure::Medium) -> page::Page {
+    page::Page {
+        options: page::Options {
+            at: (g.size / g.erase.max(1) / 2) * g.erase,
+            erase: g.erase,
+            block: g.block,
+        },
+        medium,
+    }
+}
+
 fn fat_test(g: &Geometry, max: u64, random_aus: Option<u64>, medium: crate::measure::Medium) -> fat::Fat {
     let mut options = fat::Options {
         erase: g.erase,
@@ -201,68 +218,91 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
     let real = r.is_real();
     let skip = if a.not_flash.is_some() {
         Some((
-            "open-au and fat: the target shows no flash behaviour",
+            "page, open-au and fat: the target shows no flash behaviour",
             "they would measure the medium, not flash (align says why)",
-        ))
-    } else if a.erase_size_bytes.is_none() {
-        Some((
-            "open-au and fat: align saw no erase block",
-            "run them with --erase-size SIZE if you know it",
         ))
     } else if real && !r.consent().write {
         Some((
-            "open-au and fat write to the target",
+            "page, open-au and fat write to the target",
             "add --write (its data is journalled, restored and verified)",
         ))
     } else if real && info.as_ref().is_some_and(|i| i.in_use) {
         Some((
-            "open-au and fat: the target is in use (mounted or held)",
+            "page, open-au and fat: the target is in use (mounted or held)",
             "unmount it to run the writing tests",
         ))
     } else {
         None
     };
-    let (mut o, mut f) = (None, None);
+    let (mut o, mut f, mut p) = (None, None, None);
     if let Some((why, hint)) = skip {
         r.put("skipped", &[format!("{why}; {hint}")]);
         r.doc().note(NoteKind::Skipped, why, Some(hint));
-    } else if let Some(erase) = a.erase_size_bytes {
+    } else {
         let d = r.description().clone();
-        let g = Geometry {
-            erase,
+        let mut g = Geometry {
+            erase: a.erase_size_bytes.unwrap_or(PAGE_REGION),
             page: a.page_size_bytes,
             block: u64::from(d.logical_block_size),
             size: d.size_bytes,
         };
-        let (ot, ft) = (
-            open_au_test(&g, &OpenAuArgs::default(), medium.clone()),
-            fat_test(&g, DEFAULT_FAT_AUS, None, medium.clone()),
-        );
-        // A plan that cannot fit (an erase block too large for the card) is
-        // a reason to skip, not to lose what probe already measured.
-        let mut skipped = Vec::new();
-        for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
-            if let Err(e) = plan {
-                let why = format!("{name}: {e}");
-                r.doc().note(NoteKind::Skipped, why.clone(), None);
-                skipped.push(why);
-            }
+        // The page by writes first: open-au and fat write page-sized chunks.
+        let pt = page_test(&g, medium.clone());
+        if pt.plan(&d).is_ok() {
+            let found = r.run(&pt)?;
+            g.page = crate::measure::page::best(&a, Some(&found)).0;
+            p = Some(found);
         }
-        r.put("skipped", &skipped);
-        if skipped.is_empty() {
-            let found = r.run(&ot)?;
-            // fat's slot method works with the random-write limit open-au
-            // found, where it fits the card (else fat falls back by itself).
-            let limit = found.random.as_ref().and_then(|s| s.max_open_aus);
-            let ft = fat_test(&g, DEFAULT_FAT_AUS, limit, medium);
-            o = Some(found);
-            f = Some(r.run(&ft)?);
+        if a.erase_size_bytes.is_none() {
+            let (why, hint) = (
+                "open-au and fat: align saw no erase block",
+                "run them with --erase-size SIZE if you know it",
+            );
+            r.put("skipped", &[format!("{why}; {hint}")]);
+            r.doc().note(NoteKind::Skipped, why, Some(hint));
+        } else {
+            let (ot, ft) = (
+                open_au_test(&g, &OpenAuArgs::default(), medium.clone()),
+                fat_test(&g, DEFAULT_FAT_AUS, None, medium.clone()),
+            );
+            // A plan that cannot fit (an erase block too large for the card) is
+            // a reason to skip, not to lose what probe already measured.
+            let mut skipped = Vec::new();
+            for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
+                if let Err(e) = plan {
+                    let why = format!("{name}: {e}");
+                    r.doc().note(NoteKind::Skipped, why.clone(), None);
+                    skipped.push(why);
+                }
+            }
+            r.put("skipped", &skipped);
+            if skipped.is_empty() {
+                let found = r.run(&ot)?;
+                // fat's slot method works with the random-write limit open-au
+                // found, where it fits the card (else fat falls back by itself).
+                let limit = found.random.as_ref().and_then(|s| s.max_open_aus);
+                let ft = fat_test(&g, DEFAULT_FAT_AUS, limit, medium);
+                let fat = r.run(&ft)?;
+                let mut found = found;
+                if let (fat::Method::Slots, Some(n), true) = (fat.method, fat.random_aus, fat.confidence >= CONFIDENT) {
+                    open_au::cross_check(&mut found, n);
+                    r.put("open_au", &found);
+                }
+                o = Some(found);
+                f = Some(fat);
+            }
         }
     }
     if o.is_none() {
         r.put("open_au", &None::<()>);
         r.put("fat", &None::<()>);
     }
-    r.put("advice", &advise(info.as_ref(), Some(&a), o.as_ref(), f.as_ref()));
+    if p.is_none() {
+        r.put("page", &None::<()>);
+    }
+    r.put(
+        "advice",
+        &advise(info.as_ref(), Some(&a), o.as_ref(), f.as_ref(), p.as_ref()),
+    );
     Ok(r.finish())
 }

@@ -98,7 +98,10 @@ pub fn open_au(o: &mut String, r: &OpenAuResult, device_s: f64) {
             "{}",
             table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows)
         );
-        let sure = if sw.confidence >= crate::measure::CONFIDENT {
+        let noted = r.notes.iter().any(|n| n.starts_with(name));
+        let sure = if noted {
+            format!("confidence {:.2}, see the note", sw.confidence)
+        } else if sw.confidence >= crate::measure::CONFIDENT {
             format!("confidence {:.2}", sw.confidence)
         } else {
             format!(

@@ -38,7 +38,14 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
             None => {
                 let v = super::measure::verdict("erase block", a.erase_size_bytes, a.confidence);
                 let v = v.strip_prefix("erase block ").unwrap_or(&v);
-                let _ = writeln!(o, "  erase block  {v}, page {}", size(a.page_size_bytes));
+                let page = doc.get::<crate::measure::page::PageResult>("page");
+                let (p, c) = crate::measure::page::best(&a, page.as_ref());
+                let p = match p {
+                    Some(p) if c >= crate::measure::CONFIDENT => Iec(p).to_string(),
+                    Some(p) => format!("perhaps {} (unsure)", Iec(p)),
+                    None => size(None),
+                };
+                let _ = writeln!(o, "  erase block  {v}, page {p}");
             }
         }
     }
