@@ -154,6 +154,18 @@ pub enum Command {
         #[command(flatten)]
         opts: WriteOpts,
     },
+    /// The flash page size from writes that straddle page boundaries (a
+    /// second page programmed), where align's reads cannot show it; writes in
+    /// one AU at the middle of the target, preserved unless --no-preserve.
+    Page {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        /// The region written (default: align's erase size, else 4 MiB).
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        erase_size: Option<u64>,
+        #[command(flatten)]
+        opts: WriteOpts,
+    },
     /// How many leading AUs take small random writes cheaply (the FAT area;
     /// writes, preserved unless --no-preserve).
     Fat {
@@ -356,6 +368,11 @@ fn run(cli: Cli) -> CliResult<Output> {
             };
             jobs::open_au(&on(target, Some(opts)), &a)?
         }
+        Command::Page {
+            target,
+            erase_size,
+            opts,
+        } => jobs::page(&on(target, Some(opts)), erase_size)?,
         Command::Fat {
             target,
             erase_size,

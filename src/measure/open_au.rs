@@ -106,7 +106,10 @@ pub fn cross_check(r: &mut OpenAuResult, fat_limit: u64) {
     let Some(sw) = r.random.as_mut() else { return };
     let (said, contradicts) = match sw.max_open_aus {
         Some(n) => (format!("collapse at {}", n + 1), n != fat_limit),
-        None => (format!("no collapse up to {}", sw.tried_up_to), fat_limit < sw.tried_up_to),
+        None => (
+            format!("no collapse up to {}", sw.tried_up_to),
+            fat_limit < sw.tried_up_to,
+        ),
     };
     if contradicts {
         sw.max_open_aus = Some(fat_limit);

@@ -30,6 +30,12 @@ const FIRST_PAIRS: usize = 16;
 const MOST_PAIRS: usize = 256;
 /// A step is clear at this many standard errors of its median difference.
 const CLEAR_Z: f64 = 4.0;
+/// Smallest step taken for a page: a straddling write costs at least one
+/// more page read (the read-modify-write of a partial page) or program, and
+/// NAND reads a page in 25 us or more (tR in ONFI-era datasheets, e.g.
+/// Micron MT29F SLC 25 us) and programs it in 200 us or more; below this no
+/// page shows, and sampling stops looking.
+const MIN_STEP_NS: f64 = 10_000.0;
 /// A step counts only at this share of the largest step seen: a page
 /// boundary costs the same program whatever the candidate above it.
 const SAME_STEP: f64 = 0.5;
@@ -189,13 +195,18 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
             for (j, pair) in done.chunks(2).enumerate() {
                 let k = have + j;
                 let (a, b) = (pair[0].duration_ns as f64, pair[1].duration_ns as f64);
-                diffs[i].push(if k % 2 == 0 { a - b } else { b - a });
+                diffs[i].push(if k.is_multiple_of(2) { a - b } else { b - a });
             }
         }
         let cands: Vec<Candidate> = sizes.iter().zip(&diffs).map(|(&s, d)| summarise(s, d)).collect();
-        let unclear = cands
-            .iter()
-            .any(|c| c.step_ns.abs() < CLEAR_Z * c.se_ns && c.pairs < MOST_PAIRS);
+        // Clear: a step, or clearly less than half the largest step and
+        // than any page program (no page boundary there).
+        let biggest = cands.iter().map(|c| c.step_ns).fold(0.0, f64::max);
+        let unclear = cands.iter().any(|c| {
+            let step = c.step_ns > CLEAR_Z * c.se_ns && c.step_ns >= MIN_STEP_NS;
+            let none = c.step_ns + CLEAR_Z * c.se_ns < (SAME_STEP * biggest).max(MIN_STEP_NS);
+            !step && !none && c.pairs < MOST_PAIRS
+        });
         if !unclear || round >= MOST_PAIRS {
             return Ok(decide(o, w, cands));
         }
@@ -208,7 +219,7 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
 fn decide(o: Options, w: u64, mut cands: Vec<Candidate>) -> PageResult {
     let biggest = cands.iter().map(|c| c.step_ns).fold(0.0, f64::max);
     for c in &mut cands {
-        c.step = c.step_ns > CLEAR_Z * c.se_ns && c.step_ns >= SAME_STEP * biggest && biggest > 0.0;
+        c.step = c.step_ns > CLEAR_Z * c.se_ns && c.step_ns >= (SAME_STEP * biggest).max(MIN_STEP_NS);
     }
     // Steps from some index to the end, none before it.
     let first = cands.iter().position(|c| c.step);
@@ -217,7 +228,7 @@ fn decide(o: Options, w: u64, mut cands: Vec<Candidate>) -> PageResult {
     let below_clear = first.is_some_and(|f| {
         cands[..f]
             .iter()
-            .all(|c| c.step_ns.abs() < SAME_STEP * biggest && c.step_ns < CLEAR_Z * c.se_ns)
+            .all(|c| c.step_ns.abs() < SAME_STEP * biggest && c.step_ns <= CLEAR_Z * c.se_ns)
     });
     let (page, confidence) = match first {
         // A step at the smallest candidate may be a smaller page's: the

@@ -186,6 +186,30 @@ pub fn fat(on: &On, erase: Option<u64>, max: u64, open_aus: Option<u64>) -> CliR
     Ok(r.finish())
 }
 
+pub fn page(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
+    let mut r = on.runner("page")?;
+    let medium = r.medium();
+    let d = r.description().clone();
+    let erase = match erase {
+        Some(e) => e,
+        None => {
+            let a = r.run(&align::Align {
+                references: Vec::new(),
+                medium: medium.clone(),
+            })?;
+            a.erase_size_bytes.unwrap_or(PAGE_REGION)
+        }
+    };
+    let g = Geometry {
+        erase,
+        page: None,
+        block: u64::from(d.logical_block_size),
+        size: d.size_bytes,
+    };
+    r.run(&page_test(&g, medium))?;
+    Ok(r.finish())
+}
+
 /// The region probe's scatter reads: the first 8 MiB, where a FAT area and
 /// the first erase-block boundaries are (flashbench users map the start).
 const PROBE_SCATTER: u64 = 8 << 20;

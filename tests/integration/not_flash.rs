@@ -1,6 +1,6 @@
 //! Targets that are not flash (issue 13): a regular file on the test's
 //! filesystem and on tmpfs, and loop devices over each. No erase block,
-//! open-AU limit or FAT area may be claimed with confidence 0.5 or more, the
+//! page, open-AU limit or FAT area may be claimed with confidence 0.5 or more, the
 //! output says why, and the data comes back.
 
 use sha2::{Digest, Sha256};
@@ -24,6 +24,10 @@ fn confident_claims(v: &serde_json::Value) -> Vec<String> {
             claims.push(format!("{order} open AUs {}", s["max_open_aus"]));
         }
     }
+    let p = &v["page"];
+    if p["page_size_bytes"].is_u64() && p["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
+        claims.push(format!("page {}", p["page_size_bytes"]));
+    }
     let f = &v["fat"];
     if f["fat_area_aus"].as_u64().unwrap_or(0) > 0 && f["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
         claims.push(format!("FAT area {}", f["fat_area_aus"]));
@@ -37,7 +41,7 @@ fn claims_nothing(args: &[&str], kinds: &[&str]) {
     let v = json(args);
     let claims = confident_claims(&v);
     assert!(claims.is_empty(), "{args:?} claims {claims:?}");
-    let why = ["align", "open_au", "fat"]
+    let why = ["align", "open_au", "fat", "page"]
         .iter()
         .find_map(|k| v[k]["not_flash"].as_str())
         .unwrap_or_else(|| panic!("{args:?}: no reason given"));
@@ -151,6 +155,7 @@ fn files_and_loop_devices_claim_no_flash_geometry() {
                         "--journal-dir",
                         j,
                     ],
+                    vec!["page", t.as_str(), "--write", "--journal-dir", j],
                 ] {
                     claims_nothing(&args, &["file", "loop"]);
                     runs += 1;

@@ -1,9 +1,10 @@
-//! align, open-au, fat and scatter as tables and one-line verdicts.
+//! align, open-au, fat, page and scatter as tables and one-line verdicts.
 
 use std::fmt::Write;
 
 use crate::measure::{
-    align::AlignResult, fat::FatResult, fat::Method, median, open_au::OpenAuResult, scatter::ScatterResult,
+    align::AlignResult, fat::FatResult, fat::Method, median, open_au::OpenAuResult, page::PageResult,
+    scatter::ScatterResult,
 };
 use crate::render::table;
 use crate::units::{Iec, duration_ns, mb_per_s};
@@ -191,6 +192,47 @@ pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
         ),
     };
     let _ = writeln!(o, "{verdict}; {device_s:.1} device-seconds");
+}
+
+pub fn page(o: &mut String, r: &PageResult, device_s: f64) {
+    let rows: Vec<Vec<String>> = r
+        .candidates
+        .iter()
+        .map(|c| {
+            vec![
+                Iec(c.size_bytes).to_string(),
+                format!(
+                    "{}{} ± {}",
+                    if c.step_ns < 0.0 { "-" } else { "" },
+                    duration_ns(c.step_ns.abs()),
+                    duration_ns(c.se_ns)
+                ),
+                c.pairs.to_string(),
+                if c.step { "step".into() } else { String::new() },
+            ]
+        })
+        .collect();
+    let text = format!(
+        "{} writes straddling each multiple of a size, against {} writes ending there: where the page \
+         divides the size, the straddling write programs a second page.",
+        Iec(r.write_bytes),
+        Iec(r.write_bytes)
+    );
+    let _ = writeln!(o, "{}", super::wrap(&text, "", ""));
+    let _ = writeln!(o, "{}", table::grid(&["boundary", "extra cost", "pairs", ""], &rows));
+    let verdict = match (&r.not_flash, r.page_size_bytes) {
+        (Some(why), _) => format!("no page claimed: the target is {why}"),
+        (None, Some(p)) if r.confidence >= crate::measure::CONFIDENT => {
+            format!("page {} (confidence {:.2})", Iec(p), r.confidence)
+        }
+        (None, Some(p)) => format!("page perhaps {} (unsure: confidence {:.2})", Iec(p), r.confidence),
+        (None, None) => format!(
+            "no page size from writes (confidence {:.2}): no step, or one already at the smallest size, \
+             where a page of two blocks or less looks the same",
+            r.confidence
+        ),
+    };
+    let _ = writeln!(o, "{}; {device_s:.1} device-seconds", super::wrap(&verdict, "", ""));
 }
 
 pub fn scatter(o: &mut String, r: &ScatterResult) {
