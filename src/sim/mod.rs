@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::seam::{
     AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
 };
-use params::{Erased, ParamError, Params, Protocol};
+use params::{Erased, FakeMode, ParamError, Params, Protocol};
 
 /// What a sim run did, for tests, reports and `sim reproduce`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -52,6 +52,50 @@ pub struct SimTarget {
     /// The page in the card's page register after the last read; a write
     /// replaces it.
     read_page: Option<u64>,
+    /// A fake card's write cache (`write_cache`): recent sectors by address.
+    cache: WriteCache,
+}
+
+/// The last `capacity` sectors written, by address, oldest first out: what
+/// a fake card's controller keeps in RAM and returns for a read of a recent
+/// write, whatever happened to the flash behind it.
+#[derive(Debug, Default)]
+struct WriteCache {
+    capacity: usize,
+    sectors: std::collections::HashMap<u64, Box<[u8]>>,
+    order: std::collections::VecDeque<u64>,
+}
+
+impl WriteCache {
+    fn write(&mut self, sector: u64, data: &[u8]) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.sectors.insert(sector, data.into()).is_none() {
+            self.order.push_back(sector);
+        }
+        while self.sectors.len() > self.capacity {
+            if let Some(old) = self.order.pop_front() {
+                self.sectors.remove(&old);
+            }
+        }
+    }
+
+    fn read(&self, sector: u64, out: &mut [u8]) {
+        if let Some(d) = self.sectors.get(&sector) {
+            out.copy_from_slice(d);
+        }
+    }
+}
+
+/// One piece of a request on the card: where its bytes really are, how
+/// many, where they start in the request, and whether the card drops them
+/// (a drop-mode fake past its real capacity).
+struct Piece {
+    phys: u64,
+    len: u64,
+    at: usize,
+    dropped: bool,
 }
 
 /// Build parameters from `sim:BASE,key=value...` (BASE a profile or a .toml file).
@@ -110,6 +154,7 @@ fn read_profile_file(path: &str) -> Result<String, ParamError> {
 
 impl SimTarget {
     pub fn new(spec: &str, params: Params) -> Self {
+        let cached_sectors = (params.write_cache / u64::from(params.sector_size.max(1))) as usize;
         SimTarget {
             desc: TargetDescription {
                 spec: spec.to_string(),
@@ -129,6 +174,10 @@ impl SimTarget {
             woken: false,
             last_read_end: None,
             read_page: None,
+            cache: WriteCache {
+                capacity: cached_sectors,
+                ..Default::default()
+            },
         }
     }
 
@@ -307,22 +356,62 @@ impl SimTarget {
         ns
     }
 
-    /// Physical pieces of a logical range: a fake card wraps addresses past its
-    /// real capacity onto the start.
-    fn physical(&self, off: u64, len: u64) -> Vec<(u64, u64, usize)> {
+    /// Physical pieces of a logical range: past its real capacity a fake card
+    /// wraps addresses onto the start, or drops them.
+    fn physical(&self, off: u64, len: u64) -> Vec<Piece> {
         let Some(real) = self.params.real_capacity else {
-            return vec![(off, len, 0)];
+            return vec![Piece {
+                phys: off,
+                len,
+                at: 0,
+                dropped: false,
+            }];
         };
         let mut out = Vec::new();
         let (mut o, mut done) = (off, 0u64);
         while done < len {
-            let phys = o % real;
-            let n = (len - done).min(real - phys);
-            out.push((phys, n, done as usize));
-            o += n;
-            done += n;
+            let piece = if self.params.fake_mode == FakeMode::Wrap {
+                let phys = o % real;
+                let n = (len - done).min(real - phys);
+                Piece {
+                    phys,
+                    len: n,
+                    at: done as usize,
+                    dropped: false,
+                }
+            } else {
+                let n = if o < real {
+                    (len - done).min(real - o)
+                } else {
+                    len - done
+                };
+                Piece {
+                    phys: o,
+                    len: n,
+                    at: done as usize,
+                    dropped: o >= real,
+                }
+            };
+            o += piece.len;
+            done += piece.len;
+            out.push(piece);
         }
         out
+    }
+
+    /// What a drop-mode fake returns for a block it never kept.
+    fn lost(&self, phys: u64, out: &mut [u8]) {
+        if self.params.fake_mode == FakeMode::DropStale {
+            // Old data: a seeded stream per 8 bytes, the same on every read.
+            for (i, b) in out.iter_mut().enumerate() {
+                let w = (phys + i as u64) / 8;
+                let mut x = (w ^ self.params.seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                x ^= x >> 31;
+                *b = (x >> (8 * ((phys + i as u64) % 8))) as u8;
+            }
+        } else {
+            out.fill(0);
+        }
     }
 
     fn bad(&self, off: u64, len: u64) -> bool {
@@ -379,8 +468,17 @@ impl Target for SimTarget {
                     self.counters.bytes_read += u64::from(r.len);
                     let slice = &mut buf.as_mut_slice()[range];
                     if self.params.keep_data {
-                        for (phys, n, at) in self.physical(r.offset, u64::from(r.len)) {
-                            self.store.read(phys, &mut slice[at..at + n as usize], erased);
+                        for p in self.physical(r.offset, u64::from(r.len)) {
+                            let out = &mut slice[p.at..p.at + p.len as usize];
+                            if p.dropped {
+                                self.lost(p.phys, out);
+                            } else {
+                                self.store.read(p.phys, out, erased);
+                            }
+                        }
+                        let ss = u64::from(self.params.sector_size);
+                        for (i, out) in slice.chunks_mut(ss as usize).enumerate() {
+                            self.cache.read(r.offset / ss + i as u64, out);
                         }
                     } else {
                         slice.fill(erased);
@@ -390,8 +488,14 @@ impl Target for SimTarget {
                     self.counters.bytes_written += u64::from(r.len);
                     if self.params.keep_data && errno.is_none() {
                         let data = &buf.as_slice()[range];
-                        for (phys, n, at) in self.physical(r.offset, u64::from(r.len)) {
-                            self.store.write(phys, &data[at..at + n as usize], erased);
+                        for p in self.physical(r.offset, u64::from(r.len)) {
+                            if !p.dropped {
+                                self.store.write(p.phys, &data[p.at..p.at + p.len as usize], erased);
+                            }
+                        }
+                        let ss = u64::from(self.params.sector_size);
+                        for (i, d) in data.chunks(ss as usize).enumerate() {
+                            self.cache.write(r.offset / ss + i as u64, d);
                         }
                     }
                 }
@@ -476,6 +580,71 @@ mod tests {
             .unwrap();
         assert_eq!(c[0].errno, Some(libc::EIO));
         assert_eq!(c[1].errno, None);
+    }
+
+    /// Write a tagged 4 KiB block at each offset in turn, then read each back:
+    /// which still hold their own tag.
+    fn kept(t: &mut SimTarget, offsets: &[u64]) -> Vec<bool> {
+        let mut buf = AlignedBuf::new(4096);
+        for &o in offsets {
+            buf.as_mut_slice().fill((o >> 20) as u8 ^ 0x5a);
+            t.run(&[Request::write(o, 4096, 0)], 1, &mut buf).unwrap();
+        }
+        offsets
+            .iter()
+            .map(|&o| {
+                t.run(&[Request::read(o, 4096, 0)], 1, &mut buf).unwrap();
+                buf.as_slice().iter().all(|&b| b == (o >> 20) as u8 ^ 0x5a)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fake_kinds_lose_what_lies_past_the_real_capacity() {
+        let at = [1 << 20, 20 << 20, 40 << 20];
+        for mode in ["drop-zeros", "drop-stale"] {
+            let mut t = sim(&format!(
+                "sim:demo,capacity=64M,real_capacity=24M,fake_mode={mode},au_size=1M"
+            ));
+            assert_eq!(kept(&mut t, &at), [true, true, false], "{mode}");
+            let mut back = AlignedBuf::new(4096);
+            t.run(&[Request::read(40 << 20, 4096, 0)], 1, &mut back).unwrap();
+            let zeros = back.as_slice().iter().all(|&b| b == 0);
+            assert_eq!(
+                zeros,
+                mode == "drop-zeros",
+                "{mode}: lost blocks read as zeros or old data"
+            );
+            // Nothing written past the real capacity landed below it.
+            assert_eq!(kept(&mut t, &[16 << 20]), [true]);
+        }
+        // Wrap modulo a size that is not a power of two: 40 MiB lands on 40 - 24.
+        let mut t = sim("sim:demo,capacity=64M,real_capacity=24M,au_size=1M");
+        let mut buf = AlignedBuf::new(4096);
+        buf.as_mut_slice().fill(0x77);
+        t.run(&[Request::write(40 << 20, 4096, 0)], 1, &mut buf).unwrap();
+        t.run(&[Request::read(16 << 20, 4096, 0)], 1, &mut buf).unwrap();
+        assert!(buf.as_slice().iter().all(|&b| b == 0x77));
+    }
+
+    #[test]
+    fn a_write_cache_hides_a_fake_until_it_is_pushed_out() {
+        let spec = "sim:demo,capacity=64M,real_capacity=24M,fake_mode=drop-zeros,write_cache=64K,au_size=1M";
+        let mut t = sim(spec);
+        // Written and read at once: the cache answers, the fake passes.
+        assert_eq!(kept(&mut t, &[40 << 20]), [true]);
+        // 64 KiB more writes push it out: the loss shows.
+        let mut buf = AlignedBuf::new(4096);
+        for k in 0..16u64 {
+            t.run(&[Request::write((2 << 20) + k * 4096, 4096, 0)], 1, &mut buf)
+                .unwrap();
+        }
+        let mut back = AlignedBuf::new(4096);
+        t.run(&[Request::read(40 << 20, 4096, 0)], 1, &mut back).unwrap();
+        assert!(
+            back.as_slice().iter().all(|&b| b == 0),
+            "pushed out of the cache, the block is lost"
+        );
     }
 
     #[test]

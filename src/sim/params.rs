@@ -41,6 +41,10 @@ const MAX_BLOCKS_PER_CMD: u64 = 1 << 20;
 const MAX_NS: u64 = 100_000_000_000;
 /// Fastest bus clock: 10 GHz, well above HS400's 200 MHz.
 const MAX_CLOCK_HZ: u64 = 10_000_000_000;
+/// Largest fake write cache: fakes keep a few MiB in their controller's RAM
+/// (a cache that defeats write-then-read checks need not be large); 256 MiB
+/// bounds the simulator's memory.
+const MAX_WRITE_CACHE: u64 = 256 << 20;
 /// Most failing ranges one card may list.
 const MAX_BAD_RANGES: usize = 1024;
 /// Largest `sim:FILE.toml`: a profile is a page of keys.
@@ -53,6 +57,22 @@ pub enum Protocol {
     Mmc,
     /// CompactFlash/ATA in PIO mode: command-to-data delay, PIO per sector.
     AtaPio,
+}
+
+/// How a fake card treats addresses past its real capacity. The kinds
+/// fake-capacity testers report (f3's documentation names wrap-around and
+/// "writes past N are lost"; a small cache in front of either defeats a
+/// write-then-read check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FakeMode {
+    /// The address taken modulo the real capacity: a write past it lands on
+    /// earlier data.
+    Wrap,
+    /// Writes past the real capacity are lost; reads there return zeros.
+    DropZeros,
+    /// Writes past the real capacity are lost; reads there return what the
+    /// block held when the card was made (seeded garbage).
+    DropStale,
 }
 
 /// What never-written blocks read as.
@@ -245,6 +265,25 @@ impl Codec<String> for CardType {
     }
 }
 
+struct FakeModeCodec;
+impl Codec<FakeMode> for FakeModeCodec {
+    fn parse(key: &str, v: &str) -> Result<FakeMode, ParamError> {
+        match v {
+            "wrap" => Ok(FakeMode::Wrap),
+            "drop-zeros" => Ok(FakeMode::DropZeros),
+            "drop-stale" => Ok(FakeMode::DropStale),
+            _ => Err(bad(key, v, "expected wrap, drop-zeros or drop-stale")),
+        }
+    }
+    fn show(v: &FakeMode) -> String {
+        quoted(match v {
+            FakeMode::Wrap => "wrap",
+            FakeMode::DropZeros => "drop-zeros",
+            FakeMode::DropStale => "drop-stale",
+        })
+    }
+}
+
 struct ErasedCodec;
 impl Codec<Erased> for ErasedCodec {
     fn parse(key: &str, v: &str) -> Result<Erased, ParamError> {
@@ -358,7 +397,9 @@ params! {
     page_mapped: bool = Flag, "false", "bool", "page-mapped FTL: no AU garbage collection";
     keep_data: bool = Flag, "true", "bool", "keep written data (false: timing only)";
     erased: Erased = ErasedCodec, "zeros", "zeros|ones", "what never-written blocks read as";
-    real_capacity: Option<u64> = MaybeSize, "none", "bytes", "fake card: addresses wrap past this size";
+    real_capacity: Option<u64> = MaybeSize, "none", "bytes", "fake card: what it really holds (fake_mode says what happens past it)";
+    fake_mode: FakeMode = FakeModeCodec, "wrap", "wrap|drop-zeros|drop-stale", "fake card past real_capacity: addresses wrap, or writes are lost and reads give zeros or old data";
+    write_cache: u64 = Size, "0", "bytes", "fake card's write cache: the last this many bytes written read back correctly at any address";
     bad_ranges: Vec<(u64, u64)> = Ranges, "none", "START+LEN;...", "byte ranges that return I/O errors";
     jitter: f64 = Fraction, "0.0", "fraction", "seeded timing noise, 0 to 1";
     /// Real-world noise, off in every built-in profile (issue 13: USB
@@ -522,6 +563,15 @@ impl Params {
                 format!("{real} must be a non-zero multiple of the sector, at most the capacity"),
             );
         }
+        if self.write_cache > MAX_WRITE_CACHE || !self.write_cache.is_multiple_of(s) {
+            return imp(
+                "write_cache",
+                format!(
+                    "{} must be a multiple of the sector, at most {MAX_WRITE_CACHE}",
+                    self.write_cache
+                ),
+            );
+        }
         for &(start, len) in &self.bad_ranges {
             if len == 0 || start.checked_add(len).is_none_or(|e| e > self.capacity) {
                 return imp(
@@ -646,6 +696,8 @@ mod tests {
         check("open_aus_linear", "3000", "open_aus_linear");
         check("real_capacity", "9G", "real_capacity");
         check("bad_ranges", "8G+4k", "bad_ranges");
+        check("write_cache", "1G", "write_cache");
+        check("write_cache", "1000", "write_cache"); // not whole sectors
         check("bus_width", "2", "bus_width");
         check("in_flight", "4", "in_flight");
         let mut p = Params::default();
