@@ -486,6 +486,9 @@ impl Sweeper<'_> {
 pub struct OpenAu {
     pub options: Options,
     pub medium: super::Medium,
+    /// How sure the erase size is (align's confidence; 1 when the user gave
+    /// it): the limits count AUs of that size, so they are never surer.
+    pub erase_confidence: f64,
 }
 
 impl super::Test for OpenAu {
@@ -497,6 +500,19 @@ impl super::Test for OpenAu {
     }
     fn run(&self, t: &mut dyn Target) -> Result<OpenAuResult, MeasureError> {
         let mut r = run(t, self.options)?;
+        let sweeps = [&mut r.linear, &mut r.random].into_iter().flatten();
+        let mut capped = false;
+        for s in sweeps.filter(|s| s.confidence > self.erase_confidence) {
+            s.confidence = self.erase_confidence;
+            capped = true;
+        }
+        if capped {
+            r.notes.push(format!(
+                "the limits count AUs of {}, an erase size align gave with confidence {:.2}: they are no surer",
+                crate::units::Iec(self.options.erase),
+                self.erase_confidence
+            ));
+        }
         if let Some(why) = &self.medium.not_flash {
             // The runs stay in the table; a slowdown here is the medium's.
             for s in [&mut r.linear, &mut r.random].into_iter().flatten() {
@@ -579,6 +595,7 @@ mod tests {
             .run(&OpenAu {
                 options: o,
                 medium: Default::default(),
+                erase_confidence: 1.0,
             })
             .unwrap();
         (r, runner.finish().device_time_s.unwrap())

@@ -77,6 +77,8 @@ pub fn scatter(on: &On, a: &ScatterArgs) -> CliResult<RunDocument> {
 /// What the writing tests need to know about the target.
 struct Geometry {
     erase: u64,
+    /// How sure the erase size is: align's confidence, 1 when given.
+    erase_confidence: f64,
     page: Option<u64>,
     block: u64,
     size: u64,
@@ -89,6 +91,7 @@ fn geometry(r: &mut Runner, erase: Option<u64>) -> CliResult<Geometry> {
     if let Some(erase) = erase {
         return Ok(Geometry {
             erase,
+            erase_confidence: 1.0,
             page: None,
             block,
             size,
@@ -112,6 +115,7 @@ fn geometry(r: &mut Runner, erase: Option<u64>) -> CliResult<Geometry> {
     r.doc().note(NoteKind::Geometry, line, None);
     Ok(Geometry {
         erase,
+        erase_confidence: a.confidence,
         page: a.page_size_bytes,
         block,
         size,
@@ -133,7 +137,11 @@ fn open_au_test(g: &Geometry, a: &OpenAuArgs, medium: crate::measure::Medium) ->
         // A small card gets the largest sweep that fits instead of a refusal.
         o.max = open_au::largest_max(g.size, &o).max(1);
     }
-    open_au::OpenAu { options: o, medium }
+    open_au::OpenAu {
+        options: o,
+        medium,
+        erase_confidence: g.erase_confidence,
+    }
 }
 
 /// Where align saw no erase block, the page test writes in a region of
@@ -167,7 +175,11 @@ fn fat_test(g: &Geometry, max: u64, random_aus: Option<u64>, medium: crate::meas
     if fat::plan(g.size, &options).is_err() {
         options.slots = false;
     }
-    fat::Fat { options, medium }
+    fat::Fat {
+        options,
+        medium,
+        erase_confidence: g.erase_confidence,
+    }
 }
 
 pub fn open_au(on: &On, a: &OpenAuArgs) -> CliResult<RunDocument> {
@@ -202,6 +214,7 @@ pub fn page(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
     };
     let g = Geometry {
         erase,
+        erase_confidence: 1.0,
         page: None,
         block: u64::from(d.logical_block_size),
         size: d.size_bytes,
@@ -266,6 +279,7 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
         let d = r.description().clone();
         let mut g = Geometry {
             erase: a.erase_size_bytes.unwrap_or(PAGE_REGION),
+            erase_confidence: a.confidence,
             page: a.page_size_bytes,
             block: u64::from(d.logical_block_size),
             size: d.size_bytes,
@@ -304,7 +318,11 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
                 let found = r.run(&ot)?;
                 // fat's slot method works with the random-write limit open-au
                 // found, where it fits the card (else fat falls back by itself).
-                let limit = found.random.as_ref().and_then(|s| s.max_open_aus);
+                // "No collapse up to N" says N fit: the search starts there.
+                let limit = found
+                    .random
+                    .as_ref()
+                    .and_then(|s| s.max_open_aus.or((s.tried_up_to > 0).then_some(s.tried_up_to)));
                 let ft = fat_test(&g, DEFAULT_FAT_AUS, limit, medium);
                 let fat = r.run(&ft)?;
                 let mut found = found;

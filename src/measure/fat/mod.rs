@@ -176,6 +176,9 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
 pub struct Fat {
     pub options: Options,
     pub medium: super::Medium,
+    /// How sure the erase size is (align's confidence; 1 when the user gave
+    /// it): the area is counted in AUs of that size, so it is never surer.
+    pub erase_confidence: f64,
 }
 
 impl super::Test for Fat {
@@ -187,6 +190,14 @@ impl super::Test for Fat {
     }
     fn run(&self, t: &mut dyn Target) -> Result<FatResult, MeasureError> {
         let mut r = run(t, self.options)?;
+        if r.confidence > self.erase_confidence {
+            r.confidence = self.erase_confidence;
+            r.notes.push(format!(
+                "counted in AUs of {}, an erase size align gave with confidence {:.2}: the area is no surer",
+                crate::units::Iec(self.options.erase),
+                self.erase_confidence
+            ));
+        }
         if let Some(why) = &self.medium.not_flash {
             r.fat_area_aus = 0;
             r.confidence = 1.0;
@@ -253,6 +264,7 @@ mod tests {
                 .run(&Fat {
                     options: o,
                     medium: Default::default(),
+                    erase_confidence: 1.0,
                 })
                 .unwrap();
             assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
@@ -275,6 +287,7 @@ mod tests {
             .run(&Fat {
                 options: o,
                 medium: Default::default(),
+                erase_confidence: 1.0,
             })
             .unwrap()
     }
@@ -323,6 +336,22 @@ mod tests {
         // them): 64 chunks of 4 KiB in each leading AU and each slot AU.
         let extra: u64 = plan_with.iter().map(|r| r.len).sum::<u64>() - plan_without.iter().map(|r| r.len).sum::<u64>();
         assert_eq!(extra, (8 + MAX_SLOT_AUS + 1) * 64 * 4096);
+    }
+
+    #[test]
+    fn an_unsure_erase_size_makes_the_area_unsure() {
+        let params = build("demo").unwrap();
+        let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
+        let r = runner
+            .run(&Fat {
+                options: demo_options(),
+                medium: Default::default(),
+                erase_confidence: 0.3,
+            })
+            .unwrap();
+        assert_eq!(r.fat_area_aus, 2);
+        assert_eq!(r.confidence, 0.3);
+        assert!(r.notes.iter().any(|n| n.contains("confidence 0.30")), "{:?}", r.notes);
     }
 
     fn demo_options() -> Options {

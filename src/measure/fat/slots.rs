@@ -7,10 +7,10 @@ use crate::safety::ranges::Range;
 use crate::seam::{AlignedBuf, Request, Target, run_all};
 
 /// Writes measured per slot-method set between looks at the share that
-/// merged: with 16, an overflowing set (half its writes merging) and a fitting
-/// one (none) each stand two standard errors from [`SPLIT`] after one batch,
-/// and every batch costs an overflowing set 8 merges.
-const SLOT_BATCH: u64 = 16;
+/// merged: 8, four merges in an overflowing set. One batch decides a clean
+/// set (see [`ODDS`]); each costs an overflowing set four merges, seconds
+/// each with AUs of tens of MiB.
+const SLOT_BATCH: u64 = 8;
 /// Most writes measured per set before it is called unclear.
 const SLOT_MOST: u64 = 96;
 /// Writes per visit of an AU, one below the other: on a card whose slots
@@ -82,10 +82,17 @@ pub(super) fn ranges(o: &Options) -> Vec<Range> {
         .collect()
 }
 
-/// Share of merging writes that splits "fits the slots" from "overflows
-/// them": an overflowing set merges on every second write (one per visit),
-/// a fitting one only when a log fills (at most one write in 16 with the
-/// smallest AUs of 16 pages) or a request stalls.
+/// Share of merging writes in a set that fits the card's slots: a log
+/// fills at most once in 16 writes with the smallest AUs of 16 pages, and a
+/// noisy host stalls a request or two in a hundred.
+const FITS: f64 = 0.06;
+/// Share in a set that overflows them: one merge per visit of two writes.
+const OVERFLOWS: f64 = 0.5;
+/// Likelihood ratio between the two at which a set is decided (Wald's
+/// sequential test): 100 to 1 either way. Eight writes decide a clean set:
+/// none slow gives 1 to 170 against overflowing, four slow 770 to 1 for it.
+const ODDS: f64 = 100.0;
+/// The share past which an undecided set counts as overflowing.
 const SPLIT: f64 = 0.25;
 
 /// What a set's writes came to.
@@ -111,13 +118,15 @@ impl Share {
     }
 
     /// `Some(true)` when the set clearly overflows, `Some(false)` when it
-    /// clearly fits: the share stands two binomial standard errors (at the
-    /// split) from [`SPLIT`].
+    /// clearly fits: the odds of its count of merging writes under
+    /// [`OVERFLOWS`] against [`FITS`] pass [`ODDS`] one way or the other.
     fn overflows(&self) -> Option<bool> {
-        let se = (SPLIT * (1.0 - SPLIT) / self.writes.max(1) as f64).sqrt();
-        if self.slow > SPLIT + 2.0 * se {
+        let n = self.writes as f64;
+        let k = (self.slow * n).round();
+        let log_odds = k * (OVERFLOWS / FITS).ln() + (n - k) * ((1.0 - OVERFLOWS) / (1.0 - FITS)).ln();
+        if log_odds > ODDS.ln() {
             Some(true)
-        } else if self.slow < SPLIT - 2.0 * se {
+        } else if log_odds < -ODDS.ln() {
             Some(false)
         } else {
             None
@@ -240,45 +249,50 @@ pub(super) fn slots(t: &mut dyn Target, o: &Options) -> Result<Result<FatResult,
         Ok(Some(overflows))
     };
     let most = aus.len() - 1;
-    let mut limit = None;
+    // Where the search starts: the hint and the count above it, when they
+    // fit (an exact hint ends it at once: r fits, r + 1 overflows).
+    let (mut lo, mut hi) = (1, None);
     if let Some(r) = o.random_aus.map(|r| r as usize).filter(|r| (1..=most).contains(r)) {
-        match (decide(&mut w, t, r)?, decide(&mut w, t, r + 1)?) {
-            (Some(false), Some(true)) => limit = Some(r),
-            (None, _) | (_, None) => return Ok(Err(over(r + 1))),
-            _ => {}
+        for n in [r, r + 1] {
+            match decide(&mut w, t, n)? {
+                None => return Ok(Err(over(n))),
+                Some(true) => {
+                    hi = Some(n);
+                    break;
+                }
+                Some(false) => lo = n,
+            }
         }
     }
-    let r = match limit {
-        Some(r) => r,
-        None => {
-            let (mut lo, mut hi, mut n) = (1, None, 2);
-            while hi.is_none() && lo <= most {
-                match decide(&mut w, t, n)? {
-                    None => return Ok(Err(over(n))),
-                    Some(true) => hi = Some(n),
-                    Some(false) => {
-                        lo = n;
-                        n = (2 * n).min(most + 1);
-                    }
-                }
+    // Growing by half, not doubling: every AU past the limit costs the
+    // warm-up cycle a merge of a whole AU.
+    let grow = |n: usize| (n + (n / 2).max(1)).min(most + 1);
+    let mut n = grow(lo);
+    while hi.is_none() && lo <= most {
+        match decide(&mut w, t, n)? {
+            None => return Ok(Err(over(n))),
+            Some(true) => hi = Some(n),
+            Some(false) => {
+                lo = n;
+                n = grow(n);
             }
-            let Some(mut hi) = hi else {
-                return Ok(Err(format!(
-                    "random writes in {} AUs at once merged no more than in one (no random-write limit to work with)",
-                    most + 1
-                )));
-            };
-            while hi - lo > 1 {
-                let m = (lo + hi) / 2;
-                match decide(&mut w, t, m)? {
-                    None => return Ok(Err(over(m))),
-                    Some(true) => hi = m,
-                    Some(false) => lo = m,
-                }
-            }
-            lo
         }
+    }
+    let Some(mut hi) = hi else {
+        return Ok(Err(format!(
+            "random writes in {} AUs at once merged no more than in one (no random-write limit to work with)",
+            most + 1
+        )));
     };
+    while hi - lo > 1 {
+        let m = (lo + hi) / 2;
+        match decide(&mut w, t, m)? {
+            None => return Ok(Err(over(m))),
+            Some(true) => hi = m,
+            Some(false) => lo = m,
+        }
+    }
+    let r = lo;
     let unsure_limit = [r, r + 1].iter().any(|n| seen.get(n).is_some_and(|d| !d.clear));
     let fits = seen.get(&r).map(|d| d.share.typical_ns);
     let overflows = seen.get(&(r + 1)).map(|d| d.share.typical_ns);
