@@ -12,6 +12,7 @@ pub mod open_au;
 pub mod page;
 pub mod scatter;
 pub mod score;
+pub mod slots;
 
 #[cfg(test)]
 mod property_tests;

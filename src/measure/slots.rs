@@ -1,0 +1,279 @@
+//! Random-write slots, probed by writing. A card keeps a few AUs open for
+//! random-order writes; a set of regions written in random order, two writes
+//! per visit, either fits those slots (no merges) or overflows them (every
+//! visit merges a whole AU, half the writes). fat tells FAT-area AUs apart
+//! this way, and `au` the erase size (two regions in one AU take one slot).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{MeasureError, median};
+use crate::seam::{AlignedBuf, Request, Target, run_all};
+
+/// Writes measured per slot-method set between looks at the share that
+/// merged: 8, four merges in an overflowing set. One batch decides a clean
+/// set (see [`ODDS`]); each costs an overflowing set four merges, seconds
+/// each with AUs of tens of MiB.
+const SLOT_BATCH: u64 = 8;
+/// Most writes measured per set before it is called unclear.
+const SLOT_MOST: u64 = 96;
+/// Writes per visit of an AU, one below the other: on a card whose slots
+/// overflow, the first reopens the AU (evicted since its last visit) and the
+/// second needs a random-write slot, so every visit merges another AU; one
+/// write per visit would merge about once per cycle, too rarely to tell from
+/// a noisy host's stalls.
+const VISIT_WRITES: u64 = 2;
+/// Chunks each region is written at, downwards: every visit lands below
+/// the last, so the card sees random order.
+pub const SLOT_POSITIONS: u64 = 64;
+/// Device time the slot method may spend on one set before it gives up for
+/// the latency method: a merge copies a whole AU, and with AUs of 100 MiB and
+/// more (seconds per merge) the overflowing sets would take many minutes.
+pub const SLOT_BUDGET_NS: f64 = 60e9;
+/// Largest random-write limit the slot method works with (open-au's sweeps
+/// go to 32; beyond, a set would be most of a small card's writes).
+pub const MAX_SLOT_AUS: u64 = 32;
+
+/// Share of merging writes in a set that fits the card's slots: a log
+/// fills at most once in 16 writes with the smallest AUs of 16 pages, and a
+/// noisy host stalls a request or two in a hundred.
+const FITS: f64 = 0.06;
+/// Share in a set that overflows them: one merge per visit of two writes.
+const OVERFLOWS: f64 = 0.5;
+/// Likelihood ratio between the two at which a set is decided (Wald's
+/// sequential test): 100 to 1 either way. Eight writes decide a clean set:
+/// none slow gives 1 to 170 against overflowing, four slow 770 to 1 for it.
+const ODDS: f64 = 100.0;
+/// The share past which an undecided set counts as overflowing.
+const SPLIT: f64 = 0.25;
+
+/// What a set's writes came to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Share {
+    /// Writes slower than the merge threshold, as a share of all.
+    pub slow: f64,
+    writes: usize,
+    /// The mean write without the slowest tenth, for the table.
+    pub typical_ns: f64,
+}
+
+impl Share {
+    fn of(lat: &[f64], threshold: f64) -> Share {
+        let mut s = lat.to_vec();
+        s.sort_by(f64::total_cmp);
+        let keep = &s[..(s.len() - s.len() / 10).max(1).min(s.len())];
+        Share {
+            slow: lat.iter().filter(|&&x| x > threshold).count() as f64 / lat.len().max(1) as f64,
+            writes: lat.len(),
+            typical_ns: keep.iter().sum::<f64>() / keep.len().max(1) as f64,
+        }
+    }
+
+    /// `Some(true)` when the set clearly overflows, `Some(false)` when it
+    /// clearly fits: the odds of its count of merging writes under
+    /// [`OVERFLOWS`] against [`FITS`] pass [`ODDS`] one way or the other.
+    fn overflows(&self) -> Option<bool> {
+        let n = self.writes as f64;
+        let k = (self.slow * n).round();
+        let log_odds = k * (OVERFLOWS / FITS).ln() + (n - k) * ((1.0 - OVERFLOWS) / (1.0 - FITS)).ln();
+        if log_odds > ODDS.ln() {
+            Some(true)
+        } else if log_odds < -ODDS.ln() {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// Where the `k`th write of a visit to region `region` lands (its byte
+/// offset); each below the last in that region.
+pub type Place<'a> = &'a dyn Fn(u64, u64) -> u64;
+
+/// The writer: remembers how often each region was visited, so every write
+/// lands below the last one in its region.
+pub struct SlotWriter<'a> {
+    place: Place<'a>,
+    chunk: u64,
+    visits: HashMap<u64, u64>,
+    buf: AlignedBuf,
+    /// A write slower than this merged: twice the median write of one
+    /// region alone (a merge copies a whole AU; a 4 KiB write programs one
+    /// page).
+    threshold: f64,
+    /// Sets of the first `n` regions of a search, as decided.
+    pub seen: BTreeMap<usize, Decision>,
+}
+
+/// What [`SlotWriter::decide`] made of a set.
+pub struct Decision {
+    pub overflows: bool,
+    /// Decided by the rule, not by a guess after the last measurement.
+    pub clear: bool,
+    pub share: Share,
+}
+
+/// Why a search for the random-write limit stopped without one.
+pub enum NoLimit {
+    /// A set of this many regions used up [`SLOT_BUDGET_NS`].
+    Budget(usize),
+    /// Every count up to the regions given fit.
+    NoneUpTo(usize),
+}
+
+impl NoLimit {
+    pub fn why(&self) -> String {
+        match self {
+            NoLimit::Budget(n) => format!(
+                "a set of {n} AUs took more than {:.0} device-seconds (each merge copies a whole AU)",
+                SLOT_BUDGET_NS / 1e9
+            ),
+            NoLimit::NoneUpTo(n) => format!(
+                "random writes in {n} AUs at once merged no more than in one (no random-write limit to work with)"
+            ),
+        }
+    }
+}
+
+impl<'a> SlotWriter<'a> {
+    /// A writer of `chunk`-byte writes (the buffer holds a fixed pattern),
+    /// its merge threshold taken from `alone` written by itself: one region
+    /// always fits (a card takes random writes in at least one AU without
+    /// merging on every visit).
+    pub fn new(t: &mut dyn Target, place: Place<'a>, chunk: u64, alone: u64) -> Result<Self, MeasureError> {
+        let mut buf = AlignedBuf::new(chunk as usize);
+        for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+            *b = (i.wrapping_mul(131) % 251) as u8;
+        }
+        let mut w = SlotWriter {
+            place,
+            chunk,
+            visits: HashMap::new(),
+            buf,
+            threshold: f64::INFINITY,
+            seen: BTreeMap::new(),
+        };
+        let lat = w.write(t, &[alone; 1 + (SLOT_BATCH / VISIT_WRITES) as usize])?;
+        w.threshold = 2.0 * median(&lat[VISIT_WRITES as usize..]);
+        Ok(w)
+    }
+
+    /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit:
+    /// one warm-up cycle (it brings the set's AUs into the card's slots, or
+    /// starts the overflow), then batches of [`SLOT_BATCH`] writes, going on
+    /// round the set, until the share of merging writes clearly fits or
+    /// overflows (at most [`SLOT_MOST`] writes). `None` once the set has
+    /// used [`SLOT_BUDGET_NS`].
+    pub fn decide(&mut self, t: &mut dyn Target, set: &[u64]) -> Result<Option<Decision>, MeasureError> {
+        let mut next = set.iter().copied().cycle();
+        let warm: Vec<u64> = next.by_ref().take(set.len()).collect();
+        let mut spent: f64 = self.write(t, &warm)?.iter().sum();
+        let mut lat = Vec::new();
+        loop {
+            let aus: Vec<u64> = next.by_ref().take((SLOT_BATCH / VISIT_WRITES) as usize).collect();
+            let ns = self.write(t, &aus)?;
+            spent += ns.iter().sum::<f64>();
+            lat.extend(ns);
+            if spent > SLOT_BUDGET_NS {
+                return Ok(None);
+            }
+            let share = Share::of(&lat, self.threshold);
+            match share.overflows() {
+                Some(overflows) => {
+                    return Ok(Some(Decision {
+                        overflows,
+                        clear: true,
+                        share,
+                    }));
+                }
+                None if lat.len() >= SLOT_MOST as usize => {
+                    return Ok(Some(Decision {
+                        overflows: share.slow > SPLIT,
+                        clear: false,
+                        share,
+                    }));
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// One write of [`VISIT_WRITES`] chunks per AU visited, each below the
+    /// AU's last; their latencies.
+    fn write(&mut self, t: &mut dyn Target, visits: &[u64]) -> Result<Vec<f64>, MeasureError> {
+        let c = self.chunk;
+        let reqs: Vec<Request> = visits
+            .iter()
+            .flat_map(|&region| [region; VISIT_WRITES as usize])
+            .map(|region| {
+                let k = self.visits.entry(region).or_default();
+                let off = (self.place)(region, *k);
+                *k += 1;
+                Request::write(off, c as u32, 0)
+            })
+            .collect();
+        Ok(run_all(t, &reqs, 1, &mut self.buf)?
+            .iter()
+            .map(|d| d.duration_ns as f64)
+            .collect())
+    }
+
+    /// The card's random-write limit r as these regions show it: the first r
+    /// fit its slots, r + 1 overflow them. `hint` and the count above it are
+    /// tried first (an exact hint ends it at once), then growth by half,
+    /// then bisection. The decisions stay in [`SlotWriter::seen`].
+    pub fn limit(
+        &mut self,
+        t: &mut dyn Target,
+        regions: &[u64],
+        hint: Option<u64>,
+    ) -> Result<Result<usize, NoLimit>, MeasureError> {
+        let most = regions.len() - 1;
+        let decide = |w: &mut SlotWriter, t: &mut dyn Target, n: usize| -> Result<Option<bool>, MeasureError> {
+            let Some(d) = w.decide(t, &regions[..n])? else {
+                return Ok(None);
+            };
+            let overflows = d.overflows;
+            w.seen.insert(n, d);
+            Ok(Some(overflows))
+        };
+        let (mut lo, mut hi) = (1, None);
+        if let Some(r) = hint.map(|r| r as usize).filter(|r| (1..=most).contains(r)) {
+            for n in [r, r + 1] {
+                match decide(self, t, n)? {
+                    None => return Ok(Err(NoLimit::Budget(n))),
+                    Some(true) => {
+                        hi = Some(n);
+                        break;
+                    }
+                    Some(false) => lo = n,
+                }
+            }
+        }
+        // Growing by half, not doubling: every region past the limit costs
+        // the warm-up cycle a merge of a whole AU.
+        let grow = |n: usize| (n + (n / 2).max(1)).min(most + 1);
+        let mut n = grow(lo);
+        while hi.is_none() && lo <= most {
+            match decide(self, t, n)? {
+                None => return Ok(Err(NoLimit::Budget(n))),
+                Some(true) => hi = Some(n),
+                Some(false) => {
+                    lo = n;
+                    n = grow(n);
+                }
+            }
+        }
+        let Some(mut hi) = hi else {
+            return Ok(Err(NoLimit::NoneUpTo(most + 1)));
+        };
+        while hi - lo > 1 {
+            let m = (lo + hi) / 2;
+            match decide(self, t, m)? {
+                None => return Ok(Err(NoLimit::Budget(m))),
+                Some(true) => hi = m,
+                Some(false) => lo = m,
+            }
+        }
+        Ok(Ok(lo))
+    }
+}
