@@ -154,6 +154,21 @@ pub enum Command {
         #[command(flatten)]
         opts: WriteOpts,
     },
+    /// The erase size (AU) from writes: two regions in one AU share one of
+    /// the card's random-write slots, two AUs need two; for when align's reads
+    /// cannot show it. Writes small windows across the target, preserved
+    /// unless --no-preserve.
+    Au {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        /// The card's random-write open-AU limit if known (open-au's or fat's),
+        /// tried first.
+        #[arg(long, value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..=crate::measure::slots::MAX_SLOT_AUS))]
+        open_aus: Option<u64>,
+        #[command(flatten)]
+        opts: WriteOpts,
+    },
     /// The flash page size from writes that straddle page boundaries (a
     /// second page programmed), where align's reads cannot show it; writes in
     /// one AU at the middle of the target, preserved unless --no-preserve.
@@ -368,6 +383,7 @@ fn run(cli: Cli) -> CliResult<Output> {
             };
             jobs::open_au(&on(target, Some(opts)), &a)?
         }
+        Command::Au { target, open_aus, opts } => jobs::au(&on(target, Some(opts)), open_aus)?,
         Command::Page {
             target,
             erase_size,

@@ -37,18 +37,39 @@ fn say(topic: &'static str, text: String) -> Advice {
 /// Advice from whatever results exist, confident verdicts only (an unsure
 /// erase block, limit or area gives no advice); a test that did not run adds
 /// nothing.
-pub fn advise(
-    info: Option<&DeviceInfo>,
-    align: Option<&AlignResult>,
-    open_au: Option<&OpenAuResult>,
-    fat: Option<&FatResult>,
-    page: Option<&super::page::PageResult>,
-) -> Vec<Advice> {
+/// Everything probe measured that advice reads.
+#[derive(Default, Clone, Copy)]
+pub struct Measured<'a> {
+    pub info: Option<&'a DeviceInfo>,
+    pub align: Option<&'a AlignResult>,
+    pub au: Option<&'a super::au::AuResult>,
+    pub page: Option<&'a super::page::PageResult>,
+    pub open_au: Option<&'a OpenAuResult>,
+    pub fat: Option<&'a FatResult>,
+}
+
+pub fn advise(m: &Measured) -> Vec<Advice> {
+    let Measured {
+        info,
+        align,
+        au,
+        page,
+        open_au,
+        fat,
+    } = *m;
     let mut out = Vec::new();
     let sure = |p: f64| p >= super::CONFIDENT;
+    // The erase size and page as probe states them (reads and writes).
+    let erase = align
+        .map(|a| super::au::best(a, au))
+        .filter(|(_, c)| sure(*c))
+        .and_then(|(e, _)| e);
+    let page_size = align
+        .map(|a| super::page::best(a, page))
+        .filter(|(_, c)| sure(*c))
+        .and_then(|(p, _)| p);
     let align = align.filter(|a| sure(a.confidence));
     let fat = fat.filter(|f| f.not_flash.is_none() && sure(f.confidence));
-    let erase = align.and_then(|a| a.erase_size_bytes);
     if let Some(e) = erase {
         // Seed 004: "Knowing how big each eraseblock is can be used to align
         // your partitioning scheme with the underlying media."
@@ -84,12 +105,7 @@ pub fn advise(
             // 428584): tell ext4 the erase block as its stripe so it allocates
             // and writes in whole erase blocks.
             // The page only where it is known (by the reads or the writes).
-            let stride = align
-                .map(|a| super::page::best(a, page))
-                .filter(|(_, c)| sure(*c))
-                .and_then(|(p, _)| p)
-                .filter(|p| *p >= FS_BLOCK)
-                .map_or(1, |p| p / FS_BLOCK);
+            let stride = page_size.filter(|p| *p >= FS_BLOCK).map_or(1, |p| p / FS_BLOCK);
             out.push(say(
                 "ext4_layout",
                 format!(
@@ -224,7 +240,11 @@ mod tests {
             },
         ];
         let a = align(Some(4 << 20), Some(16 << 10), Vec::new());
-        let out = advise(Some(&info), Some(&a), None, None, None);
+        let out = advise(&Measured {
+            info: Some(&info),
+            align: Some(&a),
+            ..Default::default()
+        });
         assert_eq!(topics(&out), ["misaligned_partitions", "ext4_layout"]);
         assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256:"), "{}", out[0].text);
         assert!(!out[0].text.contains("mmcblk0p2"));
@@ -265,7 +285,12 @@ mod tests {
             overflows_ns: None,
             notes: Vec::new(),
         };
-        let out = advise(None, Some(&a), Some(&o), Some(&f), None);
+        let out = advise(&Measured {
+            align: Some(&a),
+            open_au: Some(&o),
+            fat: Some(&f),
+            ..Default::default()
+        });
         assert_eq!(
             topics(&out),
             [
@@ -286,7 +311,13 @@ mod tests {
             random: sweep(Some(4)),
             ..o.clone()
         };
-        assert_eq!(topics(&advise(None, None, Some(&good), None, None)), ["open_aus"]);
+        assert_eq!(
+            topics(&advise(&Measured {
+                open_au: Some(&good),
+                ..Default::default()
+            })),
+            ["open_aus"]
+        );
         // Unsure verdicts give no advice: the erase block, the limits, the area.
         let unsure = AlignResult {
             confidence: 0.6,
@@ -296,6 +327,14 @@ mod tests {
             s.confidence = 0.5;
         }
         f.confidence = 0.5;
-        assert!(advise(None, Some(&unsure), Some(&o), Some(&f), None).is_empty());
+        assert!(
+            advise(&Measured {
+                align: Some(&unsure),
+                open_au: Some(&o),
+                fat: Some(&f),
+                ..Default::default()
+            })
+            .is_empty()
+        );
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod advice;
 pub mod align;
+pub mod au;
 pub mod fat;
 pub mod open_au;
 pub mod page;

@@ -81,7 +81,15 @@ pub fn best(align: &super::align::AlignResult, page: Option<&PageResult>) -> (Op
     match page {
         Some(p) if p.page_size_bytes.is_some() && p.confidence >= super::CONFIDENT => {
             let disagree = reads.1 >= super::CONFIDENT && reads.0 != p.page_size_bytes;
-            (p.page_size_bytes, if disagree { 0.5 } else { p.confidence })
+            let agree = reads.0 == p.page_size_bytes;
+            let c = if disagree {
+                0.5
+            } else if agree {
+                p.confidence.max(reads.1)
+            } else {
+                p.confidence
+            };
+            (p.page_size_bytes, c)
         }
         Some(p) if p.page_size_bytes.is_some() && p.confidence > reads.1 => (p.page_size_bytes, p.confidence),
         _ => reads,

@@ -217,9 +217,9 @@ fn generated_cards_get_calibrated_confidence() {
             100.0 * t.rate()
         );
     };
-    check("AU", &score.au, 0.90);
-    check("page", &score.page, 0.95);
-    check("open AUs in order", &score.linear, 0.90);
-    check("open AUs random", &score.random, 0.92);
-    check("FAT area", &score.fat, 0.85);
+    check("AU", &score.au, 0.96);
+    check("page", &score.page, 0.97);
+    check("open AUs in order", &score.linear, 0.96);
+    check("open AUs random", &score.random, 0.96);
+    check("FAT area", &score.fat, 0.94);
 }

@@ -97,10 +97,12 @@ impl Score {
             wrong.push("no align result".into());
             return wrong;
         };
-        let ok = a.erase_size_bytes == Some(truth.au);
-        self.au.add(ok, a.confidence);
+        let au: Option<crate::measure::au::AuResult> = doc.get("au");
+        let (got, conf) = crate::measure::au::best(&a, au.as_ref());
+        let ok = got == Some(truth.au);
+        self.au.add(ok, conf);
         if !ok {
-            wrong.push(format!("AU {:?} ({:.2})", a.erase_size_bytes, a.confidence));
+            wrong.push(format!("AU {got:?} ({conf:.2})"));
         }
         if truth.page >= 2 * a.block_size {
             let page: Option<crate::measure::page::PageResult> = doc.get("page");

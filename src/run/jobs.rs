@@ -6,7 +6,7 @@ use super::document::{NoteKind, RunDocument};
 use super::runner::Runner;
 use super::session::Consent;
 use crate::error::{CliError, CliResult};
-use crate::measure::advice::advise;
+use crate::measure::advice::{Measured, advise};
 use crate::measure::{CONFIDENT, Test, align, fat, open_au, page, scatter};
 use crate::seam::real::EngineChoice;
 use crate::units::Iec;
@@ -144,6 +144,18 @@ fn open_au_test(g: &Geometry, a: &OpenAuArgs, medium: crate::measure::Medium) ->
     }
 }
 
+/// The erase-size test by writes, over the whole card.
+fn au_test(d: &crate::seam::TargetDescription, medium: crate::measure::Medium) -> crate::measure::au::Au {
+    crate::measure::au::Au {
+        options: crate::measure::au::Options {
+            size: d.size_bytes,
+            block: u64::from(d.logical_block_size),
+            random_aus: None,
+        },
+        medium,
+    }
+}
+
 /// Where align saw no erase block, the page test writes in a region of
 /// this size (a typical SD AU) at the middle of the card.
 const PAGE_REGION: u64 = 4 << 20;
@@ -195,6 +207,16 @@ pub fn fat(on: &On, erase: Option<u64>, max: u64, open_aus: Option<u64>) -> CliR
     let g = geometry(&mut r, erase)?;
     let medium = r.medium();
     r.run(&fat_test(&g, max, open_aus, medium))?;
+    Ok(r.finish())
+}
+
+pub fn au(on: &On, open_aus: Option<u64>) -> CliResult<RunDocument> {
+    let mut r = on.runner("au")?;
+    let medium = r.medium();
+    let d = r.description().clone();
+    let mut t = au_test(&d, medium);
+    t.options.random_aus = open_aus;
+    r.run(&t)?;
     Ok(r.finish())
 }
 
@@ -271,15 +293,22 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
     } else {
         None
     };
-    let (mut o, mut f, mut p) = (None, None, None);
+    let (mut o, mut f, mut p, mut w) = (None, None, None, None);
     if let Some((why, hint)) = skip {
         r.put("skipped", &[format!("{why}; {hint}")]);
         r.doc().note(NoteKind::Skipped, why, Some(hint));
     } else {
         let d = r.description().clone();
+        // The erase size by writes: a slow host hides the AU from reads,
+        // never from the card's random-write slots.
+        let at = au_test(&d, medium.clone());
+        if at.plan(&d).is_ok() {
+            w = Some(r.run(&at)?);
+        }
+        let (erase, erase_confidence) = crate::measure::au::best(&a, w.as_ref());
         let mut g = Geometry {
-            erase: a.erase_size_bytes.unwrap_or(PAGE_REGION),
-            erase_confidence: a.confidence,
+            erase: erase.unwrap_or(PAGE_REGION),
+            erase_confidence,
             page: a.page_size_bytes,
             block: u64::from(d.logical_block_size),
             size: d.size_bytes,
@@ -291,9 +320,9 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
             g.page = crate::measure::page::best(&a, Some(&found)).0;
             p = Some(found);
         }
-        if a.erase_size_bytes.is_none() {
+        if erase.is_none() {
             let (why, hint) = (
-                "open-au and fat: align saw no erase block",
+                "open-au and fat: neither align's reads nor the writes showed an erase block",
                 "run them with --erase-size SIZE if you know it",
             );
             r.put("skipped", &[format!("{why}; {hint}")]);
@@ -342,9 +371,19 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
     if p.is_none() {
         r.put("page", &None::<()>);
     }
+    if w.is_none() {
+        r.put("au", &None::<()>);
+    }
     r.put(
         "advice",
-        &advise(info.as_ref(), Some(&a), o.as_ref(), f.as_ref(), p.as_ref()),
+        &advise(&Measured {
+            info: info.as_ref(),
+            align: Some(&a),
+            au: w.as_ref(),
+            page: p.as_ref(),
+            open_au: o.as_ref(),
+            fat: f.as_ref(),
+        }),
     );
     Ok(r.finish())
 }

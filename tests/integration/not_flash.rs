@@ -24,6 +24,10 @@ fn confident_claims(v: &serde_json::Value) -> Vec<String> {
             claims.push(format!("{order} open AUs {}", s["max_open_aus"]));
         }
     }
+    let w = &v["au"];
+    if w["erase_size_bytes"].is_u64() && w["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
+        claims.push(format!("erase block by writes {}", w["erase_size_bytes"]));
+    }
     let p = &v["page"];
     if p["page_size_bytes"].is_u64() && p["confidence"].as_f64().unwrap_or(1.0) >= 0.5 {
         claims.push(format!("page {}", p["page_size_bytes"]));
@@ -41,7 +45,7 @@ fn claims_nothing(args: &[&str], kinds: &[&str]) {
     let v = json(args);
     let claims = confident_claims(&v);
     assert!(claims.is_empty(), "{args:?} claims {claims:?}");
-    let why = ["align", "open_au", "fat", "page"]
+    let why = ["align", "open_au", "fat", "page", "au"]
         .iter()
         .find_map(|k| v[k]["not_flash"].as_str())
         .unwrap_or_else(|| panic!("{args:?}: no reason given"));
@@ -156,6 +160,7 @@ fn files_and_loop_devices_claim_no_flash_geometry() {
                         j,
                     ],
                     vec!["page", t.as_str(), "--write", "--journal-dir", j],
+                    vec!["au", t.as_str(), "--write", "--journal-dir", j],
                 ] {
                     claims_nothing(&args, &["file", "loop"]);
                     runs += 1;

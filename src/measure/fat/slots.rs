@@ -7,9 +7,7 @@ use crate::measure::slots::{NoLimit, SLOT_POSITIONS, SlotWriter};
 use crate::safety::ranges::Range;
 use crate::seam::Target;
 
-/// Largest random-write limit the slot method works with (open-au's sweeps
-/// go to 32; beyond, a set would be most of a small card's writes).
-pub const MAX_SLOT_AUS: u64 = 32;
+pub use crate::measure::slots::MAX_SLOT_AUS;
 
 /// The slot method's write size: 4 KiB, a FAT cluster's write (or the
 /// block where that is larger, the chunk where that is smaller).

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::measure::{
-    align::AlignResult, fat::FatResult, fat::Method, median, open_au::OpenAuResult, page::PageResult,
+    align::AlignResult, au::AuResult, fat::FatResult, fat::Method, median, open_au::OpenAuResult, page::PageResult,
     scatter::ScatterResult,
 };
 use crate::render::table;
@@ -192,6 +192,52 @@ pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
         ),
     };
     let _ = writeln!(o, "{verdict}; {device_s:.1} device-seconds");
+}
+
+pub fn au(o: &mut String, r: &AuResult, device_s: f64) {
+    if let Some(n) = r.random_aus {
+        let text = format!(
+            "The card keeps {n} AU{} open for random writes. Two regions written in random order \
+             beside {} other AU{} share one of those while they lie in one AU; a distance of one AU or more \
+             makes them two, one too many, and writes start to merge.",
+            if n == 1 { "" } else { "s" },
+            n - 1,
+            if n == 2 { "" } else { "s" },
+        );
+        let _ = writeln!(o, "{}", super::wrap(&text, "", ""));
+    }
+    let rows: Vec<Vec<String>> = r
+        .candidates
+        .iter()
+        .map(|c| {
+            vec![
+                Iec(c.size_bytes).to_string(),
+                format!("{:.0}%", c.merging * 100.0),
+                if c.overflows { "two AUs".into() } else { "one AU".into() },
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(o, "{}", table::grid(&["distance", "merging", "regions in"], &rows));
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "{}", super::wrap(n, "note: ", "      "));
+    }
+    let v = match &r.not_flash {
+        Some(why) => format!("no erase block claimed: the target is {why}"),
+        None => match r.erase_size_bytes {
+            Some(e) if r.confidence >= crate::measure::CONFIDENT => {
+                format!("erase block {} (confidence {:.2})", Iec(e), r.confidence)
+            }
+            Some(e) => format!(
+                "erase block perhaps {} (unsure: confidence {:.2})",
+                Iec(e),
+                r.confidence
+            ),
+            None => "no erase block from writes".to_string(),
+        },
+    };
+    let _ = writeln!(o, "{v}; {device_s:.1} device-seconds");
 }
 
 pub fn page(o: &mut String, r: &PageResult, device_s: f64) {

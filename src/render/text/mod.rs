@@ -50,7 +50,7 @@ impl Renderer for Text {
                     info::info(&mut o, &i);
                 }
             }
-            "align" | "open-au" | "fat" | "page" | "scatter" => {
+            "align" | "open-au" | "fat" | "page" | "au" | "scatter" => {
                 // Only the command's own result: open-au's align ran to find
                 // the erase size, and said so on stderr.
                 if let (true, Some(r)) = (doc.command == "align", doc.get("align")) {
@@ -61,6 +61,9 @@ impl Renderer for Text {
                 }
                 if let Some(r) = doc.get("fat") {
                     measure::fat(&mut o, &r, device_s);
+                }
+                if let (true, Some(r)) = (doc.command == "au", doc.get("au")) {
+                    measure::au(&mut o, &r, device_s);
                 }
                 if let (true, Some(r)) = (doc.command == "page", doc.get("page")) {
                     measure::page(&mut o, &r, device_s);

@@ -36,7 +36,9 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
                 let _ = writeln!(o, "{}", wrap(&line, "  ", "  "));
             }
             None => {
-                let v = super::measure::verdict("erase block", a.erase_size_bytes, a.confidence);
+                let au = doc.get::<crate::measure::au::AuResult>("au");
+                let (e, c) = crate::measure::au::best(&a, au.as_ref());
+                let v = super::measure::verdict("erase block", e, c);
                 let v = v.strip_prefix("erase block ").unwrap_or(&v);
                 let page = doc.get::<crate::measure::page::PageResult>("page");
                 let (p, c) = crate::measure::page::best(&a, page.as_ref());
