@@ -312,7 +312,16 @@ impl Sweeper<'_> {
         while next < positions.len() {
             // After a window over the limit, only one more window's writes
             // before the second look: a collapsed run costs seconds a write.
-            let take = if over > 0 { window.div_ceil(n).max(1) } else { per_batch };
+            // And only as many as the first look needs before it: a run
+            // that collapses from the start stops after two windows.
+            let first_look = 3 * n + window;
+            let take = if over > 0 {
+                window.div_ceil(n).max(1)
+            } else if baseline.is_some() && lat.len() < first_look {
+                (first_look - lat.len()).div_ceil(n).max(1)
+            } else {
+                per_batch
+            };
             let batch = &positions[next..(next + take).min(positions.len())];
             next += batch.len();
             let reqs: Vec<Request> = batch

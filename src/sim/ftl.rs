@@ -118,7 +118,7 @@ impl Ftl {
                 s.random = true;
                 s.log_pages += pages;
                 s.last_use = tick;
-                cost.ns += p.random_write_ns;
+                cost.ns += p.random_write_ns + pages * p.random_page_ns;
             } else {
                 // No random-mode AU to spare: merge the least recently used
                 // one (copy its whole AU, erase) and take its place.
@@ -139,7 +139,7 @@ impl Ftl {
                         s.random = true;
                         s.log_pages += pages;
                         s.last_use = tick;
-                        cost.ns += p.random_write_ns;
+                        cost.ns += p.random_write_ns + pages * p.random_page_ns;
                     }
                     None => {
                         // A card with no random-mode AUs merges this one.

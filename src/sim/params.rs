@@ -379,6 +379,7 @@ params! {
     au_cross_read_ns: u64 = Int, "50000", "ns", "extra read cost crossing an AU boundary";
     /// Extra time per random-order (out of sequence) write inside an open AU.
     random_write_ns: u64 = Int, "500000", "ns", "extra cost of an out-of-order write in an open AU";
+    random_page_ns: u64 = Int, "0", "ns", "extra cost per page of an out-of-order write (a card that writes random-mode pages twice)";
     /// Card-side read access time per read command (SD spec 5.3.2 TAAC/NSAC:
     /// the controller locating the data before the first block).
     card_access_ns: u64 = Int, "100000", "ns", "card read access time per read command (TAAC)";

@@ -254,6 +254,22 @@ mod conclusions {
     }
 
     #[test]
+    fn flashbench_tables_keep_their_cells() {
+        // 176 of 236 within 15% since kingston's random-mode pages cost a
+        // page copy more (issue 13: more than the 170 it was filed with);
+        // every group beyond is named in the report's note.
+        let r = run("flashbench").unwrap();
+        assert_eq!(r.rows.len(), 236);
+        assert!(r.within_15_pct >= 176, "{} of 236", r.within_15_pct);
+        for chunk in ["16 KiB", "128 KiB", "256 KiB"] {
+            let label = format!("kingston-sa04g open-au random 1 AUs, {chunk}");
+            let row = r.rows.iter().find(|row| row.label == label).unwrap();
+            let err = (row.simulated - row.published) / row.published;
+            assert!(err.abs() <= 0.15, "{label}: {err:+.3}");
+        }
+    }
+
+    #[test]
     fn multi_sector_cf_reads_about_twice_as_fast() {
         let r = run("cf").unwrap();
         for card in ["Sandisk Ultra II", "SimpleTech/OEM"] {
