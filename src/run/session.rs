@@ -86,10 +86,13 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, declared: Vec<Range>) 
     let d = card.description().clone();
     let ranges = ranges::normalize(declared, d.size_bytes, d.logical_block_size.into())?;
     let total: u64 = ranges.iter().map(|r| r.len).sum();
+    // One line: nothing real is at stake, and the ranges of every test of
+    // a probe would bury its result.
     crate::errln!(
-        "will write {} of {spec} in these ranges:\n{}",
+        "will write {} of {spec} in {} range{} (a simulated card: nothing real is written)",
         Iec(total),
-        listing(&ranges)
+        ranges.len(),
+        if ranges.len() == 1 { "" } else { "s" }
     );
     let target = PreservingTarget::new(Box::new(card), ranges, None)?;
     Ok(Session { target, claim: None })
