@@ -120,7 +120,7 @@ pub fn plan(o: &Options, d: &TargetDescription) -> Result<Vec<Range>, MeasureErr
             from: 0,
             need: STRIDES * SMALLEST * 2,
             size: o.size,
-            fix: "give --erase-size instead".into(),
+            fix: "the target is too small for au's regions; align (reads only) is what there is".into(),
         });
     }
     let base = pair_base(o);

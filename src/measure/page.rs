@@ -115,6 +115,15 @@ fn boundary(o: &Options, s: u64, k: usize) -> u64 {
 pub fn plan(o: &Options, d: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
     super::check_plan(o.erase, 2 * o.block, 1, 1)?;
     super::check_blocks(o.erase, o.block, d)?;
+    if candidates(o).len() < 2 {
+        return Err(MeasureError::Bad {
+            why: format!(
+                "a region of {} leaves no two page sizes to compare (the largest is a quarter of it)",
+                crate::units::Iec(o.erase)
+            ),
+            fix: "give --erase-size of at least 8 times two blocks (for example 1M), or leave it out".into(),
+        });
+    }
     if o.at + o.erase > d.size_bytes || !o.at.is_multiple_of(o.erase) {
         return Err(MeasureError::DoesNotFit {
             what: "page".into(),

@@ -89,7 +89,7 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, declared: Vec<Range>) 
     // One line: nothing real is at stake, and the ranges of every test of
     // a probe would bury its result.
     crate::errln!(
-        "will write {} of {spec} in {} range{} (a simulated card: nothing real is written)",
+        "simulated card: will write {} in {} range{} of {spec}",
         Iec(total),
         ranges.len(),
         if ranges.len() == 1 { "" } else { "s" }
