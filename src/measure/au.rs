@@ -249,23 +249,10 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<AuResult, MeasureError> {
 /// The erase size probe states: the writes' confident answer stands (unsure
 /// where align's reads confidently said otherwise); without one, the reads'.
 pub fn best(align: &super::align::AlignResult, au: Option<&AuResult>) -> (Option<u64>, f64) {
-    let reads = (align.erase_size_bytes, align.confidence);
-    match au {
-        Some(w) if w.erase_size_bytes.is_some() && w.confidence >= super::CONFIDENT => {
-            let disagree = reads.1 >= super::CONFIDENT && reads.0 != w.erase_size_bytes;
-            let agree = reads.0 == w.erase_size_bytes;
-            let c = if disagree {
-                0.5
-            } else if agree {
-                w.confidence.max(reads.1)
-            } else {
-                w.confidence
-            };
-            (w.erase_size_bytes, c)
-        }
-        Some(w) if w.erase_size_bytes.is_some() && w.confidence > reads.1 => (w.erase_size_bytes, w.confidence),
-        _ => reads,
-    }
+    super::reads_and_writes(
+        (align.erase_size_bytes, align.confidence),
+        au.map(|w| (w.erase_size_bytes, w.confidence)),
+    )
 }
 
 #[cfg(test)]

@@ -78,6 +78,28 @@ impl Medium {
 /// (advice, the summary); below it the verdict is shown as unsure.
 pub const CONFIDENT: f64 = 0.9;
 
+/// One size measured by reads and by writes (erase block, page), as probe
+/// states it. The writes measure it directly (a slot overflowing, a second
+/// page programmed), so their confident answer stands: surer where the reads
+/// agree, unsure (0.5) where the reads confidently said otherwise. Without
+/// one, whichever is surer.
+pub fn reads_and_writes(reads: (Option<u64>, f64), writes: Option<(Option<u64>, f64)>) -> (Option<u64>, f64) {
+    match writes {
+        Some((Some(w), c)) if c >= CONFIDENT => {
+            let c = if reads.0 == Some(w) {
+                c.max(reads.1)
+            } else if reads.1 >= CONFIDENT {
+                0.5
+            } else {
+                c
+            };
+            (Some(w), c)
+        }
+        Some((Some(w), c)) if c > reads.1 => (Some(w), c),
+        _ => reads,
+    }
+}
+
 /// Largest erase size a test accepts. SD allocation units stop at 64 MiB (SD
 /// Physical Layer spec 4.10.2, AU_SIZE) and eMMC high-capacity erase groups
 /// at 32 MiB x 2^n in practice; a test allocates a buffer of the erase size,
@@ -191,6 +213,24 @@ pub fn iqr(v: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_outrank_reads_and_a_confident_disagreement_is_unsure() {
+        let four = Some(4u64 << 20);
+        let two = Some(2u64 << 20);
+        // Agreement: the surer of the two.
+        assert_eq!(reads_and_writes((four, 1.0), Some((four, 0.95))), (four, 1.0));
+        // Confident writes over unsure reads.
+        assert_eq!(reads_and_writes((two, 0.3), Some((four, 0.95))), (four, 0.95));
+        // Both confident, different: the writes' size, unsure.
+        assert_eq!(reads_and_writes((two, 1.0), Some((four, 0.95))), (four, 0.5));
+        // Unsure writes only where they are surer than the reads.
+        assert_eq!(reads_and_writes((two, 0.2), Some((four, 0.3))), (four, 0.3));
+        assert_eq!(reads_and_writes((two, 0.95), Some((four, 0.5))), (two, 0.95));
+        // No answer from the writes, or no writes: the reads.
+        assert_eq!(reads_and_writes((two, 0.95), Some((None, 0.3))), (two, 0.95));
+        assert_eq!(reads_and_writes((None, 0.1), None), (None, 0.1));
+    }
 
     #[test]
     fn robust_statistics() {

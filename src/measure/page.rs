@@ -77,23 +77,10 @@ pub struct PageResult {
 /// page programmed), so their confident answer stands; where align's reads
 /// confidently said otherwise, it stands unsure. Without one, the reads'.
 pub fn best(align: &super::align::AlignResult, page: Option<&PageResult>) -> (Option<u64>, f64) {
-    let reads = (align.page_size_bytes, align.page_confidence);
-    match page {
-        Some(p) if p.page_size_bytes.is_some() && p.confidence >= super::CONFIDENT => {
-            let disagree = reads.1 >= super::CONFIDENT && reads.0 != p.page_size_bytes;
-            let agree = reads.0 == p.page_size_bytes;
-            let c = if disagree {
-                0.5
-            } else if agree {
-                p.confidence.max(reads.1)
-            } else {
-                p.confidence
-            };
-            (p.page_size_bytes, c)
-        }
-        Some(p) if p.page_size_bytes.is_some() && p.confidence > reads.1 => (p.page_size_bytes, p.confidence),
-        _ => reads,
-    }
+    super::reads_and_writes(
+        (align.page_size_bytes, align.page_confidence),
+        page.map(|w| (w.page_size_bytes, w.confidence)),
+    )
 }
 
 /// Candidate sizes: two blocks (at least 1 KiB) doubling up to [`LARGEST`]
