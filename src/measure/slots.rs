@@ -25,9 +25,10 @@ const VISIT_WRITES: u64 = 2;
 /// Chunks each region is written at, downwards: every visit lands below
 /// the last, so the card sees random order.
 pub const SLOT_POSITIONS: u64 = 64;
-/// Device time the slot method may spend on one set before it gives up for
-/// the latency method: a merge copies a whole AU, and with AUs of 100 MiB and
-/// more (seconds per merge) the overflowing sets would take many minutes.
+/// Device time one set may take before the probe gives up (fat then falls
+/// back to its latency method, au claims nothing): a merge copies a whole
+/// AU, and with AUs of 100 MiB and more (seconds per merge) the overflowing
+/// sets would take many minutes.
 pub const SLOT_BUDGET_NS: f64 = 60e9;
 /// Largest random-write limit the slot method works with (open-au's sweeps
 /// go to 32; beyond, a set would be most of a small card's writes).
@@ -41,7 +42,7 @@ const FITS: f64 = 0.06;
 const OVERFLOWS: f64 = 0.5;
 /// Likelihood ratio between the two at which a set is decided (Wald's
 /// sequential test): 100 to 1 either way. Eight writes decide a clean set:
-/// none slow gives 1 to 170 against overflowing, four slow 770 to 1 for it.
+/// none slow gives 1 to 156 against overflowing, four slow 390 to 1 for it.
 const ODDS: f64 = 100.0;
 /// The share past which an undecided set counts as overflowing.
 const SPLIT: f64 = 0.25;

@@ -2,19 +2,20 @@
 //! area, flashbench --find-fat's question, seed 004).
 //!
 //! flashbench writes each leading AU in order and leaves the reading to the
-//! user. Here, when the card's random-write open-AU limit `r` is known (probe
-//! passes open-au's), each candidate AU is written in random order together
-//! with `r` ordinary AUs (the *slot* method): an AU of the FAT area takes small
-//! random writes without a random-write slot of its own, so the `r` others fit
-//! and nothing is merged; an ordinary AU is one too many and every few writes
-//! merge a whole AU. That difference is a merge per write against none, large
-//! even on slow hosts and under heavy jitter, where the per-write penalty of
-//! random order alone (a fraction of a millisecond) is lost in the transfer.
+//! user. Here each candidate AU is written in random order together with r
+//! ordinary AUs, r being the card's random-write open-AU limit (open-au's
+//! answer as a hint, confirmed, or found by `measure::slots`): the *slot*
+//! method. An AU of the FAT area takes small random writes without a
+//! random-write slot of its own, so the r others fit and nothing is merged;
+//! an ordinary AU is one too many and every visit merges a whole AU. That is
+//! a merge against none, plain even on slow hosts and under heavy jitter,
+//! where the per-write penalty of random order alone (a fraction of a
+//! millisecond) is lost in the transfer.
 //!
-//! Without `r` (or where the slot method cannot tell its own two controls
-//! apart) each candidate AU gets the same few page-sized writes in LFSR order,
-//! and so does a reference AU past them (the *latency* method): the area is
-//! the run of leading AUs clearly faster than the reference.
+//! Where no limit shows, or a set would take too long, each candidate AU
+//! gets the same few page-sized writes in LFSR order, and so does a
+//! reference AU past them (the *latency* method): the area is the run of
+//! leading AUs clearly faster than the reference.
 
 use serde::{Deserialize, Serialize};
 
