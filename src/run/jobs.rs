@@ -277,113 +277,128 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
     let real = r.is_real();
     let skip = if a.not_flash.is_some() {
         Some((
-            "page, open-au and fat: the target shows no flash behaviour",
+            "au, page, open-au and fat: the target shows no flash behaviour",
             "they would measure the medium, not flash (align says why)",
         ))
     } else if real && !r.consent().write {
         Some((
-            "page, open-au and fat write to the target",
+            "au, page, open-au and fat write to the target",
             "add --write (its data is journalled, restored and verified)",
         ))
     } else if real && info.as_ref().is_some_and(|i| i.in_use) {
         Some((
-            "page, open-au and fat: the target is in use (mounted or held)",
+            "au, page, open-au and fat: the target is in use (mounted or held)",
             "unmount it to run the writing tests",
         ))
     } else {
         None
     };
-    let (mut o, mut f, mut p, mut w) = (None, None, None, None);
-    if let Some((why, hint)) = skip {
-        r.put("skipped", &[format!("{why}; {hint}")]);
-        r.doc().note(NoteKind::Skipped, why, Some(hint));
-    } else {
-        let d = r.description().clone();
-        // The erase size by writes: a slow host hides the AU from reads,
-        // never from the card's random-write slots.
-        let at = au_test(&d, medium.clone());
-        if at.plan(&d).is_ok() {
-            w = Some(r.run(&at)?);
-        }
-        let (erase, erase_confidence) = crate::measure::au::best(&a, w.as_ref());
-        let mut g = Geometry {
-            erase: erase.unwrap_or(PAGE_REGION),
-            erase_confidence,
-            page: a.page_size_bytes,
-            block: u64::from(d.logical_block_size),
-            size: d.size_bytes,
-        };
-        // The page by writes first: open-au and fat write page-sized chunks.
-        let pt = page_test(&g, medium.clone());
-        if pt.plan(&d).is_ok() {
-            let found = r.run(&pt)?;
-            g.page = crate::measure::page::best(&a, Some(&found)).0;
-            p = Some(found);
-        }
-        if erase.is_none() {
-            let (why, hint) = (
-                "open-au and fat: neither align's reads nor the writes showed an erase block",
-                "run them with --erase-size SIZE if you know it",
-            );
+    let w = match skip {
+        Some((why, hint)) => {
             r.put("skipped", &[format!("{why}; {hint}")]);
             r.doc().note(NoteKind::Skipped, why, Some(hint));
-        } else {
-            let (ot, ft) = (
-                open_au_test(&g, &OpenAuArgs::default(), medium.clone()),
-                fat_test(&g, DEFAULT_FAT_AUS, None, medium.clone()),
-            );
-            // A plan that cannot fit (an erase block too large for the card) is
-            // a reason to skip, not to lose what probe already measured.
-            let mut skipped = Vec::new();
-            for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
-                if let Err(e) = plan {
-                    let why = format!("{name}: {e}");
-                    r.doc().note(NoteKind::Skipped, why.clone(), None);
-                    skipped.push(why);
-                }
-            }
-            r.put("skipped", &skipped);
-            if skipped.is_empty() {
-                let found = r.run(&ot)?;
-                // fat's slot method works with the random-write limit open-au
-                // found, where it fits the card (else fat falls back by itself).
-                // "No collapse up to N" says N fit: the search starts there.
-                let limit = found
-                    .random
-                    .as_ref()
-                    .and_then(|s| s.max_open_aus.or((s.tried_up_to > 0).then_some(s.tried_up_to)));
-                let ft = fat_test(&g, DEFAULT_FAT_AUS, limit, medium);
-                let fat = r.run(&ft)?;
-                let mut found = found;
-                if let (fat::Method::Slots, Some(n), true) = (fat.method, fat.random_aus, fat.confidence >= CONFIDENT) {
-                    open_au::cross_check(&mut found, n);
-                    r.put("open_au", &found);
-                }
-                o = Some(found);
-                f = Some(fat);
-            }
+            Written::default()
         }
-    }
-    if o.is_none() {
-        r.put("open_au", &None::<()>);
-        r.put("fat", &None::<()>);
-    }
-    if p.is_none() {
-        r.put("page", &None::<()>);
-    }
-    if w.is_none() {
-        r.put("au", &None::<()>);
+        None => writing_steps(&mut r, &a, medium)?,
+    };
+    for (key, absent) in [
+        ("au", w.au.is_none()),
+        ("page", w.page.is_none()),
+        ("open_au", w.open_au.is_none()),
+        ("fat", w.fat.is_none()),
+    ] {
+        if absent {
+            r.put(key, &None::<()>);
+        }
     }
     r.put(
         "advice",
         &advise(&Measured {
             info: info.as_ref(),
             align: Some(&a),
-            au: w.as_ref(),
-            page: p.as_ref(),
-            open_au: o.as_ref(),
-            fat: f.as_ref(),
+            au: w.au.as_ref(),
+            page: w.page.as_ref(),
+            open_au: w.open_au.as_ref(),
+            fat: w.fat.as_ref(),
         }),
     );
     Ok(r.finish())
+}
+
+/// What probe's writing steps found (each absent where it could not run).
+#[derive(Default)]
+struct Written {
+    au: Option<crate::measure::au::AuResult>,
+    page: Option<page::PageResult>,
+    open_au: Option<open_au::OpenAuResult>,
+    fat: Option<fat::FatResult>,
+}
+
+/// probe's writing steps, in order: au and page (the geometry from writes,
+/// which a slow host cannot hide), then open-au and fat on that geometry,
+/// fat's limit checked against open-au's.
+fn writing_steps(r: &mut Runner, a: &align::AlignResult, medium: crate::measure::Medium) -> CliResult<Written> {
+    let mut out = Written::default();
+    let d = r.description().clone();
+    let at = au_test(&d, medium.clone());
+    if at.plan(&d).is_ok() {
+        out.au = Some(r.run(&at)?);
+    }
+    let (erase, erase_confidence) = crate::measure::au::best(a, out.au.as_ref());
+    let mut g = Geometry {
+        erase: erase.unwrap_or(PAGE_REGION),
+        erase_confidence,
+        page: a.page_size_bytes,
+        block: u64::from(d.logical_block_size),
+        size: d.size_bytes,
+    };
+    // The page before open-au and fat: they write page-sized chunks.
+    let pt = page_test(&g, medium.clone());
+    if pt.plan(&d).is_ok() {
+        let found = r.run(&pt)?;
+        g.page = page::best(a, Some(&found)).0;
+        out.page = Some(found);
+    }
+    if erase.is_none() {
+        let (why, hint) = (
+            "open-au and fat: neither align's reads nor the writes showed an erase block",
+            "run them with --erase-size SIZE if you know it",
+        );
+        r.put("skipped", &[format!("{why}; {hint}")]);
+        r.doc().note(NoteKind::Skipped, why, Some(hint));
+        return Ok(out);
+    }
+    let (ot, ft) = (
+        open_au_test(&g, &OpenAuArgs::default(), medium.clone()),
+        fat_test(&g, DEFAULT_FAT_AUS, None, medium.clone()),
+    );
+    // A plan that cannot fit (an erase block too large for the card) is a
+    // reason to skip, not to lose what probe already measured.
+    let mut skipped = Vec::new();
+    for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
+        if let Err(e) = plan {
+            let why = format!("{name}: {e}");
+            r.doc().note(NoteKind::Skipped, why.clone(), None);
+            skipped.push(why);
+        }
+    }
+    r.put("skipped", &skipped);
+    if !skipped.is_empty() {
+        return Ok(out);
+    }
+    let mut found = r.run(&ot)?;
+    // fat's slot method starts from open-au's random-write limit ("no
+    // collapse up to N" says N fit) and falls back by itself.
+    let limit = found
+        .random
+        .as_ref()
+        .and_then(|s| s.max_open_aus.or((s.tried_up_to > 0).then_some(s.tried_up_to)));
+    let fat = r.run(&fat_test(&g, DEFAULT_FAT_AUS, limit, medium))?;
+    if let (fat::Method::Slots, Some(n), true) = (fat.method, fat.random_aus, fat.confidence >= CONFIDENT) {
+        open_au::cross_check(&mut found, n);
+        r.put("open_au", &found);
+    }
+    out.open_au = Some(found);
+    out.fat = Some(fat);
+    Ok(out)
 }
