@@ -46,6 +46,29 @@ impl From<Engine> for EngineChoice {
     }
 }
 
+/// `bench --rw`: fio's words.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum BenchRw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+}
+
+impl From<BenchRw> for crate::measure::bench::Rw {
+    fn from(r: BenchRw) -> Self {
+        use crate::measure::bench::Rw;
+        match r {
+            BenchRw::Read => Rw::Read,
+            BenchRw::Write => Rw::Write,
+            BenchRw::Randread => Rw::RandRead,
+            BenchRw::Randwrite => Rw::RandWrite,
+            BenchRw::Randrw => Rw::RandRw,
+        }
+    }
+}
+
 /// `decode`'s register: clap's side of [`RegisterKind`].
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Register {
@@ -223,6 +246,38 @@ pub enum Command {
         /// Every point as CSV (offset_bytes,latency_ns) on stdout.
         #[arg(long)]
         csv: bool,
+    },
+    /// Throughput and latency, fio's way: every combination of --bs and --qd
+    /// for one --rw, each after a warm-up that does not count, latencies from
+    /// an HDR histogram. Without --rw, --bs or --qd: sequential 1 MiB read and
+    /// write at queue depth 1, random 4 KiB read and write at 1 and 32 (with
+    /// only --bs or --qd, --rw is read, as in fio). Writes are preserved
+    /// unless --no-preserve.
+    Bench {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        #[arg(long, value_enum)]
+        rw: Option<BenchRw>,
+        /// Block sizes, comma-separated (default 4k for random, 1M for
+        /// sequential patterns).
+        #[arg(long, value_name = "SIZE[,SIZE...]", value_delimiter = ',', value_parser = size)]
+        bs: Vec<u64>,
+        /// Queue depths, comma-separated (default 1).
+        #[arg(long, value_name = "N[,N...]", value_delimiter = ',',
+              value_parser = clap::value_parser!(u64).range(1..=crate::measure::bench::MAX_QD as u64))]
+        qd: Vec<u64>,
+        /// Bytes each test moves after its warm-up.
+        #[arg(long, default_value = "32M", value_parser = size)]
+        size: u64,
+        /// randrw: reads as a percentage of requests.
+        #[arg(long, default_value_t = 70, value_parser = clap::value_parser!(u8).range(0..=100))]
+        rwmix_read: u8,
+        /// The test area (default: 256 MiB from the middle of the target,
+        /// away from the start a card may cache or treat specially).
+        #[arg(long, value_name = "OFFSET+LENGTH", value_parser = range)]
+        area: Option<Range>,
+        #[command(flatten)]
+        opts: WriteOpts,
     },
     /// Simulated cards: list the built-in profiles, show one's parameters.
     Sim {
@@ -409,6 +464,26 @@ fn run(cli: Cli) -> CliResult<Output> {
                 _ => doc,
             }
         }
+        Command::Bench {
+            target,
+            rw,
+            bs,
+            qd,
+            size,
+            rwmix_read,
+            area,
+            opts,
+        } => jobs::bench(
+            &on(target, Some(opts)),
+            &jobs::BenchArgs {
+                rw: rw.map(Into::into),
+                bs,
+                qd: qd.into_iter().map(|q| q as usize).collect(),
+                size,
+                rwmix_read,
+                area: area.map(|r| (r.offset, r.len)),
+            },
+        )?,
         Command::Sim { action } => match action {
             SimAction::List => offline::sim_list(),
             SimAction::Show { profile, toml: true } => return Ok(Output::Text(offline::sim_toml(&profile)?)),

@@ -245,6 +245,74 @@ pub fn page(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
     Ok(r.finish())
 }
 
+/// `bench`'s choices as given; empty lists take the defaults.
+pub struct BenchArgs {
+    pub rw: Option<crate::measure::bench::Rw>,
+    pub bs: Vec<u64>,
+    pub qd: Vec<usize>,
+    pub size: u64,
+    pub rwmix_read: u8,
+    pub area: Option<(u64, u64)>,
+}
+
+/// The default test area: 256 MiB (larger than the write caches cards keep)
+/// from the middle of the target, or all of a smaller one.
+const BENCH_AREA: u64 = 256 << 20;
+
+pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
+    use crate::measure::bench::{Bench, Options, Rw};
+    let mut r = on.runner("bench")?;
+    let d = r.description().clone();
+    let block = u64::from(d.logical_block_size.max(1));
+    let area = a.area.unwrap_or_else(|| {
+        let len = BENCH_AREA.min(d.size_bytes / 2 / block * block);
+        (d.size_bytes / 2 / block * block, len)
+    });
+    // Every combination of the given block sizes and depths for one
+    // pattern; without a pattern, the quick set.
+    // --bs or --qd alone mean fio's default pattern, read.
+    let rw = a.rw.or((!a.bs.is_empty() || !a.qd.is_empty()).then_some(Rw::Read));
+    let combos: Vec<(Rw, u64, usize)> = match rw {
+        Some(rw) => {
+            let default_bs = if matches!(rw, Rw::Read | Rw::Write) {
+                1 << 20
+            } else {
+                4096
+            };
+            let bs = if a.bs.is_empty() {
+                vec![default_bs]
+            } else {
+                a.bs.clone()
+            };
+            let qd = if a.qd.is_empty() { vec![1] } else { a.qd.clone() };
+            bs.iter().flat_map(|&b| qd.iter().map(move |&q| (rw, b, q))).collect()
+        }
+        None => vec![
+            (Rw::Read, 1 << 20, 1),
+            (Rw::Write, 1 << 20, 1),
+            (Rw::RandRead, 4096, 1),
+            (Rw::RandRead, 4096, 32),
+            (Rw::RandWrite, 4096, 1),
+            (Rw::RandWrite, 4096, 32),
+        ],
+    };
+    let options = combos
+        .into_iter()
+        .enumerate()
+        .map(|(i, (rw, bs, qd))| Options {
+            rw,
+            bs,
+            qd,
+            size: a.size,
+            area,
+            rwmix_read: a.rwmix_read,
+            seed: 1 + i as u64,
+        })
+        .collect();
+    r.run(&Bench { options })?;
+    Ok(r.finish())
+}
+
 /// The region probe's scatter reads: the first 8 MiB, where a FAT area and
 /// the first erase-block boundaries are (flashbench users map the start).
 const PROBE_SCATTER: u64 = 8 << 20;

@@ -194,6 +194,34 @@ pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
     let _ = writeln!(o, "{verdict}; {device_s:.1} device-seconds");
 }
 
+pub fn bench(o: &mut String, r: &crate::measure::bench::BenchResult, device_s: f64) {
+    let rows: Vec<Vec<String>> = r
+        .tests
+        .iter()
+        .map(|t| {
+            let l = &t.latency_ns;
+            vec![
+                t.name.clone(),
+                format!("{:.0}", t.iops),
+                mb_per_s(t.bytes_per_sec),
+                duration_ns(l.p50 as f64),
+                duration_ns(l.p99 as f64),
+                duration_ns(l.max as f64),
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "{}",
+        table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
+    );
+    let _ = writeln!(
+        o,
+        "latency per request, from submission to completion; {device_s:.1} device-seconds (--json has \
+         mean, p90, p99.9 and throughput over time)"
+    );
+}
+
 pub fn au(o: &mut String, r: &AuResult, device_s: f64) {
     if let Some(n) = r.random_aus {
         let text = format!(

@@ -50,6 +50,11 @@ impl Renderer for Text {
                     info::info(&mut o, &i);
                 }
             }
+            "bench" => {
+                if let Some(r) = doc.get("bench") {
+                    measure::bench(&mut o, &r, device_s);
+                }
+            }
             "align" | "open-au" | "fat" | "page" | "au" | "scatter" => {
                 // Only the command's own result: open-au's align ran to find
                 // the erase size, and said so on stderr.

@@ -1,0 +1,96 @@
+//! bench on real parts: a loop device over a file, each engine, reads at
+//! queue depth 1 and 32 and preserved writes. The figures must agree with
+//! each other, and the file must come back byte for byte.
+
+use sha2::{Digest, Sha256};
+
+use crate::support::{LoopDevice, cannot_use_loop_devices, json, random_file};
+
+fn check(v: &serde_json::Value, want_tests: usize) {
+    let tests = v["bench"]["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), want_tests, "{v}");
+    for t in tests {
+        let (iops, bps, bs) = (
+            t["iops"].as_f64().unwrap(),
+            t["bytes_per_sec"].as_f64().unwrap(),
+            t["block_size"].as_f64().unwrap(),
+        );
+        assert!(iops > 0.0, "{t}");
+        assert!(
+            (bps - iops * bs).abs() <= 1e-6 * bps,
+            "bytes_per_sec = iops x block_size: {t}"
+        );
+        let l = &t["latency_ns"];
+        let p: Vec<u64> = ["p50", "p90", "p99", "p999", "max"]
+            .iter()
+            .map(|k| l[k].as_u64().unwrap())
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "percentiles in order: {l}");
+        assert!(p[0] > 0, "{l}");
+        assert!(!t["timeline"].as_array().unwrap().is_empty(), "{t}");
+    }
+}
+
+#[test]
+fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
+    if let Some(why) = cannot_use_loop_devices() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = random_file(dir.path(), "b.img", 64 << 20, 7);
+    let before = Sha256::digest(std::fs::read(&file).unwrap());
+    let dev = LoopDevice::attach(&file, None);
+    let jdir = tempfile::tempdir().unwrap();
+    let j = jdir.path().to_str().unwrap();
+    for engine in ["psync", "io_uring"] {
+        let reads = json(&[
+            "bench",
+            dev.as_str(),
+            "--rw",
+            "randread",
+            "--qd",
+            "1,32",
+            "--size",
+            "4M",
+            "--engine",
+            engine,
+        ]);
+        check(&reads, 2);
+        let writes = json(&[
+            "bench",
+            dev.as_str(),
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k,64k",
+            "--size",
+            "2M",
+            "--area",
+            "8M+16M",
+            "--engine",
+            engine,
+            "--write",
+            "--journal-dir",
+            j,
+        ]);
+        check(&writes, 2);
+    }
+    drop(dev);
+    let after = Sha256::digest(std::fs::read(&file).unwrap());
+    assert_eq!(before, after, "bench's writes were put back");
+}
+
+#[test]
+fn bench_refuses_what_cannot_run() {
+    for args in [
+        &["bench", "--bs", "1000"][..],
+        &["bench", "--rw", "read", "--size", "0"][..],
+        &["bench", "--area", "40G+1M"][..],
+    ] {
+        let out = crate::support::flashlab().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error:") && err.contains("hint:"), "{args:?}: {err}");
+    }
+}
