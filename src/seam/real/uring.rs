@@ -27,7 +27,17 @@ pub struct Uring {
 impl Uring {
     pub fn new(file: &File, queue_depth: usize) -> io::Result<Self> {
         let entries = queue_depth.next_power_of_two().max(4);
-        let ring = IoUring::new(entries as u32)?;
+        // As fio does where the kernel has them (6.1 on): completions are
+        // run only when this one thread waits for them, not by interrupting
+        // it (SINGLE_ISSUER, DEFER_TASKRUN; COOP_TASKRUN from 5.19). Older
+        // kernels refuse the flags with EINVAL, and get a plain ring.
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_coop_taskrun()
+            .build(entries as u32)
+            .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries as u32))
+            .or_else(|_| IoUring::new(entries as u32))?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         Ok(Uring { ring, entries })
     }
