@@ -75,6 +75,31 @@ pub fn mb_per_s(bytes_per_sec: f64) -> String {
     format!("{:.2} MB/s", bytes_per_sec / 1e6)
 }
 
+/// A duration as fio's --runtime takes it: a number with an optional unit
+/// (`us`, `ms`, `s`, `m`, `h`; plain numbers are seconds, as in fio), in
+/// nanoseconds; at most a day.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (10s, 500ms, 2m)"))?;
+    let scale = match unit.trim() {
+        "us" => 1e3,
+        "ms" => 1e6,
+        "" | "s" => 1e9,
+        "m" => 60e9,
+        "h" => 3600e9,
+        other => return Err(format!("unknown unit '{other}' in '{text}' (us, ms, s, m or h)")),
+    };
+    let ns = value * scale;
+    if !(1.0..=86_400e9).contains(&ns) {
+        return Err(format!("'{text}' must be between 1 ns and a day"));
+    }
+    Ok(ns as u64)
+}
+
 /// A duration in nanoseconds shown with a readable unit.
 pub fn duration_ns(ns: f64) -> String {
     if ns >= 1e9 {
@@ -114,6 +139,20 @@ pub fn split_power_of_two(size: u64) -> Option<PowerOfTwoSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_parse_as_fio_takes_them() {
+        assert_eq!(parse_duration_ns("10"), Ok(10_000_000_000));
+        assert_eq!(parse_duration_ns("10s"), Ok(10_000_000_000));
+        assert_eq!(parse_duration_ns("500ms"), Ok(500_000_000));
+        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration_ns("1.5s"), Ok(1_500_000_000));
+        assert!(parse_duration_ns("0").is_err());
+        assert!(parse_duration_ns("2d").is_err());
+        assert!(parse_duration_ns("1e9").is_err());
+        assert!(parse_duration_ns("25h").is_err());
+        assert!(parse_duration_ns("").is_err());
+    }
 
     #[test]
     fn binary_suffixes() {

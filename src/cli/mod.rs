@@ -69,6 +69,25 @@ impl From<BenchRw> for crate::measure::bench::Rw {
     }
 }
 
+/// `bench --preset`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum BenchPreset {
+    Quick,
+    Cdm,
+    A1,
+}
+
+impl From<BenchPreset> for crate::measure::bench::Preset {
+    fn from(p: BenchPreset) -> Self {
+        use crate::measure::bench::Preset;
+        match p {
+            BenchPreset::Quick => Preset::Quick,
+            BenchPreset::Cdm => Preset::Cdm,
+            BenchPreset::A1 => Preset::A1,
+        }
+    }
+}
+
 /// `decode`'s register: clap's side of [`RegisterKind`].
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Register {
@@ -249,13 +268,17 @@ pub enum Command {
     },
     /// Throughput and latency, fio's way: every combination of --bs and --qd
     /// for one --rw, each after a warm-up that does not count, latencies from
-    /// an HDR histogram. Without --rw, --bs or --qd: sequential 1 MiB read and
-    /// write at queue depth 1, random 4 KiB read and write at 1 and 32 (with
-    /// only --bs or --qd, --rw is read, as in fio). Writes are preserved
-    /// unless --no-preserve.
+    /// an HDR histogram; or a --preset (quick by default). With only --bs or
+    /// --qd, --rw is read, as in fio. Writes are preserved unless
+    /// --no-preserve.
     Bench {
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
+        /// A named set of tests (quick: 4 tests of 5 device-seconds; cdm:
+        /// CrystalDiskMark's SEQ1M Q8/Q1 and RND4K Q32/Q1, read and write;
+        /// a1: agnostics' A1 shape, 10 s each in 64 MiB).
+        #[arg(long, value_enum, conflicts_with_all = ["rw", "bs", "qd"])]
+        preset: Option<BenchPreset>,
         #[arg(long, value_enum)]
         rw: Option<BenchRw>,
         /// Block sizes, comma-separated (default 4k for random, 1M for
@@ -266,9 +289,14 @@ pub enum Command {
         #[arg(long, value_name = "N[,N...]", value_delimiter = ',',
               value_parser = clap::value_parser!(u64).range(1..=crate::measure::bench::MAX_QD as u64))]
         qd: Vec<u64>,
-        /// Bytes each test moves after its warm-up.
-        #[arg(long, default_value = "32M", value_parser = size)]
-        size: u64,
+        /// Bytes each test moves after its warm-up (default 32M; with a
+        /// preset, instead of its device time).
+        #[arg(long, value_parser = size, conflicts_with = "runtime")]
+        size: Option<u64>,
+        /// Device time each test runs after its warm-up (10s, 500ms, 2m);
+        /// with a preset, instead of its own.
+        #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
+        runtime: Option<u64>,
         /// randrw: reads as a percentage of requests.
         #[arg(long, default_value_t = 70, value_parser = clap::value_parser!(u8).range(0..=100))]
         rwmix_read: u8,
@@ -466,20 +494,27 @@ fn run(cli: Cli) -> CliResult<Output> {
         }
         Command::Bench {
             target,
+            preset,
             rw,
             bs,
             qd,
             size,
+            runtime,
             rwmix_read,
             area,
             opts,
         } => jobs::bench(
             &on(target, Some(opts)),
             &jobs::BenchArgs {
+                preset: preset.map(Into::into),
                 rw: rw.map(Into::into),
                 bs,
                 qd: qd.into_iter().map(|q| q as usize).collect(),
-                size,
+                limit: match (size, runtime) {
+                    (_, Some(ns)) => Some(crate::measure::bench::Limit::DeviceNs(ns)),
+                    (Some(s), None) => Some(crate::measure::bench::Limit::Bytes(s)),
+                    (None, None) => None,
+                },
                 rwmix_read,
                 area: area.map(|r| (r.offset, r.len)),
             },

@@ -2,8 +2,9 @@
 //! read/write pattern, block size and queue depth, with a warm-up that does
 //! not count, latencies in an HDR histogram and throughput over time.
 //!
-//! Issue 14's core: one test per (rw, bs, qd). Presets, class verdicts and
-//! progress with an ETA build on it.
+//! One test per (rw, bs, qd), limited by bytes (fio's --size) or device
+//! time (--runtime), and presets (quick, cdm, a1). Class verdicts and
+//! progress with an ETA are still to come.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -57,13 +58,20 @@ impl Rw {
     }
 }
 
+/// fio's --size or --runtime: bytes moved, or device time spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Bytes(u64),
+    DeviceNs(u64),
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub rw: Rw,
     pub bs: u64,
     pub qd: usize,
-    /// Bytes the test moves after its warm-up.
-    pub size: u64,
+    /// How long the measured part runs, after its warm-up.
+    pub limit: Limit,
     /// The test area (offset, length): sequential tests walk it, random ones
     /// pick whole blocks in it.
     pub area: (u64, u64),
@@ -138,15 +146,17 @@ pub fn check(o: &Options, d: &TargetDescription) -> Result<(), MeasureError> {
             "give --area OFFSET+LENGTH inside the target",
         ));
     }
-    let n = o.size / o.bs;
-    if n == 0 || n > MAX_REQUESTS {
-        return Err(bad(
-            format!(
-                "--size {} is {n} requests of {} bytes; 1 to {MAX_REQUESTS} are allowed",
-                o.size, o.bs
-            ),
-            "give a --size of at least one block",
-        ));
+    if let Limit::Bytes(size) = o.limit {
+        let n = size / o.bs;
+        if n == 0 || n > MAX_REQUESTS {
+            return Err(bad(
+                format!(
+                    "--size {size} is {n} requests of {} bytes; 1 to {MAX_REQUESTS} are allowed",
+                    o.bs
+                ),
+                "give a --size of at least one block",
+            ));
+        }
     }
     if o.rwmix_read > 100 {
         return Err(bad(
@@ -209,9 +219,11 @@ fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
     }
 }
 
+/// Most requests in one batch of a test limited by time (a fast device's
+/// batch; the limit is checked between batches).
+const TIMED_BATCH_MOST: u64 = 1 << 16;
+
 pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
-    let n = o.size / o.bs;
-    let warm = (n / WARMUP_SHARE).max(o.qd as u64);
     // Incompressible data: a seeded stream, not zeros a card could compress.
     let mut buf = AlignedBuf::new(o.bs as usize * o.qd);
     let mut fill = o.seed | 1;
@@ -220,19 +232,49 @@ pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
         w.copy_from_slice(&v[..w.len()]);
     }
     let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let warmup: Vec<Request> = (0..warm).map(|k| request(o, k, &mut rng)).collect();
-    run_all(t, &warmup, o.qd, &mut buf)?;
+    let qd = o.qd as u64;
+    // The warm-up, not counted: a tenth of the requests, or of the time.
+    let mut k = 0u64;
+    let warm_start = t.device_time_ns();
+    loop {
+        let count = match o.limit {
+            Limit::Bytes(size) => ((size / o.bs) / WARMUP_SHARE).max(qd),
+            Limit::DeviceNs(_) => 2 * qd,
+        };
+        let reqs: Vec<Request> = (0..count).map(|j| request(o, k + j, &mut rng)).collect();
+        run_all(t, &reqs, o.qd, &mut buf)?;
+        k += count;
+        let more = match o.limit {
+            Limit::DeviceNs(ns) => {
+                t.device_time_ns().saturating_sub(warm_start) < ns / WARMUP_SHARE && k < MAX_REQUESTS
+            }
+            Limit::Bytes(_) => false,
+        };
+        if !more {
+            break;
+        }
+    }
     // 1 ns to an hour at 3 significant digits (fio's percentiles carry
     // three); a request slower than an hour is counted as an hour.
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).map_err(|e| MeasureError::Internal(e.to_string()))?;
     let start = t.device_time_ns();
     let mut timeline = Vec::new();
-    let per_point = n.div_ceil(TIMELINE_POINTS).max(o.qd as u64);
     let (mut done, mut bytes) = (0u64, 0u64);
-    while done < n {
-        let count = per_point.min(n - done);
-        let reqs: Vec<Request> = (0..count).map(|k| request(o, warm + done + k, &mut rng)).collect();
+    // Batches: a twentieth of the bytes, or sized from the last batch to
+    // take about a twentieth of the time (a slow card's batch stays short).
+    let mut batch = match o.limit {
+        Limit::Bytes(size) => (size / o.bs).div_ceil(TIMELINE_POINTS).max(qd),
+        Limit::DeviceNs(_) => 2 * qd,
+    };
+    loop {
+        let count = match o.limit {
+            Limit::Bytes(size) if done >= size / o.bs => break,
+            Limit::Bytes(size) => batch.min(size / o.bs - done),
+            Limit::DeviceNs(ns) if t.device_time_ns().saturating_sub(start) >= ns || done >= MAX_REQUESTS => break,
+            Limit::DeviceNs(_) => batch,
+        };
+        let reqs: Vec<Request> = (0..count).map(|j| request(o, k + done + j, &mut rng)).collect();
         let before = t.device_time_ns();
         let out = run_all(t, &reqs, o.qd, &mut buf)?;
         let spent = t.device_time_ns().saturating_sub(before).max(1);
@@ -246,6 +288,10 @@ pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
             t_s: t.device_time_ns().saturating_sub(start) as f64 / 1e9,
             bytes_per_sec: moved as f64 * 1e9 / spent as f64,
         });
+        if let Limit::DeviceNs(ns) = o.limit {
+            let per_request = spent as f64 / count as f64;
+            batch = ((ns as f64 / TIMELINE_POINTS as f64 / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
+        }
     }
     let elapsed = t.device_time_ns().saturating_sub(start).max(1) as f64 / 1e9;
     let q = |p: f64| hist.value_at_quantile(p);
@@ -255,8 +301,8 @@ pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
         pattern: if o.rw.random() { "random" } else { "sequential" }.into(),
         block_size: o.bs,
         queue_depth: o.qd,
-        requests: n,
-        iops: n as f64 / elapsed,
+        requests: done,
+        iops: done as f64 / elapsed,
         bytes_per_sec: bytes as f64 / elapsed,
         latency_ns: Latency {
             mean: hist.mean(),
@@ -268,6 +314,52 @@ pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
         },
         timeline,
     })
+}
+
+/// The presets: named sets of tests, each as (rw, bs, qd, limit, area).
+/// The area is `None` for the command's default area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// Under a minute on a typical card: sequential 1 MiB read and write,
+    /// random 4 KiB read and write, 5 device-seconds each.
+    Quick,
+    /// CrystalDiskMark's and KDiskMark's default set: SEQ1M Q8T1, SEQ1M
+    /// Q1T1, RND4K Q32T1, RND4K Q1T1, each read and write, 5 s each.
+    Cdm,
+    /// The shape of Raspberry Pi's agnostics A1 test: 512 KiB sequential
+    /// write, then 4 KiB random write and read at queue depth 4, 10 s each,
+    /// in a 64 MiB area.
+    A1,
+}
+
+/// A preset's tests: (rw, block size, queue depth, limit, area length).
+pub fn preset(p: Preset) -> Vec<(Rw, u64, usize, Limit, Option<u64>)> {
+    const S5: Limit = Limit::DeviceNs(5_000_000_000);
+    const S10: Limit = Limit::DeviceNs(10_000_000_000);
+    const M: u64 = 1 << 20;
+    const K4: u64 = 4096;
+    match p {
+        Preset::Quick => vec![
+            (Rw::Read, M, 1, S5, None),
+            (Rw::Write, M, 1, S5, None),
+            (Rw::RandRead, K4, 1, S5, None),
+            (Rw::RandWrite, K4, 1, S5, None),
+        ],
+        Preset::Cdm => [(Rw::Read, Rw::Write), (Rw::RandRead, Rw::RandWrite)]
+            .into_iter()
+            .flat_map(|(r, w)| {
+                let (bs, depths) = if r == Rw::Read { (M, [8, 1]) } else { (K4, [32, 1]) };
+                depths
+                    .into_iter()
+                    .flat_map(move |q| [(r, bs, q, S5, None), (w, bs, q, S5, None)])
+            })
+            .collect(),
+        Preset::A1 => vec![
+            (Rw::Write, 512 << 10, 1, S10, Some(64 * M)),
+            (Rw::RandWrite, K4, 4, S10, Some(64 * M)),
+            (Rw::RandRead, K4, 4, S10, Some(64 * M)),
+        ],
+    }
 }
 
 #[cfg(test)]
@@ -286,7 +378,7 @@ mod tests {
             rw,
             bs,
             qd,
-            size: 8 << 20,
+            limit: Limit::Bytes(8 << 20),
             area,
             rwmix_read: 70,
             seed: 1,
@@ -317,6 +409,42 @@ mod tests {
             assert_eq!(b.requests, 2048);
             assert_eq!(b.timeline.len() as u64, TIMELINE_POINTS);
         }
+    }
+
+    #[test]
+    fn a_test_limited_by_time_runs_that_long() {
+        let p = build("demo").unwrap();
+        let o = Options {
+            rw: Rw::RandRead,
+            bs: 4096,
+            qd: 1,
+            limit: Limit::DeviceNs(2_000_000_000),
+            area: (1 << 30, 64 << 20),
+            rwmix_read: 70,
+            seed: 3,
+        };
+        let mut runner = crate::run::runner::Runner::for_sim("bench", SimTarget::new("demo", p));
+        let b = runner.run(&Bench { options: vec![o] }).unwrap().tests.remove(0);
+        let spent = b.requests as f64 / b.iops;
+        // Whole batches, each about a twentieth of the time: past the limit
+        // by less than one.
+        assert!((2.0..2.15).contains(&spent), "{spent} s for a 2 s runtime");
+        assert!((18..=24).contains(&b.timeline.len()), "{} points", b.timeline.len());
+    }
+
+    #[test]
+    fn presets_have_their_shapes() {
+        let cdm = preset(Preset::Cdm);
+        assert_eq!(cdm.len(), 8);
+        assert_eq!((cdm[0].0, cdm[0].1, cdm[0].2), (Rw::Read, 1 << 20, 8));
+        assert_eq!((cdm[7].0, cdm[7].1, cdm[7].2), (Rw::RandWrite, 4096, 1));
+        let a1 = preset(Preset::A1);
+        assert!(
+            a1.iter()
+                .all(|t| t.4 == Some(64 << 20) && t.3 == Limit::DeviceNs(10_000_000_000))
+        );
+        assert_eq!(a1.iter().map(|t| t.2).collect::<Vec<_>>(), [1, 4, 4]);
+        assert_eq!(preset(Preset::Quick).len(), 4);
     }
 
     #[test]

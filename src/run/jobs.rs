@@ -247,33 +247,39 @@ pub fn page(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
 
 /// `bench`'s choices as given; empty lists take the defaults.
 pub struct BenchArgs {
+    pub preset: Option<crate::measure::bench::Preset>,
     pub rw: Option<crate::measure::bench::Rw>,
     pub bs: Vec<u64>,
     pub qd: Vec<usize>,
-    pub size: u64,
+    /// --size or --runtime; a preset's own limits without.
+    pub limit: Option<crate::measure::bench::Limit>,
     pub rwmix_read: u8,
     pub area: Option<(u64, u64)>,
 }
+
+/// What a custom test moves without --size or --runtime.
+const DEFAULT_SIZE: crate::measure::bench::Limit = crate::measure::bench::Limit::Bytes(32 << 20);
 
 /// The default test area: 256 MiB (larger than the write caches cards keep)
 /// from the middle of the target, or all of a smaller one.
 const BENCH_AREA: u64 = 256 << 20;
 
 pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
-    use crate::measure::bench::{Bench, Options, Rw};
+    use crate::measure::bench::{Bench, Options, Preset, Rw, preset};
     let mut r = on.runner("bench")?;
     let d = r.description().clone();
     let block = u64::from(d.logical_block_size.max(1));
-    let area = a.area.unwrap_or_else(|| {
-        let len = BENCH_AREA.min(d.size_bytes / 2 / block * block);
-        (d.size_bytes / 2 / block * block, len)
-    });
-    // Every combination of the given block sizes and depths for one
-    // pattern; without a pattern, the quick set.
-    // --bs or --qd alone mean fio's default pattern, read.
-    let rw = a.rw.or((!a.bs.is_empty() || !a.qd.is_empty()).then_some(Rw::Read));
-    let combos: Vec<(Rw, u64, usize)> = match rw {
-        Some(rw) => {
+    let middle = d.size_bytes / 2 / block * block;
+    let area_of = |len: Option<u64>| {
+        a.area
+            .unwrap_or_else(|| (middle, len.unwrap_or(BENCH_AREA).min(d.size_bytes - middle)))
+    };
+    // A custom test (--rw, or --bs/--qd alone, which mean fio's default
+    // read): every combination of the block sizes and depths. Otherwise a
+    // preset, quick by default.
+    let custom = a.rw.or((!a.bs.is_empty() || !a.qd.is_empty()).then_some(Rw::Read));
+    let tests: Vec<(Rw, u64, usize, crate::measure::bench::Limit, Option<u64>)> = match (custom, a.preset) {
+        (Some(rw), _) => {
             let default_bs = if matches!(rw, Rw::Read | Rw::Write) {
                 1 << 20
             } else {
@@ -285,26 +291,28 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
                 a.bs.clone()
             };
             let qd = if a.qd.is_empty() { vec![1] } else { a.qd.clone() };
-            bs.iter().flat_map(|&b| qd.iter().map(move |&q| (rw, b, q))).collect()
+            bs.iter()
+                .flat_map(|&b| {
+                    qd.iter()
+                        .map(move |&q| (rw, b, q, a.limit.unwrap_or(DEFAULT_SIZE), None))
+                })
+                .collect()
         }
-        None => vec![
-            (Rw::Read, 1 << 20, 1),
-            (Rw::Write, 1 << 20, 1),
-            (Rw::RandRead, 4096, 1),
-            (Rw::RandRead, 4096, 32),
-            (Rw::RandWrite, 4096, 1),
-            (Rw::RandWrite, 4096, 32),
-        ],
+        // A preset, shortened or lengthened by --size or --runtime.
+        (None, p) => preset(p.unwrap_or(Preset::Quick))
+            .into_iter()
+            .map(|(rw, bs, qd, limit, area)| (rw, bs, qd, a.limit.unwrap_or(limit), area))
+            .collect(),
     };
-    let options = combos
+    let options = tests
         .into_iter()
         .enumerate()
-        .map(|(i, (rw, bs, qd))| Options {
+        .map(|(i, (rw, bs, qd, limit, area))| Options {
             rw,
             bs,
             qd,
-            size: a.size,
-            area,
+            limit,
+            area: area_of(area),
             rwmix_read: a.rwmix_read,
             seed: 1 + i as u64,
         })

@@ -75,6 +75,25 @@ fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
             j,
         ]);
         check(&writes, 2);
+        // Every preset runs, shortened (quick 4 tests, cdm 8, a1 3).
+        for (preset, n) in [("quick", 4), ("cdm", 8), ("a1", 3)] {
+            let v = json(&[
+                "bench",
+                dev.as_str(),
+                "--preset",
+                preset,
+                "--runtime",
+                "100ms",
+                "--area",
+                "8M+16M",
+                "--engine",
+                engine,
+                "--write",
+                "--journal-dir",
+                j,
+            ]);
+            check(&v, n);
+        }
     }
     drop(dev);
     let after = Sha256::digest(std::fs::read(&file).unwrap());
