@@ -50,6 +50,15 @@ pub fn lfsr_positions(num: u64) -> Vec<u64> {
         .collect()
 }
 
+/// One step of a seeded xorshift64 (Marsaglia's 13, 7, 17): the random
+/// offsets of bench, the cards of the generator and the property tests.
+pub fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
 /// Chunk sizes flashbench walks: the erase size halving down to the block size.
 pub fn chunk_sizes(erase: u64, block: u64) -> Vec<u64> {
     std::iter::successors(Some(erase), |c| (c / 2 >= block).then_some(c / 2)).collect()

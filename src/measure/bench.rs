@@ -193,13 +193,7 @@ impl super::Test for Bench {
     }
 }
 
-/// A seeded xorshift64 step (random offsets and the read/write mix).
-fn next(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
+use crate::patterns::xorshift as next;
 
 /// The `k`th request of the test.
 fn request(o: &Options, k: u64, rng: &mut u64) -> Request {

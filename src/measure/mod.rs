@@ -75,6 +75,17 @@ impl Medium {
     }
 }
 
+/// A write buffer of `len` bytes holding the tests' fixed data: a
+/// non-uniform pattern, so a card that compresses or deduplicates gains
+/// nothing (bench writes a seeded stream instead, as fio does).
+pub fn test_data(len: usize) -> crate::seam::AlignedBuf {
+    let mut buf = crate::seam::AlignedBuf::new(len);
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i.wrapping_mul(131) % 251) as u8;
+    }
+    buf
+}
+
 /// The confidence from which a verdict is stated as a fact and acted on
 /// (advice, the summary); below it the verdict is shown as unsure.
 pub const CONFIDENT: f64 = 0.9;

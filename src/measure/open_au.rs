@@ -541,15 +541,10 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<OpenAuResult, MeasureError>
     let mut s = Sweeper {
         t,
         o,
-        buf: AlignedBuf::new(o.erase.max(o.chunk) as usize),
+        buf: super::test_data(o.erase.max(o.chunk) as usize),
         cursor: 0,
         slot_limit: slots,
     };
-    // Written data: a non-uniform pattern, so a card that compresses or
-    // deduplicates gains nothing.
-    for (i, b) in s.buf.as_mut_slice().iter_mut().enumerate() {
-        *b = (i.wrapping_mul(131) % 251) as u8;
-    }
     let mut linear = if o.linear { Some(s.sweep(false)?) } else { None };
     s.cursor = if o.linear { slots } else { 0 };
     s.slot_limit = s.cursor + slots;

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, median, robust_sigma};
 use crate::safety::ranges::Range;
-use crate::seam::{AlignedBuf, Request, Target, TargetDescription, run_all};
+use crate::seam::{Request, Target, TargetDescription, run_all};
 
 /// Largest page looked for, and the first candidate past the pages of the
 /// cards flashlab knows (SD and eMMC NAND pages run 2-64 KiB; the boundary
@@ -166,10 +166,7 @@ fn summarise(size: u64, diffs: &[f64]) -> Candidate {
 
 pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
     let w = 2 * o.block;
-    let mut buf = AlignedBuf::new(w as usize);
-    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
-        *b = (i.wrapping_mul(197) % 241) as u8;
-    }
+    let mut buf = super::test_data(w as usize);
     let sizes = candidates(&o);
     let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
     // Interleaved rounds over all candidates, so drift and background work

@@ -18,12 +18,7 @@ struct Card {
     seed: u64,
 }
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
+use crate::patterns::xorshift;
 
 fn card(rng: &mut u64) -> Card {
     const AUS: [u64; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];

@@ -141,10 +141,7 @@ impl<'a> SlotWriter<'a> {
     /// always fits (a card takes random writes in at least one AU without
     /// merging on every visit).
     pub fn new(t: &mut dyn Target, place: Place<'a>, chunk: u64, alone: u64) -> Result<Self, MeasureError> {
-        let mut buf = AlignedBuf::new(chunk as usize);
-        for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
-            *b = (i.wrapping_mul(131) % 251) as u8;
-        }
+        let buf = super::test_data(chunk as usize);
         let mut w = SlotWriter {
             place,
             chunk,

@@ -17,13 +17,7 @@ pub struct Truth {
     pub sector: u32,
 }
 
-/// A seeded xorshift64 step.
-pub fn next(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
+use crate::patterns::xorshift as next;
 
 const AUS: [u64; 14] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128];
 const HOSTS: [&[(&str, &str)]; 4] = [

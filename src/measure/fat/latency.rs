@@ -1,7 +1,7 @@
 //! The latency method: each leading AU's median random-write latency against
 //! an ordinary reference AU's (see the parent module).
 
-use super::{AuRow, FatResult, Method, Options, in_order_offsets, offsets, patterned, reference_au};
+use super::{AuRow, FatResult, Method, Options, in_order_offsets, offsets, reference_au};
 use crate::measure::{MeasureError, median};
 use crate::seam::{AlignedBuf, Request, Target, run_all};
 
@@ -31,7 +31,7 @@ fn timed(t: &mut dyn Target, o: &Options, at: Vec<u64>, buf: &mut AlignedBuf) ->
 
 /// The latency method (module documentation).
 pub(super) fn latency(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
-    let mut buf = patterned(o.chunk);
+    let mut buf = crate::measure::test_data(o.chunk as usize);
     // Two passes, the reference measured in each: a FAT area is claimed only
     // where both put it (a pause or an outlier in one pass moves nothing).
     let mut passes = Vec::new();

@@ -27,7 +27,7 @@ pub use slots::MAX_SLOT_AUS;
 use super::MeasureError;
 use crate::patterns::lfsr_positions;
 use crate::safety::ranges::Range;
-use crate::seam::{AlignedBuf, Target};
+use crate::seam::Target;
 
 /// Most leading AUs examined. A FAT area holds the filesystem's metadata:
 /// seed 004's cards show 0 to 2 AUs; a few dozen would be a whole partition.
@@ -229,16 +229,6 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
          and a slow host or noisy timing can hide the difference"
     ));
     Ok(r)
-}
-
-/// A write buffer of `len` bytes holding a fixed, non-repeating-looking
-/// pattern (a card that compresses or dedups sees ordinary data).
-fn patterned(len: u64) -> AlignedBuf {
-    let mut buf = AlignedBuf::new(len as usize);
-    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
-        *b = (i.wrapping_mul(131) % 251) as u8;
-    }
-    buf
 }
 
 #[cfg(test)]
