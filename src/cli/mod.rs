@@ -243,6 +243,26 @@ pub enum Command {
         #[command(flatten)]
         opts: WriteOpts,
     },
+    /// Is the card as large as it says? Position-tagged blocks sampled across
+    /// the whole announced size, a cache push, then a bisection to the last
+    /// good byte: genuine, fake (addresses wrap, writes lost, or kept only by
+    /// a cache; with the usable size) or damaged. Writes, preserved unless
+    /// --no-preserve; the first MiB is never written.
+    Capacity {
+        #[arg(default_value = DEFAULT_TARGET)]
+        target: String,
+        /// Bytes at the start never written (default 1M: the partition
+        /// table and boot sectors).
+        #[arg(long, value_name = "SIZE", value_parser = size, default_value = "1M")]
+        skip: u64,
+        /// Bytes written after the samples to push them out of any write
+        /// cache; also the spacing of the read probes that see wrap-around
+        /// (default 32M).
+        #[arg(long, value_name = "SIZE", value_parser = size, default_value = "32M")]
+        push: u64,
+        #[command(flatten)]
+        opts: WriteOpts,
+    },
     /// Everything at once: identify, align, then open-au and fat (these write:
     /// on a real target only with --write, data preserved), and advice.
     Probe {
@@ -466,6 +486,12 @@ fn run(cli: Cli) -> CliResult<Output> {
             };
             jobs::open_au(&on(target, Some(opts)), &a)?
         }
+        Command::Capacity {
+            target,
+            skip,
+            push,
+            opts,
+        } => jobs::capacity(&on(target, Some(opts)), skip, push)?,
         Command::Au { target, open_aus, opts } => jobs::au(&on(target, Some(opts)), open_aus)?,
         Command::Page {
             target,

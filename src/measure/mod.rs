@@ -9,6 +9,7 @@ pub mod advice;
 pub mod align;
 pub mod au;
 pub mod bench;
+pub mod capacity;
 pub mod fat;
 pub mod open_au;
 pub mod page;

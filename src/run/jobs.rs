@@ -220,6 +220,37 @@ pub fn au(on: &On, open_aus: Option<u64>) -> CliResult<RunDocument> {
     Ok(r.finish())
 }
 
+/// The capacity check: a survey of the whole card, then stages that narrow
+/// the window where its real size lies, each a preserving run of its own.
+pub fn capacity(on: &On, skip: u64, push: u64) -> CliResult<RunDocument> {
+    let mut r = on.runner("capacity")?;
+    let found = capacity_steps(&mut r, skip, push)?;
+    r.put("capacity", &found);
+    Ok(r.finish())
+}
+
+fn capacity_steps(r: &mut Runner, skip: u64, push: u64) -> CliResult<crate::measure::capacity::CapacityResult> {
+    use crate::measure::capacity::{Next, Options, Stage, next, verdict};
+    let d = r.description().clone();
+    let options = Options::new(skip, push);
+    let mut stages = Vec::new();
+    let mut window = None;
+    loop {
+        stages.push(r.run(&Stage { options, window })?);
+        match next(&stages, d.size_bytes) {
+            Next::Done => break,
+            Next::Narrow(lo, hi) => {
+                crate::errln!(
+                    "capacity: the real size lies between byte {lo} and byte {hi} ({} apart); narrowing",
+                    Iec(hi - lo)
+                );
+                window = Some((lo, hi));
+            }
+        }
+    }
+    Ok(verdict(&stages, &d, &options))
+}
+
 pub fn page(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
     let mut r = on.runner("page")?;
     let medium = r.medium();

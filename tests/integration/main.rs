@@ -2,6 +2,7 @@
 //! real binary or the real library against real files and loop devices.
 
 mod bench;
+mod capacity;
 mod conformance;
 mod contract;
 mod decode;

@@ -322,3 +322,71 @@ pub fn scatter(o: &mut String, r: &ScatterResult) {
         duration_ns(lat.iter().copied().fold(0.0, f64::max))
     );
 }
+
+pub fn capacity(o: &mut String, r: &crate::measure::capacity::CapacityResult, device_s: f64) {
+    use crate::measure::capacity::{FakeKind, Verdict};
+    let bytes = |n: u64| format!("{} ({n} bytes)", Iec(n));
+    let head = match (r.verdict, r.kind) {
+        (Verdict::Genuine, _) => format!(
+            "genuine: every sampled block across the announced {} read back from its own place",
+            bytes(r.announced_bytes)
+        ),
+        (Verdict::Fake, kind) => {
+            let how = match kind {
+                Some(FakeKind::Wrap) => "addresses wrap: a write past it lands on earlier data",
+                Some(FakeKind::Cache) => "writes past it read back only while the card's cache holds them",
+                _ => "writes past it are lost",
+            };
+            format!(
+                "FAKE: announced {}, but only the first {} hold data; {how}{}",
+                bytes(r.announced_bytes),
+                bytes(r.usable_bytes),
+                r.reads_past
+                    .as_ref()
+                    .map_or(String::new(), |w| format!(" (reads there return {w})"))
+            )
+        }
+        (Verdict::Damaged, _) => format!(
+            "damaged: the announced {} is there, but {} region(s) lost data or refused I/O",
+            bytes(r.announced_bytes),
+            r.bad_regions.len()
+        ),
+    };
+    let _ = writeln!(o, "{}", super::wrap(&head, "", "  "));
+    if let Some((lo, hi)) = r.boundary {
+        let _ = writeln!(
+            o,
+            "{}",
+            super::wrap(
+                &format!("  the real size lies between {} and {} bytes", lo, hi),
+                "",
+                "  "
+            )
+        );
+    }
+    for b in r.bad_regions.iter().take(10) {
+        let _ = writeln!(
+            o,
+            "  bad: {} from byte {} ({:?})",
+            Iec(b.len),
+            b.offset,
+            b.evidence
+        );
+    }
+    if r.bad_regions.len() > 10 {
+        let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
+    }
+    let summary = format!(
+        "checked {} written blocks in {} stage(s) and {} read probes; wrote {} (the originals \
+         are written back). Not seen: a real size within {} of either end, a write cache larger \
+         than the {} push (--push).",
+        r.samples,
+        r.stages,
+        r.read_probes,
+        Iec(r.bytes_written),
+        Iec(r.skip_bytes),
+        Iec(r.push_bytes)
+    );
+    let _ = writeln!(o, "{}", super::wrap(&summary, "", ""));
+    let _ = writeln!(o, "{device_s:.1} device-seconds");
+}

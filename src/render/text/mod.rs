@@ -55,6 +55,11 @@ impl Renderer for Text {
                     measure::bench(&mut o, &r, device_s);
                 }
             }
+            "capacity" => {
+                if let Some(r) = doc.get("capacity") {
+                    measure::capacity(&mut o, &r, device_s);
+                }
+            }
             "align" | "open-au" | "fat" | "page" | "au" | "scatter" => {
                 // Only the command's own result: open-au's align ran to find
                 // the erase size, and said so on stderr.
