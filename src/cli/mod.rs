@@ -75,6 +75,8 @@ pub enum BenchPreset {
     Quick,
     Cdm,
     A1,
+    Sdspeed,
+    Full,
 }
 
 impl From<BenchPreset> for crate::measure::bench::Preset {
@@ -84,6 +86,8 @@ impl From<BenchPreset> for crate::measure::bench::Preset {
             BenchPreset::Quick => Preset::Quick,
             BenchPreset::Cdm => Preset::Cdm,
             BenchPreset::A1 => Preset::A1,
+            BenchPreset::Sdspeed => Preset::Sdspeed,
+            BenchPreset::Full => Preset::Full,
         }
     }
 }
@@ -296,7 +300,9 @@ pub enum Command {
         target: String,
         /// A named set of tests (quick: 4 tests of 5 device-seconds; cdm:
         /// CrystalDiskMark's SEQ1M Q8/Q1 and RND4K Q32/Q1, read and write;
-        /// a1: agnostics' A1 shape, 10 s each in 64 MiB).
+        /// a1: agnostics' A1 shape, 10 s each in 64 MiB; sdspeed: 30 s of
+        /// 512 KiB sequential writes across 1 GiB, for the speed classes;
+        /// full: all of these).
         #[arg(long, value_enum, conflicts_with_all = ["rw", "bs", "qd"])]
         preset: Option<BenchPreset>,
         #[arg(long, value_enum)]

@@ -287,6 +287,7 @@ mod tests {
                 ("au_size", au),
                 ("capacity", cap),
                 ("page_size", "16K"),
+                ("open_aus_random", "4"),
                 ("host", "at91-mci"),
                 ("max_blocks_per_cmd", "64"),
                 ("jitter", "0.25"),
@@ -302,7 +303,7 @@ mod tests {
                 r.notes
             );
             assert_eq!(r.confidence, 0.95, "{au}");
-            assert_eq!(r.random_aus, Some(4), "{au}: demo keeps 4 random-write AUs");
+            assert_eq!(r.random_aus, Some(4), "{au}: the card keeps 4 random-write AUs");
         }
     }
 }

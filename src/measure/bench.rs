@@ -3,8 +3,8 @@
 //! not count, latencies in an HDR histogram and throughput over time.
 //!
 //! One test per (rw, bs, qd), limited by bytes (fio's --size) or device
-//! time (--runtime), and presets (quick, cdm, a1). Class verdicts and
-//! progress with an ETA are still to come.
+//! time (--runtime), and presets (quick, cdm, a1, sdspeed, full). The SD
+//! class verdicts come from the figures (`measure::classes`).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -115,6 +115,13 @@ pub struct BenchTest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BenchResult {
     pub tests: Vec<BenchTest>,
+    /// SD classes ("A1", "C10", "V30" ...) whose figures were all measured:
+    /// met or not, "A1-style" (see `measure::classes`).
+    #[serde(default)]
+    pub classes: std::collections::BTreeMap<String, bool>,
+    /// The figures behind each verdict, against the class's thresholds.
+    #[serde(default)]
+    pub class_figures: std::collections::BTreeMap<String, super::classes::ClassFigures>,
 }
 
 /// Checks before anything is allocated or looped on.
@@ -188,8 +195,13 @@ impl super::Test for Bench {
         Ok(ranges)
     }
     fn run(&self, t: &mut dyn Target) -> Result<BenchResult, MeasureError> {
-        let tests = self.options.iter().map(|o| run(t, o)).collect::<Result<_, _>>()?;
-        Ok(BenchResult { tests })
+        let tests: Vec<BenchTest> = self.options.iter().map(|o| run(t, o)).collect::<Result<_, _>>()?;
+        let (classes, class_figures) = super::classes::verdicts(&tests);
+        Ok(BenchResult {
+            tests,
+            classes,
+            class_figures,
+        })
     }
 }
 
@@ -324,6 +336,13 @@ pub enum Preset {
     /// write, then 4 KiB random write and read at queue depth 4, 10 s each,
     /// in a 64 MiB area.
     A1,
+    /// Sustained sequential writes across many AUs, in the spirit of the SD
+    /// speed classes' recording units: 512 KiB writes (the largest
+    /// recording unit of the SD spec's speed-class tables) over 1 GiB (256
+    /// AUs of 4 MiB, far past any cache), 30 device-seconds.
+    Sdspeed,
+    /// All of the above.
+    Full,
 }
 
 /// A preset's tests: (rw, block size, queue depth, limit, area length).
@@ -353,6 +372,11 @@ pub fn preset(p: Preset) -> Vec<(Rw, u64, usize, Limit, Option<u64>)> {
             (Rw::RandWrite, K4, 4, S10, Some(64 * M)),
             (Rw::RandRead, K4, 4, S10, Some(64 * M)),
         ],
+        Preset::Sdspeed => vec![(Rw::Write, 512 << 10, 1, Limit::DeviceNs(30_000_000_000), Some(1 << 30))],
+        Preset::Full => [Preset::Quick, Preset::Cdm, Preset::A1, Preset::Sdspeed]
+            .into_iter()
+            .flat_map(preset)
+            .collect(),
     }
 }
 
@@ -454,5 +478,44 @@ mod tests {
             hsq.iops,
             plain.iops
         );
+    }
+
+    /// The a1 preset as `bench --preset a1` runs it: 64 MiB from the middle.
+    fn a1_classes(profile: &str) -> BenchResult {
+        let p = build(profile).unwrap();
+        let card = SimTarget::new(profile, p.clone());
+        let middle = p.capacity / 2 / 512 * 512;
+        let options = preset(Preset::A1)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (rw, bs, qd, limit, area))| Options {
+                rw,
+                bs,
+                qd,
+                limit,
+                area: (middle, area.unwrap()),
+                rwmix_read: 0,
+                seed: 1 + i as u64,
+            })
+            .collect();
+        crate::run::runner::Runner::for_sim("bench", card)
+            .run(&Bench { options })
+            .unwrap()
+    }
+
+    #[test]
+    fn the_a1_verdict_is_met_by_demo_and_not_by_kingston() {
+        let demo = a1_classes("demo");
+        assert_eq!(demo.classes.get("A1"), Some(&true), "{:#?}", demo.class_figures["A1"]);
+        assert_eq!(
+            demo.classes.get("A2"),
+            Some(&false),
+            "demo's random writes are A1's, not A2's"
+        );
+        let k = a1_classes("kingston-sa04g");
+        assert_eq!(k.classes.get("A1"), Some(&false), "{:#?}", k.class_figures["A1"]);
+        // The simulated Kingston writes 512 KiB at 5.3 MB/s: C4, not C6.
+        assert_eq!(k.classes.get("C4"), Some(&true), "{:#?}", k.class_figures["C4"]);
+        assert_eq!(k.classes.get("C10"), Some(&false));
     }
 }

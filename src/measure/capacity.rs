@@ -92,7 +92,9 @@ pub struct Stage {
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Evidence {
     /// This run's tag for another address: the card wrapped.
-    Foreign { from: u64 },
+    Foreign {
+        from: u64,
+    },
     Zeros,
     /// Anything else: old data or garbage.
     Other,
@@ -135,10 +137,7 @@ pub struct StageResult {
 /// The dense region, clipped to a small target.
 fn dense(o: &Options, size: u64, block: u64) -> Range {
     let len = o.push.min(size.saturating_sub(o.skip) / 2) / block * block;
-    Range {
-        offset: o.skip,
-        len,
-    }
+    Range { offset: o.skip, len }
 }
 
 fn block_of(d: &TargetDescription) -> u64 {
@@ -175,7 +174,10 @@ fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block: u64) -> Ve
     if window.is_none() && size >= b && size - d.end() >= b {
         let last = (size - b) / block * block;
         if out.last().is_none_or(|r| r.end() <= last) {
-            out.push(Range { offset: last, len: size - last });
+            out.push(Range {
+                offset: last,
+                len: size - last,
+            });
         }
     }
     out
@@ -493,7 +495,11 @@ fn modulus(stages: &[StageResult]) -> Option<u64> {
             _ => None,
         })
     });
-    probe.chain(written).filter(|(at, from)| at > from).map(|(at, from)| at - from).min()
+    probe
+        .chain(written)
+        .filter(|(at, from)| at > from)
+        .map(|(at, from)| at - from)
+        .min()
 }
 
 /// The bad tail: the blocks from the last good one to the end, all bad.
@@ -721,7 +727,11 @@ mod tests {
             check(7, (1 << 20) + 4096, 512, &a[..4096], &mut s),
             (0, Some(Evidence::Foreign { from: 1 << 20 }))
         );
-        assert_eq!(check(8, 1 << 20, 512, &a, &mut s), (0, Some(Evidence::Other)), "another run's");
+        assert_eq!(
+            check(8, 1 << 20, 512, &a, &mut s),
+            (0, Some(Evidence::Other)),
+            "another run's"
+        );
         a[5000] ^= 1;
         assert_eq!(check(7, 1 << 20, 512, &a, &mut s), (4608, Some(Evidence::Other)));
     }
@@ -754,7 +764,11 @@ mod tests {
             assert!(s < 60.0, "{spec}: {s} device-seconds");
         }
         let (r, _) = check_card("sim:demo,capacity=64G,real_capacity=8G,fake_mode=wrap");
-        assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Wrap), 8 << 30), "a power of two");
+        assert_eq!(
+            (r.kind, r.usable_bytes),
+            (Some(FakeKind::Wrap), 8 << 30),
+            "a power of two"
+        );
     }
 
     #[test]
@@ -765,5 +779,59 @@ mod tests {
         for b in &r.bad_regions {
             assert!(b.offset >= 512 << 20 && b.offset + b.len <= (576 + 32) << 20, "{b:?}");
         }
+    }
+
+    /// The safety argument of the module doc, on a card that wraps: every
+    /// stage journals its originals in its first batch, so writing them back
+    /// restores the real area byte for byte although samples land on the
+    /// dense region and on each other.
+    #[test]
+    fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
+        use crate::safety::journal::Header;
+        use crate::safety::preserve::PreservingTarget;
+        use crate::seam::{AlignedBuf, Request};
+        let real: u64 = 40 << 20;
+        let spec = format!("sim:demo,capacity=256M,real_capacity={real},fake_mode=wrap,au_size=1M");
+        let (base, rest) = spec.split_once(',').unwrap();
+        let overrides: Vec<(String, String)> = rest
+            .split(',')
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        let mut t = SimTarget::new(&spec, params_from_spec(&base[4..], &overrides).unwrap());
+        let mut user = AlignedBuf::new(real as usize);
+        let mut x = 99u64;
+        for w in user.as_mut_slice().chunks_mut(8) {
+            w.copy_from_slice(&crate::patterns::xorshift(&mut x).to_le_bytes());
+        }
+        t.run(&[Request::write(0, real as u32, 0)], 1, &mut user).unwrap();
+        let o = Options::new(DEFAULT_SKIP, 4 << 20);
+        let s = Stage {
+            options: o,
+            window: None,
+        };
+        let ranges = s.plan(t.description()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header {
+            target: spec.clone(),
+            size_bytes: 256 << 20,
+            identity: Default::default(),
+            created_unix: 0,
+            pid: 0,
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: ranges.iter().map(|r| r.len).sum(),
+        };
+        let mut p = PreservingTarget::new(Box::new(t), ranges, Some((dir.path(), header))).unwrap();
+        let out = s.run(&mut p).unwrap();
+        let d = p.description().clone();
+        let r = verdict(&[out], &d, &o);
+        assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Wrap), real), "{r:?}");
+        let (mut t, outcome) = p.finish();
+        outcome.expect("restored and verified");
+        let mut back = AlignedBuf::new(real as usize);
+        t.run(&[Request::read(0, real as u32, 0)], 1, &mut back).unwrap();
+        assert!(back.as_slice() == user.as_slice(), "the real area is as it was");
     }
 }

@@ -10,6 +10,7 @@ pub mod align;
 pub mod au;
 pub mod bench;
 pub mod capacity;
+pub mod classes;
 pub mod fat;
 pub mod open_au;
 pub mod page;

@@ -185,7 +185,10 @@ mod tests {
 
     #[test]
     fn the_fingerprint_avoids_declared_ranges_and_sees_other_content() {
-        let o = [("capacity".to_string(), "64M".to_string())];
+        let o = [
+            ("capacity".to_string(), "64M".to_string()),
+            ("open_aus_random".to_string(), "4".to_string()),
+        ];
         let mut t = SimTarget::new("sim:demo", params_from_spec("demo", &o).unwrap());
         let mut buf = AlignedBuf::new(64 << 10);
         buf.as_mut_slice()

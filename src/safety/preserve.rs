@@ -236,7 +236,10 @@ mod tests {
 
     #[test]
     fn only_the_ranges_a_test_wrote_are_written_back() {
-        let o = [("capacity".to_string(), "64M".to_string())];
+        let o = [
+            ("capacity".to_string(), "64M".to_string()),
+            ("open_aus_random".to_string(), "4".to_string()),
+        ];
         let mut t = SimTarget::new("sim:demo,capacity=64M", params_from_spec("demo", &o).unwrap());
         let ranges = vec![
             Range {

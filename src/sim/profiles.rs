@@ -15,15 +15,17 @@ pub struct Profile {
 pub const PROFILES: &[Profile] = &[
     Profile {
         name: "demo",
-        summary: "present-day 32 GB A1 microSDHC on a UHS-I host: 4 MiB AU, 6 open AUs, 2-AU FAT area",
-        source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no seed measures it",
+        summary: "present-day 32 GB A1 microSDHC on a UHS-I host: 4 MiB AU, 6 open AUs in order and 24 for random writes, 2-AU FAT area",
+        source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no seed measures it. \
+                 24 random-write AUs: A1 asks 500 random 4 KiB write IOPS, and agnostics' A1 \
+                 test writes across 64 MiB (16-17 AUs of 4 MiB)",
         settings: &[
             ("host", "uhs1-sdr104"),
             ("capacity", "31914983424"),
             ("page_size", "16k"),
             ("au_size", "4M"),
             ("open_aus_linear", "6"),
-            ("open_aus_random", "4"),
+            ("open_aus_random", "24"),
             ("fat_area_aus", "2"),
             ("page_read_ns", "50000"),
             ("page_program_ns", "400000"),

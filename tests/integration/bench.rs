@@ -75,8 +75,9 @@ fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
             j,
         ]);
         check(&writes, 2);
-        // Every preset runs, shortened (quick 4 tests, cdm 8, a1 3).
-        for (preset, n) in [("quick", 4), ("cdm", 8), ("a1", 3)] {
+        // Every preset runs, shortened (quick 4 tests, cdm 8, a1 3,
+        // sdspeed 1, full all 16).
+        for (preset, n) in [("quick", 4), ("cdm", 8), ("a1", 3), ("sdspeed", 1), ("full", 16)] {
             let v = json(&[
                 "bench",
                 dev.as_str(),
@@ -93,6 +94,20 @@ fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
                 j,
             ]);
             check(&v, n);
+            // Class verdicts only where their figures were measured: every
+            // preset writes sequentially, so the speed classes are decided;
+            // A1 needs random 4 KiB reads and writes.
+            let classes = v["bench"]["classes"].as_object().unwrap();
+            assert!(classes.contains_key("C10"), "{preset}: {classes:?}");
+            assert_eq!(classes.contains_key("A1"), preset != "sdspeed", "{preset}: {classes:?}");
+            for (name, f) in v["bench"]["class_figures"].as_object().unwrap() {
+                let met = f["figures"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|x| x["measured"].as_f64().unwrap() >= x["needed"].as_f64().unwrap());
+                assert_eq!(classes[name].as_bool(), Some(met), "{preset} {name}: {f}");
+            }
         }
     }
     drop(dev);

@@ -31,7 +31,11 @@ fn each_refusal_has_a_hint_that_fits_the_command() {
         (&["align", missing][..], 2, "check the path"),
         (&["fat", "--erase-size", "3G"][..], 2, "--erase-size"),
         (&["open-au", "--chunk", "3k"][..], 2, "--chunk"),
-        (&["open-au", "sim:demo,capacity=64M"][..], 2, "larger target"),
+        (
+            &["open-au", "sim:demo,capacity=64M,open_aus_random=4"][..],
+            2,
+            "larger target",
+        ),
         (
             &["open-au", "sim:demo,capacity=1G", "--max", "200"][..],
             2,

@@ -220,6 +220,55 @@ pub fn bench(o: &mut String, r: &crate::measure::bench::BenchResult, device_s: f
         "latency per request, from submission to completion; {device_s:.1} device-seconds (--json has \
          mean, p90, p99.9 and throughput over time)"
     );
+    if r.classes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "{}",
+        super::wrap(&format!("SD classes, {}:", crate::measure::classes::CAVEAT), "", "")
+    );
+    let num = |v: f64| {
+        if v >= 100.0 || v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    let rows: Vec<Vec<String>> = crate::measure::classes::names()
+        .filter_map(|name| Some((r.class_figures.get(name)?, r.classes.get(name)?)))
+        .map(|(f, met)| {
+            let iops: Vec<&crate::measure::classes::Figure> =
+                f.figures.iter().filter(|x| x.what.contains("IOPS")).collect();
+            let mb = f.figures.iter().find(|x| x.what.contains("MB/s"));
+            let side = |pick: &dyn Fn(&crate::measure::classes::Figure) -> f64| {
+                let mut parts = Vec::new();
+                if !iops.is_empty() {
+                    let v: Vec<String> = iops.iter().map(|x| num(pick(x))).collect();
+                    parts.push(format!("{} IOPS", v.join(" / ")));
+                }
+                if let Some(m) = mb {
+                    parts.push(format!("{} MB/s", num(pick(m))));
+                }
+                parts.join(", ")
+            };
+            vec![
+                f.label.clone(),
+                if *met { "yes" } else { "no" }.to_string(),
+                side(&|x| x.needed),
+                side(&|x| x.measured),
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "{}",
+        table::grid(&["class", "met", "needs (read / write)", "measured"], &rows)
+    );
+    let _ = writeln!(
+        o,
+        "(IOPS: random 4 KiB; MB/s: the slowest stretch of the longest sequential write)"
+    );
 }
 
 pub fn au(o: &mut String, r: &AuResult, device_s: f64) {
@@ -365,13 +414,7 @@ pub fn capacity(o: &mut String, r: &crate::measure::capacity::CapacityResult, de
         );
     }
     for b in r.bad_regions.iter().take(10) {
-        let _ = writeln!(
-            o,
-            "  bad: {} from byte {} ({:?})",
-            Iec(b.len),
-            b.offset,
-            b.evidence
-        );
+        let _ = writeln!(o, "  bad: {} from byte {} ({:?})", Iec(b.len), b.offset, b.evidence);
     }
     if r.bad_regions.len() > 10 {
         let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
