@@ -122,6 +122,9 @@ pub struct BenchResult {
     /// The figures behind each verdict, against the class's thresholds.
     #[serde(default)]
     pub class_figures: std::collections::BTreeMap<String, super::classes::ClassFigures>,
+    /// Why no class is judged: the target is not a card.
+    #[serde(default)]
+    pub not_flash: Option<String>,
 }
 
 /// Checks before anything is allocated or looped on.
@@ -176,6 +179,8 @@ pub fn check(o: &Options, d: &TargetDescription) -> Result<(), MeasureError> {
 
 pub struct Bench {
     pub options: Vec<Options>,
+    /// A target that is not flash gets its speeds, but no SD class verdict.
+    pub medium: super::Medium,
 }
 
 impl super::Test for Bench {
@@ -195,12 +200,22 @@ impl super::Test for Bench {
         Ok(ranges)
     }
     fn run(&self, t: &mut dyn Target) -> Result<BenchResult, MeasureError> {
-        let tests: Vec<BenchTest> = self.options.iter().map(|o| run(t, o)).collect::<Result<_, _>>()?;
-        let (classes, class_figures) = super::classes::verdicts(&tests);
+        let n = self.options.len();
+        let tests: Vec<BenchTest> = self
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| run_counted(t, o, (i, n)))
+            .collect::<Result<_, _>>()?;
+        let (classes, class_figures) = match &self.medium.not_flash {
+            None => super::classes::verdicts(&tests),
+            Some(_) => Default::default(),
+        };
         Ok(BenchResult {
             tests,
             classes,
             class_figures,
+            not_flash: self.medium.not_flash.clone(),
         })
     }
 }
@@ -230,6 +245,18 @@ fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
 const TIMED_BATCH_MOST: u64 = 1 << 16;
 
 pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
+    run_counted(t, o, (0, 1))
+}
+
+/// One test, the `of.0`th of `of.1`, for the progress bar.
+fn run_counted(t: &mut dyn Target, o: &Options, of: (usize, usize)) -> Result<BenchTest, MeasureError> {
+    const PER_TEST: u64 = 1000;
+    let progress = |part: f64| {
+        crate::run::progress::advance(
+            of.0 as u64 * PER_TEST + (part.clamp(0.0, 1.0) * PER_TEST as f64) as u64,
+            of.1 as u64 * PER_TEST,
+        )
+    };
     // Incompressible data: a seeded stream, not zeros a card could compress.
     let mut buf = AlignedBuf::new(o.bs as usize * o.qd);
     let mut fill = o.seed | 1;
@@ -293,6 +320,10 @@ pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
         timeline.push(Point {
             t_s: t.device_time_ns().saturating_sub(start) as f64 / 1e9,
             bytes_per_sec: moved as f64 * 1e9 / spent as f64,
+        });
+        progress(match o.limit {
+            Limit::Bytes(size) => done as f64 / (size / o.bs) as f64,
+            Limit::DeviceNs(ns) => t.device_time_ns().saturating_sub(start) as f64 / ns as f64,
         });
         if let Limit::DeviceNs(ns) = o.limit {
             let per_request = spent as f64 / count as f64;
@@ -402,7 +433,14 @@ mod tests {
             seed: 1,
         };
         let mut runner = crate::run::runner::Runner::for_sim("bench", SimTarget::new(profile, p));
-        runner.run(&Bench { options: vec![o] }).unwrap().tests.remove(0)
+        runner
+            .run(&Bench {
+                options: vec![o],
+                medium: Default::default(),
+            })
+            .unwrap()
+            .tests
+            .remove(0)
     }
 
     #[test]
@@ -442,7 +480,14 @@ mod tests {
             seed: 3,
         };
         let mut runner = crate::run::runner::Runner::for_sim("bench", SimTarget::new("demo", p));
-        let b = runner.run(&Bench { options: vec![o] }).unwrap().tests.remove(0);
+        let b = runner
+            .run(&Bench {
+                options: vec![o],
+                medium: Default::default(),
+            })
+            .unwrap()
+            .tests
+            .remove(0);
         let spent = b.requests as f64 / b.iops;
         // Whole batches, each about a twentieth of the time: past the limit
         // by less than one.
@@ -499,7 +544,10 @@ mod tests {
             })
             .collect();
         crate::run::runner::Runner::for_sim("bench", card)
-            .run(&Bench { options })
+            .run(&Bench {
+                options,
+                medium: Default::default(),
+            })
             .unwrap()
     }
 

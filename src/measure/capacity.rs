@@ -372,7 +372,10 @@ impl super::Test for Stage {
         let early = self.read_back(t, &samples, block)?;
         let mut chunk = AlignedBuf::new(CHUNK as usize);
         let mut off = dense.offset + first_chunk;
+        // Progress in bytes written, then read back (the dense region twice).
+        let work = 2 * dense.len + 2 * total;
         while off < dense.end() {
+            crate::run::progress::advance(total + off - dense.offset, work);
             let n = (dense.end() - off).min(CHUNK);
             tag(nonce, off, block, &mut chunk.as_mut_slice()[..n as usize]);
             t.run(&[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
@@ -380,6 +383,7 @@ impl super::Test for Stage {
             off += n;
         }
         t.sync()?;
+        crate::run::progress::advance(dense.len + total, work);
         let mut checked = self.read_back(t, &samples, block)?;
         for (c, e) in checked.iter_mut().zip(&early) {
             c.before_push = e.ok();

@@ -419,6 +419,7 @@ impl Sweeper<'_> {
         let mut hi = None;
         let mut n = 2;
         while n <= self.o.max {
+            crate::run::progress::advance(n, self.o.max);
             let (r, _) = self.run(n, random, &chunk, &baseline)?;
             let collapsed = r.collapsed;
             runs.push(r);

@@ -87,6 +87,7 @@ pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<S
             .map(|k| Request::read(offset + k * block, block as u32, 0))
             .collect();
         let done = crate::seam::run_all(t, &reqs, 1, &mut buf)?;
+        crate::run::progress::advance(i + n, count);
         for (r, c) in reqs.iter().zip(done) {
             points.push(Point {
                 offset: r.offset,

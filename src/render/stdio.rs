@@ -30,6 +30,12 @@ pub fn set_spinner(bar: Option<indicatif::ProgressBar>) {
     *SPINNER.lock().unwrap_or_else(|p| p.into_inner()) = bar;
 }
 
+/// The spinner showing now, if any (the progress helper turns it into a
+/// bar once a step says how far it is).
+pub fn spinner() -> Option<indicatif::ProgressBar> {
+    SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
 /// Write to stderr; a failure is ignored.
 pub fn err(args: fmt::Arguments<'_>) {
     let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();

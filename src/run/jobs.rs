@@ -348,7 +348,8 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
             seed: 1 + i as u64,
         })
         .collect();
-    r.run(&Bench { options })?;
+    let medium = r.medium();
+    r.run(&Bench { options, medium })?;
     Ok(r.finish())
 }
 

@@ -84,6 +84,7 @@ pub(super) fn slots(t: &mut dyn Target, o: &Options) -> Result<Result<FatResult,
     let mut unclear = unsure_limit;
     let mut area = o.max_aus;
     for au in 0..o.max_aus {
+        crate::run::progress::advance(au, o.max_aus);
         let Some(d) = w.decide(t, &with(au))? else {
             return Ok(Err(over(r + 1)));
         };

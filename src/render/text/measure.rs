@@ -220,6 +220,13 @@ pub fn bench(o: &mut String, r: &crate::measure::bench::BenchResult, device_s: f
         "latency per request, from submission to completion; {device_s:.1} device-seconds (--json has \
          mean, p90, p99.9 and throughput over time)"
     );
+    if let Some(why) = &r.not_flash {
+        let _ = writeln!(
+            o,
+            "{}",
+            super::wrap(&format!("no SD class verdicts: the target is {why}"), "", "")
+        );
+    }
     if r.classes.is_empty() {
         return;
     }
