@@ -61,6 +61,19 @@ impl Uring {
         }
     }
 
+    /// Submit what is queued without waiting, retrying an interrupted call;
+    /// a full completion queue is left for the next wait to drain.
+    fn submit(&mut self) -> io::Result<()> {
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Wait until none of this batch's requests is left in the kernel, so the
     /// caller's buffer is no longer referenced when `run` returns. If even
     /// that fails the kernel may still write into memory the caller is about
@@ -122,9 +135,25 @@ impl Uring {
                 }
                 next += 1;
                 in_flight += 1;
+                // Deeper than one, each request goes to the kernel as soon
+                // as it is queued, as fio does: the device starts on it
+                // while the next is prepared (held back for one submission
+                // of the whole refill, a loop device's 4 KiB reads at QD 32
+                // ran 0.8x as fast, and waited longer).
+                if depth > 1 {
+                    started[next - 1] = Some(Instant::now());
+                    if let Err(source) = self.submit() {
+                        self.drain(in_flight - 1);
+                        return Err(TargetError::Io {
+                            op: "io_uring",
+                            offset: r.offset,
+                            source,
+                        });
+                    }
+                }
             }
             let now = Instant::now();
-            for s in &mut started[first_new..next] {
+            for s in started[first_new..next].iter_mut().filter(|s| s.is_none()) {
                 *s = Some(now);
             }
             if let Err(source) = self.submit_and_wait() {

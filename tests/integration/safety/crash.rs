@@ -164,3 +164,43 @@ fn sigkill_at_seeded_points_with_io_uring_then_restore_loses_nothing() {
     require_loop_devices!();
     seeded_crashes("io_uring", 50);
 }
+
+/// capacity writes a dense region and samples across the whole device in
+/// one journalled batch; killed at steps spread over journalling, writing
+/// and its own restore, `restore` puts every byte back.
+#[test]
+fn capacity_killed_anywhere_loses_nothing() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "c.img", 48 << 20, 23);
+    let dev = LoopDevice::attach(&f, None);
+    let original = std::fs::read(&dev.path).unwrap();
+    let before = sha(&dev.path);
+    let jdir = dir.path().join("j");
+    let mut killed = 0;
+    for at in [1u64, 2, 4, 8, 16, 24, 32, 48, 64, 1 << 20] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(["capacity", dev.as_str(), "--push", "4M", "--write", "--journal-dir"])
+            .arg(&jdir)
+            .env("FLASHLAB_CRASH_AT", at.to_string())
+            .output()
+            .unwrap();
+        if out.status.code().is_none() {
+            killed += 1;
+            if !journals(&jdir).is_empty() {
+                let r = restore(&dev.path, &jdir, &[]).output().unwrap();
+                assert!(r.status.success(), "step {at}: {}", String::from_utf8_lossy(&r.stderr));
+            }
+        } else {
+            assert!(
+                out.status.success(),
+                "step {at}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(journals(&jdir).is_empty(), "step {at}");
+        assert_eq!(sha(&dev.path), before, "capacity killed at step {at} lost data");
+        reset(&dev.path, &original);
+    }
+    assert!(killed >= 8, "only {killed} of the steps were reached");
+}
