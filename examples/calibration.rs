@@ -26,7 +26,8 @@ fn main() {
                     part.iter()
                         .map(|(t, spec, truth)| {
                             let card = flashlab::sim::SimTarget::new(spec, t.params.clone());
-                            let doc = jobs::probe_with(Runner::for_sim("probe", card)).expect("probe runs");
+                            let doc = jobs::probe_with(Runner::for_sim("probe", card), Default::default())
+                                .expect("probe runs");
                             (spec.clone(), doc, truth.clone())
                         })
                         .collect()

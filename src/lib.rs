@@ -13,12 +13,15 @@
 pub mod cli;
 pub mod device;
 pub mod error;
+pub mod files;
 pub mod measure;
 pub mod patterns;
 pub mod registers;
 pub mod render;
+pub mod report;
 pub mod run;
 pub mod safety;
 pub mod seam;
 pub mod sim;
+pub mod store;
 pub mod units;

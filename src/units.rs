@@ -113,6 +113,24 @@ pub fn duration_ns(ns: f64) -> String {
     }
 }
 
+/// A Unix time as "2026-11-23 14:05 UTC", for people (JSON keeps the
+/// seconds). Days to a civil date by Howard Hinnant's `civil_from_days`
+/// (proleptic Gregorian calendar), so no date crate is needed for one line.
+pub fn date_time(unix: u64) -> String {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", secs / 3600, secs % 3600 / 60)
+}
+
 /// `size = 2^exponent × odd`: the factorisation that 004_033f2d3f80bf6aca.txt's author
 /// does with `factor` to guess which power-of-two erase blocks can tile the card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -139,6 +157,13 @@ pub fn split_power_of_two(size: u64) -> Option<PowerOfTwoSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_read_as_dates() {
+        assert_eq!(date_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(date_time(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(date_time(1_795_442_912), "2026-11-23 14:08 UTC");
+    }
 
     #[test]
     fn durations_parse_as_fio_takes_them() {

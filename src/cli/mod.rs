@@ -12,7 +12,7 @@ use crate::registers::RegisterKind;
 use crate::run::document::RunDocument;
 use crate::run::jobs::{self, On, OpenAuArgs, ScatterArgs};
 use crate::run::session::Consent;
-use crate::run::{offline, pattern, restore};
+use crate::run::{offline, pattern, restore, results};
 use crate::safety::ranges::Range;
 use crate::seam::real::EngineChoice;
 use crate::seam::spec::DEFAULT_TARGET;
@@ -151,6 +151,15 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value = "auto")]
     pub engine: Engine,
 
+    /// The results store (SQLite) runs are saved in and `results`/`report`
+    /// read (default: $FLASHLAB_DB, else $XDG_DATA_HOME/flashlab/results.sqlite).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Do not save this run in the results store.
+    #[arg(long, global = true)]
+    pub no_store: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -272,6 +281,12 @@ pub enum Command {
     Probe {
         #[arg(default_value = DEFAULT_TARGET)]
         target: String,
+        /// The erase size, when align cannot see it (as its hint says).
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        erase_size: Option<u64>,
+        /// Also write the HTML report of this run to FILE.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         opts: WriteOpts,
     },
@@ -333,6 +348,23 @@ pub enum Command {
         #[command(flatten)]
         opts: WriteOpts,
     },
+    /// The runs saved in the results store: list, show, compare, export,
+    /// import.
+    Results {
+        #[command(subcommand)]
+        action: ResultsAction,
+    },
+    /// An HTML report of stored runs (by id) or run documents (files from
+    /// --json or `results export`); several make a comparison. One
+    /// self-contained file: inline SVG plots, no network.
+    Report {
+        /// Run ids (`flashlab results list`) or JSON files.
+        #[arg(required = true, value_name = "ID|FILE")]
+        runs: Vec<String>,
+        /// Where the report goes.
+        #[arg(short, long, value_name = "FILE.html")]
+        output: PathBuf,
+    },
     /// Simulated cards: list the built-in profiles, show one's parameters.
     Sim {
         #[command(subcommand)]
@@ -384,6 +416,30 @@ pub enum DebugAction {
         #[command(flatten)]
         opts: WriteOpts,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsAction {
+    /// The stored runs, newest first.
+    List {
+        /// Only runs whose device (key or name) or target contains this.
+        #[arg(long)]
+        device: Option<String>,
+    },
+    /// A stored run, as its command printed it.
+    Show { id: i64 },
+    /// Runs side by side: each figure, its difference from the first run,
+    /// and which run is better on it.
+    Compare {
+        /// Run ids or JSON files, at least two.
+        #[arg(required = true, num_args = 2.., value_name = "ID|FILE")]
+        runs: Vec<String>,
+    },
+    /// A stored run's document as JSON, for `results import` elsewhere.
+    Export { id: i64 },
+    /// Store a run document (from --json or `results export`); a run
+    /// already stored is recognised and not stored twice.
+    Import { file: PathBuf },
 }
 
 #[derive(Debug, Subcommand)]
@@ -462,16 +518,92 @@ enum Output {
 }
 
 fn run(cli: Cli) -> CliResult<Output> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
     let engine = EngineChoice::from(cli.engine);
-    let on = |target: String, opts: Option<WriteOpts>| On {
-        spec: target,
-        engine,
-        consent: opts.map(Consent::from).unwrap_or_default(),
+    let db = cli.db.clone();
+    // Measuring commands save their run as each step lands.
+    let saver: RefCell<Option<Rc<RefCell<crate::store::Saver>>>> = RefCell::new(None);
+    let on = |target: String, opts: Option<WriteOpts>| {
+        let save = if cli.no_store {
+            None
+        } else {
+            db.clone()
+                .or_else(crate::store::default_path)
+                .map(|p| Rc::new(RefCell::new(crate::store::Saver::open(&p))))
+        };
+        *saver.borrow_mut() = save.clone();
+        On {
+            spec: target,
+            engine,
+            consent: opts.map(Consent::from).unwrap_or_default(),
+            save,
+        }
     };
-    let doc = match cli.command {
+    let result = dispatch(cli.command, &on, db.as_deref(), cli.json, engine);
+    // The finished run (or what completed of it) is saved once more, whole.
+    if let Some(s) = saver.borrow().as_ref() {
+        let doc = match &result {
+            Ok(Output::Doc(d)) => Some(d.as_ref()),
+            Err(e) => e.partial.as_deref(),
+            Ok(Output::Text(_)) => None,
+        };
+        if let Some(doc) = doc {
+            let mut s = s.borrow_mut();
+            s.save(doc);
+            if let Some((id, path)) = s.saved() {
+                crate::errln!(
+                    "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id} -o run.html`)",
+                    path.display()
+                );
+            }
+        }
+    }
+    result
+}
+
+fn dispatch(
+    command: Command,
+    on: &dyn Fn(String, Option<WriteOpts>) -> On,
+    db: Option<&std::path::Path>,
+    json: bool,
+    engine: EngineChoice,
+) -> CliResult<Output> {
+    let doc = match command {
         Command::Info { target } => jobs::info(&on(target, None))?,
         Command::Align { target } => jobs::align(&on(target, None))?,
-        Command::Probe { target, opts } => jobs::probe(&on(target, Some(opts)))?,
+        Command::Probe {
+            target,
+            erase_size,
+            html,
+            opts,
+        } => {
+            let doc = jobs::probe(&on(target, Some(opts)), erase_size)?;
+            if let Some(path) = html {
+                let id = doc.target.as_ref().map_or(String::new(), |t| t.spec.clone());
+                crate::report::write(&path, &[(id, doc.clone())])?;
+                crate::errln!("report written to {}", path.display());
+            }
+            doc
+        }
+        Command::Results { action } => match action {
+            ResultsAction::List { device } => results::list(db, device.as_deref())?,
+            ResultsAction::Show { id } => results::show(db, id)?,
+            ResultsAction::Compare { runs } => results::compare(db, &runs)?,
+            ResultsAction::Export { id } => return Ok(Output::Text(results::export(db, id)?)),
+            ResultsAction::Import { file } => results::import(db, &file)?,
+        },
+        Command::Report { runs, output } => {
+            let loaded = runs
+                .iter()
+                .map(|w| results::load(db, w))
+                .collect::<CliResult<Vec<_>>>()?;
+            crate::report::write(&output, &loaded)?;
+            let mut doc = crate::run::document::RunDocument::new("report", None);
+            doc.put("report", &serde_json::json!({"path": output, "runs": runs}));
+            doc.finish(None);
+            doc
+        }
         Command::OpenAu {
             target,
             random,
@@ -519,7 +651,7 @@ fn run(cli: Cli) -> CliResult<Output> {
             csv,
         } => {
             let doc = jobs::scatter(&on(target, None), &ScatterArgs { offset, length, block })?;
-            match (csv && !cli.json, doc.get("scatter")) {
+            match (csv && !json, doc.get("scatter")) {
                 (true, Some(r)) => return Ok(Output::Text(crate::measure::scatter::csv(&r))),
                 _ => doc,
             }

@@ -18,6 +18,9 @@ const GOOD_OPEN_AUS: u64 = 5;
 const ENOUGH_RANDOM_OPEN_AUS: u64 = 3;
 /// The filesystem block the layout advice counts in (ext4's default).
 const FS_BLOCK: u64 = 4096;
+/// f2fs's segment: 2 MiB (f2fs documentation, "Design": a segment is 512
+/// 4 KiB blocks; `mkfs.f2fs -s` counts segments per section).
+const F2FS_SEGMENT: u64 = 2 << 20;
 
 /// One piece of advice: what was seen, what to do, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +49,8 @@ pub struct Measured<'a> {
     pub page: Option<&'a super::page::PageResult>,
     pub open_au: Option<&'a OpenAuResult>,
     pub fat: Option<&'a FatResult>,
+    pub capacity: Option<&'a super::capacity::CapacityResult>,
+    pub bench: Option<&'a super::bench::BenchResult>,
 }
 
 pub fn advise(m: &Measured) -> Vec<Advice> {
@@ -56,8 +61,71 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         page,
         open_au,
         fat,
+        capacity,
+        bench,
     } = *m;
     let mut out = Vec::new();
+    if let Some(c) = capacity {
+        use super::capacity::Verdict;
+        match c.verdict {
+            Verdict::Fake => out.push(say(
+                "fake",
+                format!(
+                    "warning: this card is FAKE: it announces {} but holds only {}; anything written past byte {} \
+                     is lost. Return it, or use only the first {} (one partition ending there)",
+                    Iec(c.announced_bytes),
+                    Iec(c.usable_bytes),
+                    c.last_good_byte,
+                    Iec(c.usable_bytes)
+                ),
+            )),
+            Verdict::Damaged => out.push(say(
+                "damaged",
+                format!(
+                    "warning: {} region(s) lost data or refused I/O (first at byte {}): copy off what matters \
+                     and replace the card",
+                    c.bad_regions.len(),
+                    c.bad_regions.first().map_or(0, |b| b.offset)
+                ),
+            )),
+            Verdict::Genuine => {}
+        }
+    }
+    if let Some(pe) = info.and_then(|i| i.mmc.as_ref())
+        && pe.preferred_erase_size_source == "kernel_capacity_guess"
+        && let Some(bytes) = pe.preferred_erase_size_bytes
+    {
+        out.push(say(
+            "kernel_erase_guess",
+            format!(
+                "sysfs preferred_erase_size ({}) is only the kernel's guess from the capacity (the card states \
+                 no AU): partitioning tools that read it may align to the wrong size",
+                Iec(bytes)
+            ),
+        ));
+    }
+    if let Some(b) = bench.filter(|b| b.not_flash.is_none())
+        && let Some(t) = b
+            .tests
+            .iter()
+            .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096)
+            .max_by(|x, y| x.iops.total_cmp(&y.iops))
+    {
+        // A1's floor (SD spec 6.00, 4.16): 500 random 4 KiB write IOPS.
+        let text = if t.iops >= 500.0 {
+            format!(
+                "{:.0} random 4 KiB writes per second: suits random-write-heavy use (an OS root, apps, databases)",
+                t.iops
+            )
+        } else {
+            format!(
+                "only {:.0} random 4 KiB writes per second (A1 asks 500): slow as an OS root or for databases; \
+                 keep it for large files (photos, video, backups)",
+                t.iops
+            )
+        };
+        out.push(say("random_writes", text));
+    }
     let sure = |p: f64| p >= super::CONFIDENT;
     // The erase size and page as probe states them (reads and writes).
     let erase = align
@@ -114,6 +182,31 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
                 ),
             ));
         }
+        if e >= F2FS_SEGMENT && e.is_multiple_of(F2FS_SEGMENT) {
+            out.push(say(
+                "f2fs_layout",
+                format!(
+                    "for f2fs: mkfs.f2fs -s {} (a section of {} segments of 2 MiB: one erase block)",
+                    e / F2FS_SEGMENT,
+                    e / F2FS_SEGMENT
+                ),
+            ));
+        }
+    }
+    if let Some(p) = page_size.filter(|p| *p >= 1024 && p.is_power_of_two()) {
+        // A cluster smaller than the page makes the card program a whole
+        // page for part of it (seed 004: partial-page writes cost a
+        // read-modify-write).
+        out.push(say(
+            "fat_cluster",
+            format!(
+                "for FAT/exFAT: clusters of at least the {} page (mkfs.vfat -s {} with 512-byte sectors, \
+                 mkfs.exfat -c {})",
+                Iec(p),
+                (p / 512).min(128),
+                Iec(p).to_string().replace(' ', "").replace("iB", "")
+            ),
+        ));
     }
     if let Some(refs) = align.map(|a| &a.references) {
         for r in refs.iter().filter(|r| r.agrees == Some(false)) {
@@ -245,7 +338,10 @@ mod tests {
             align: Some(&a),
             ..Default::default()
         });
-        assert_eq!(topics(&out), ["misaligned_partitions", "ext4_layout"]);
+        assert_eq!(
+            topics(&out),
+            ["misaligned_partitions", "ext4_layout", "f2fs_layout", "fat_cluster"]
+        );
         assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256:"), "{}", out[0].text);
         assert!(!out[0].text.contains("mmcblk0p2"));
         assert!(out[1].text.contains("stride=4,stripe-width=1024"), "{}", out[1].text);
@@ -296,6 +392,7 @@ mod tests {
             [
                 "align_partitions",
                 "ext4_layout",
+                "f2fs_layout",
                 "erase_size_disagrees",
                 "few_open_aus",
                 "few_random_open_aus",
@@ -303,9 +400,10 @@ mod tests {
             ]
         );
         assert!(out[1].text.contains("stride=1,"), "unknown page: stride 1");
-        assert!(out[2].text.contains("ssr_au_size says 8 MiB, but the reads show 4 MiB"));
-        assert!(out[3].text.starts_with("only 3 AU(s)"));
-        assert!(out[5].text.contains("first 8 MiB (2 AU(s))"));
+        assert!(out[2].text.contains("mkfs.f2fs -s 2"), "4 MiB: two 2 MiB segments");
+        assert!(out[3].text.contains("ssr_au_size says 8 MiB, but the reads show 4 MiB"));
+        assert!(out[4].text.starts_with("only 3 AU(s)"));
+        assert!(out[6].text.contains("first 8 MiB (2 AU(s))"));
         let good = OpenAuResult {
             linear: sweep(Some(6)),
             random: sweep(Some(4)),
@@ -335,6 +433,27 @@ mod tests {
                 ..Default::default()
             })
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_fake_card_is_warned_about_first_with_the_size_to_use() {
+        let c: crate::measure::capacity::CapacityResult = serde_json::from_value(serde_json::json!({
+            "verdict": "fake", "kind": "drop", "announced_bytes": 64u64 << 30,
+            "usable_bytes": 7948206080u64, "last_good_byte": 7948206079u64, "reads_past": "zeros",
+            "boundary": null, "bad_regions": [], "bytes_written": 1, "samples": 1, "read_probes": 1,
+            "stages": 1, "skip_bytes": 1048576, "push_bytes": 1, "limits": []
+        }))
+        .unwrap();
+        let out = advise(&Measured {
+            capacity: Some(&c),
+            ..Default::default()
+        });
+        assert_eq!(out[0].topic, "fake");
+        assert!(
+            out[0].text.contains("7.40 GiB") && out[0].text.contains("7948206079"),
+            "{}",
+            out[0].text
         );
     }
 }

@@ -47,7 +47,8 @@ type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
 /// on align's erase size, each writing test on a fresh card with the same
 /// parameters behind the preserving target).
 fn characterise(card: SimTarget) -> Answers {
-    let doc = crate::run::jobs::probe_with(crate::run::runner::Runner::for_sim("probe", card)).unwrap();
+    let doc =
+        crate::run::jobs::probe_with(crate::run::runner::Runner::for_sim("probe", card), Default::default()).unwrap();
     let a: align::AlignResult = doc.get("align").expect("align ran");
     let r: Option<open_au::OpenAuResult> = doc.get("open_au");
     let f: Option<fat::FatResult> = doc.get("fat");
@@ -175,8 +176,11 @@ fn generated_cards_get_calibrated_confidence() {
                     part.iter()
                         .map(|(t, spec, truth)| {
                             let card = SimTarget::new(spec, t.params.clone());
-                            let doc = crate::run::jobs::probe_with(crate::run::runner::Runner::for_sim("probe", card))
-                                .unwrap_or_else(|e| panic!("{spec}: {e}"));
+                            let doc = crate::run::jobs::probe_with(
+                                crate::run::runner::Runner::for_sim("probe", card),
+                                Default::default(),
+                            )
+                            .unwrap_or_else(|e| panic!("{spec}: {e}"));
                             (spec.clone(), doc, truth.clone())
                         })
                         .collect::<Vec<_>>()

@@ -24,11 +24,18 @@ pub struct On {
     pub spec: String,
     pub engine: EngineChoice,
     pub consent: Consent,
+    /// The results store, saving each step as it lands (None: --no-store).
+    pub save: Option<std::rc::Rc<std::cell::RefCell<crate::store::Saver>>>,
 }
 
 impl On {
     fn runner(&self, command: &str) -> CliResult<Runner> {
-        Runner::new(command, &self.spec, self.engine, self.consent.clone())
+        let mut r = Runner::new(command, &self.spec, self.engine, self.consent.clone())?;
+        if let Some(s) = &self.save {
+            let s = s.clone();
+            r.listen(Box::new(move |doc| s.borrow_mut().save(doc)));
+        }
+        Ok(r)
     }
 }
 
@@ -296,9 +303,18 @@ const DEFAULT_SIZE: crate::measure::bench::Limit = crate::measure::bench::Limit:
 const BENCH_AREA: u64 = 256 << 20;
 
 pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
-    use crate::measure::bench::{Bench, Options, Preset, Rw, preset};
     let mut r = on.runner("bench")?;
     let d = r.description().clone();
+    let options = bench_options(&d, a);
+    let medium = r.medium();
+    r.run(&crate::measure::bench::Bench { options, medium })?;
+    Ok(r.finish())
+}
+
+/// bench's tests for `a` on a target like `d`: a custom test's every
+/// combination, or a preset's.
+fn bench_options(d: &crate::seam::TargetDescription, a: &BenchArgs) -> Vec<crate::measure::bench::Options> {
+    use crate::measure::bench::{Options, Preset, Rw, preset};
     let block = u64::from(d.logical_block_size.max(1));
     let middle = d.size_bytes / 2 / block * block;
     let area_of = |len: Option<u64>| {
@@ -335,7 +351,7 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
             .map(|(rw, bs, qd, limit, area)| (rw, bs, qd, a.limit.unwrap_or(limit), area))
             .collect(),
     };
-    let options = tests
+    tests
         .into_iter()
         .enumerate()
         .map(|(i, (rw, bs, qd, limit, area))| Options {
@@ -347,10 +363,7 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
             rwmix_read: a.rwmix_read,
             seed: 1 + i as u64,
         })
-        .collect();
-    let medium = r.medium();
-    r.run(&Bench { options, medium })?;
-    Ok(r.finish())
+        .collect()
 }
 
 /// The region probe's scatter reads: the first 8 MiB, where a FAT area and
@@ -359,12 +372,29 @@ const PROBE_SCATTER: u64 = 8 << 20;
 
 /// Everything the user's consent allows: identify, align, scatter, then
 /// open-au and fat (writing), then advice from what was measured.
-pub fn probe(on: &On) -> CliResult<RunDocument> {
-    probe_with(on.runner("probe")?)
+pub fn probe(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
+    probe_with(
+        on.runner("probe")?,
+        ProbeSteps {
+            erase,
+            capacity_and_bench: true,
+        },
+    )
+}
+
+/// What a probe runs besides identification and geometry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbeSteps {
+    /// The user's erase size, taken over what align and au find.
+    pub erase: Option<u64>,
+    /// capacity and bench's quick preset (the property tests, which judge
+    /// the geometry verdicts on hundreds of cards, leave them out).
+    pub capacity_and_bench: bool,
 }
 
 /// probe on a runner already made (the property tests' random cards).
-pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
+pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
+    let erase = steps.erase;
     let info = r.identify().ok();
     r.put("info", &info);
     let references = r.references();
@@ -407,13 +437,39 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
             r.doc().note(NoteKind::Skipped, why, Some(hint));
             Written::default()
         }
-        None => writing_steps(&mut r, &a, medium)?,
+        None => writing_steps(&mut r, &a, medium.clone(), erase)?,
     };
+    // capacity and bench ask no flash of the target, only leave to write.
+    let may_write =
+        steps.capacity_and_bench && (!real || (r.consent().write && !info.as_ref().is_some_and(|i| i.in_use)));
+    let (mut capacity, mut bench) = (None, None);
+    if may_write {
+        capacity = Some(capacity_steps(
+            &mut r,
+            crate::measure::capacity::DEFAULT_SKIP,
+            crate::measure::capacity::DEFAULT_PUSH,
+        )?);
+        r.put("capacity", &capacity);
+        let d = r.description().clone();
+        let quick = BenchArgs {
+            preset: Some(crate::measure::bench::Preset::Quick),
+            rw: None,
+            bs: Vec::new(),
+            qd: Vec::new(),
+            limit: None,
+            rwmix_read: 50,
+            area: None,
+        };
+        let options = bench_options(&d, &quick);
+        bench = Some(r.run(&crate::measure::bench::Bench { options, medium })?);
+    }
     for (key, absent) in [
         ("au", w.au.is_none()),
         ("page", w.page.is_none()),
         ("open_au", w.open_au.is_none()),
         ("fat", w.fat.is_none()),
+        ("capacity", capacity.is_none()),
+        ("bench", bench.is_none()),
     ] {
         if absent {
             r.put(key, &None::<()>);
@@ -428,6 +484,8 @@ pub fn probe_with(mut r: Runner) -> CliResult<RunDocument> {
             page: w.page.as_ref(),
             open_au: w.open_au.as_ref(),
             fat: w.fat.as_ref(),
+            capacity: capacity.as_ref(),
+            bench: bench.as_ref(),
         }),
     );
     Ok(r.finish())
@@ -445,14 +503,23 @@ struct Written {
 /// probe's writing steps, in order: au and page (the geometry from writes,
 /// which a slow host cannot hide), then open-au and fat on that geometry,
 /// fat's limit checked against open-au's.
-fn writing_steps(r: &mut Runner, a: &align::AlignResult, medium: crate::measure::Medium) -> CliResult<Written> {
+fn writing_steps(
+    r: &mut Runner,
+    a: &align::AlignResult,
+    medium: crate::measure::Medium,
+    given: Option<u64>,
+) -> CliResult<Written> {
     let mut out = Written::default();
     let d = r.description().clone();
     let at = au_test(&d, medium.clone());
-    if at.plan(&d).is_ok() {
+    if given.is_none() && at.plan(&d).is_ok() {
         out.au = Some(r.run(&at)?);
     }
-    let (erase, erase_confidence) = crate::measure::au::best(a, out.au.as_ref());
+    // The user's erase size stands (they know the card, or its datasheet).
+    let (erase, erase_confidence) = match given {
+        Some(e) => (Some(e), 1.0),
+        None => crate::measure::au::best(a, out.au.as_ref()),
+    };
     let mut g = Geometry {
         erase: erase.unwrap_or(PAGE_REGION),
         erase_confidence,

@@ -10,5 +10,6 @@ pub mod open;
 pub mod pattern;
 pub mod progress;
 pub mod restore;
+pub mod results;
 pub mod runner;
 pub mod session;

@@ -50,7 +50,7 @@ impl Runner {
                 None,
             );
         }
-        Ok(Runner {
+        let mut r = Runner {
             spec: spec.to_string(),
             engine,
             consent,
@@ -59,7 +59,20 @@ impl Runner {
             doc,
             listeners: Vec::new(),
             identity: std::cell::OnceCell::new(),
-        })
+        };
+        r.stamp_device();
+        Ok(r)
+    }
+
+    /// Which device this is, in every document, so the results store lists
+    /// runs of one card together. An identification that fails here says
+    /// why where identification is needed (info, probe); the stamp is
+    /// left out.
+    fn stamp_device(&mut self) {
+        if let Ok(info) = self.identify() {
+            let id = crate::store::identity::DeviceId::of_info(&info, &self.spec);
+            self.doc.put("device", &id);
+        }
     }
 
     /// A runner over a simulated card built in code (the property tests'
@@ -67,7 +80,7 @@ impl Runner {
     /// parameters, as a spec reopened by the CLI would.
     pub fn for_sim(command: &str, card: crate::sim::SimTarget) -> Self {
         let desc = card.description().clone();
-        Runner {
+        let mut r = Runner {
             spec: desc.spec.clone(),
             engine: EngineChoice::Auto,
             consent: Consent::default(),
@@ -76,7 +89,9 @@ impl Runner {
             doc: RunDocument::new(command, Some(desc)),
             listeners: Vec::new(),
             identity: std::cell::OnceCell::new(),
-        }
+        };
+        r.stamp_device();
+        r
     }
 
     pub fn listen(&mut self, l: Listener) {

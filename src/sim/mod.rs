@@ -124,32 +124,10 @@ pub fn params_from_spec(base: &str, overrides: &[(String, String)]) -> Result<Pa
 /// cannot hang the run, and read with a limit, so a device cannot feed it
 /// forever.
 fn read_profile_file(path: &str) -> Result<String, ParamError> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let bad = |why: String| ParamError::File {
+    crate::files::read_small(std::path::Path::new(path), params::MAX_PROFILE_FILE).map_err(|why| ParamError::File {
         path: path.to_string(),
         why,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| bad(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| bad(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(bad("not a regular file".into()));
-    }
-    if meta.len() > params::MAX_PROFILE_FILE {
-        return Err(bad(format!("larger than {} bytes", params::MAX_PROFILE_FILE)));
-    }
-    let mut text = String::new();
-    file.take(params::MAX_PROFILE_FILE + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| bad(e.to_string()))?;
-    if text.len() as u64 > params::MAX_PROFILE_FILE {
-        return Err(bad(format!("larger than {} bytes", params::MAX_PROFILE_FILE)));
-    }
-    Ok(text)
+    })
 }
 
 impl SimTarget {

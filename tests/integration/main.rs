@@ -12,6 +12,8 @@ mod measure;
 mod not_flash;
 mod probe;
 mod refusals;
+mod report;
+mod results;
 mod safety;
 mod sim;
 mod support;

@@ -15,8 +15,15 @@ fn probe_on_the_default_card_carries_every_result_and_advice() {
     assert_eq!(v["align"]["erase_size_bytes"], 4 << 20);
     assert_eq!(v["align"]["page_size_bytes"], 16 << 10);
     assert_eq!(v["open_au"]["linear"]["max_open_aus"], 6);
-    assert_eq!(v["open_au"]["random"]["max_open_aus"], 4);
+    assert_eq!(v["open_au"]["random"]["max_open_aus"], 24);
     assert_eq!(v["fat"]["fat_area_aus"], 2);
+    assert_eq!(v["capacity"]["verdict"], "genuine");
+    assert_eq!(v["bench"]["tests"].as_array().unwrap().len(), 4, "the quick preset");
+    assert_eq!(v["bench"]["classes"]["A1"], true, "demo is an A1 card");
+    assert!(
+        v["device"]["key"].as_str().unwrap().starts_with("cid:"),
+        "identified by its CID"
+    );
     assert_eq!(v["skipped"].as_array().unwrap().len(), 0);
     let topics: Vec<&str> = v["advice"]
         .as_array()
@@ -24,8 +31,20 @@ fn probe_on_the_default_card_carries_every_result_and_advice() {
         .iter()
         .map(|a| a["topic"].as_str().unwrap())
         .collect();
-    assert_eq!(topics, ["align_partitions", "ext4_layout", "open_aus", "fat_area"]);
-    assert!(v["advice"][1]["text"].as_str().unwrap().contains("stripe-width=1024"));
+    assert_eq!(
+        topics,
+        [
+            "random_writes",
+            "align_partitions",
+            "ext4_layout",
+            "f2fs_layout",
+            "fat_cluster",
+            "open_au_note",
+            "open_aus",
+            "fat_area"
+        ]
+    );
+    assert!(v["advice"][2]["text"].as_str().unwrap().contains("stripe-width=1024"));
     // align, open-au and fat together: more than open-au's sweep alone.
     assert!(v["device_time_s"].as_f64().unwrap() > 20.0);
     // The text form ends with the same advice and the device time.

@@ -45,7 +45,10 @@ fn each_refusal_has_a_hint_that_fits_the_command() {
         (&["page", "--erase-size", "1152921504606846976"][..], 2, "--erase-size"),
         (&["au", "--open-aus", "33"][..], 2, "--help"),
         (
-            &["au", "sim:demo,capacity=8M,au_size=1M,open_aus_linear=2,fat_area_aus=0"][..],
+            &[
+                "au",
+                "sim:demo,capacity=8M,au_size=1M,open_aus_linear=2,open_aus_random=2,fat_area_aus=0",
+            ][..],
             2,
             "too small",
         ),

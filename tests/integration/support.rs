@@ -4,8 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The results store every run of this test binary saves into: one file
+/// for all tests (so concurrent saves are exercised), never the user's own.
+pub fn test_db() -> PathBuf {
+    std::env::temp_dir().join(format!("flashlab-tests-{}.sqlite", std::process::id()))
+}
+
 pub fn flashlab() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("flashlab").expect("binary built")
+    let mut c = assert_cmd::Command::cargo_bin("flashlab").expect("binary built");
+    c.env("FLASHLAB_DB", test_db());
+    c
 }
 
 /// Run flashlab with `--json` and parse stdout, asserting exit 0 and that stdout

@@ -5,6 +5,7 @@ mod info;
 mod measure;
 mod offline;
 mod probe;
+mod results;
 
 use std::fmt::Write;
 
@@ -93,6 +94,14 @@ impl Renderer for Text {
                 }
             }
             "sim reproduce" => offline::sim_reproduce(&mut o, doc),
+            "results list" => results::list(&mut o, doc),
+            "results compare" => results::compare(&mut o, doc),
+            "results import" => results::import(&mut o, doc),
+            "report" => {
+                if let Some(p) = doc.get::<serde_json::Value>("report") {
+                    let _ = writeln!(o, "report written to {}", p["path"].as_str().unwrap_or(""));
+                }
+            }
             "decode" => offline::decode(&mut o, doc),
             "restore" => offline::restore(&mut o, doc),
             _ => {}

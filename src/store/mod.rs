@@ -1,0 +1,345 @@
+//! The results store: every run's document in SQLite (rusqlite, bundled),
+//! so a card can be compared with the next one and drawn later.
+//!
+//! One table, one row per run, the whole run document as JSON beside the
+//! columns a listing needs (when, what command, which device, which host,
+//! which flashlab). WAL and a busy timeout let two runs write at once; the
+//! schema version lives in SQLite's `user_version` and is migrated step by
+//! step (`schema`). A run is saved as each of its steps lands (the runner's
+//! listener), so a late failure keeps what completed; a store that cannot
+//! be opened or written costs a warning, never the run.
+
+pub mod identity;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::run::document::RunDocument;
+
+/// How long a writer waits for another run's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest document `import` reads: a run with every test and a full
+/// scatter map is a few MiB.
+pub const MAX_IMPORT: u64 = 64 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("results store {path}: {source}")]
+    Sqlite {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("results store {path}: {why}")]
+    Layout { path: String, why: String },
+    #[error("no run {0} in the results store")]
+    NoSuchRun(i64),
+}
+
+/// One stored run, as `results list` shows it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub started_unix: u64,
+    pub command: String,
+    pub device_key: String,
+    pub device: String,
+    pub target: String,
+    pub host: String,
+    pub flashlab_version: String,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Where the store lives: `--db`, else `FLASHLAB_DB`, else
+/// `$XDG_DATA_HOME/flashlab/results.sqlite` (XDG Base Directory spec:
+/// `~/.local/share` when unset).
+pub fn default_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FLASHLAB_DB").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|p| Path::new(p).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("flashlab").join("results.sqlite"))
+}
+
+impl Store {
+    /// Open (creating it and its directory if need be) and migrate.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let shown = path.display().to_string();
+        let sql = |source| StoreError::Sqlite {
+            path: shown.clone(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Layout {
+                path: shown.clone(),
+                why: format!("cannot create {}: {e}", dir.display()),
+            })?;
+        }
+        if let Ok(m) = std::fs::metadata(path)
+            && !m.is_file()
+        {
+            return Err(StoreError::Layout {
+                path: shown,
+                why: "not a regular file".into(),
+            });
+        }
+        let conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        // WAL: readers never block the writer, and two runs saving at once
+        // take turns instead of failing.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+        let mut s = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        schema::migrate(&mut s.conn).map_err(|e| match e {
+            schema::MigrateError::Sqlite(source) => StoreError::Sqlite {
+                path: s.path.display().to_string(),
+                source,
+            },
+            schema::MigrateError::Newer(v) => StoreError::Layout {
+                path: s.path.display().to_string(),
+                why: format!(
+                    "schema version {v} is newer than this flashlab knows ({}); use a newer flashlab or --db",
+                    schema::VERSION
+                ),
+            },
+        })?;
+        Ok(s)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// Save a run: a new row when `id` is None, else that row replaced.
+    /// Returns the row's id.
+    pub fn save(&mut self, id: Option<i64>, doc: &RunDocument) -> Result<i64, StoreError> {
+        let text = canonical(doc);
+        let d = identity::of(doc);
+        let host = format!("{} ({} {})", doc.host.hostname, doc.host.kernel, doc.host.arch);
+        let target = doc.target.as_ref().map_or(String::new(), |t| t.spec.clone());
+        match id {
+            Some(id) => {
+                self.conn
+                    .execute(
+                        "UPDATE runs SET document = ?1, device_key = ?2, device = ?3 WHERE id = ?4",
+                        params![text, d.key, d.name, id],
+                    )
+                    .map_err(|e| self.sql(e))?;
+                Ok(id)
+            }
+            None => {
+                self.conn
+                    .execute(
+                        "INSERT INTO runs (started_unix, command, target, device_key, device, host, \
+                         flashlab_version, document) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                        params![
+                            doc.started_unix as i64,
+                            doc.command,
+                            target,
+                            d.key,
+                            d.name,
+                            host,
+                            doc.flashlab_version,
+                            text
+                        ],
+                    )
+                    .map_err(|e| self.sql(e))?;
+                Ok(self.conn.last_insert_rowid())
+            }
+        }
+    }
+
+    /// Store a document from elsewhere (`results import`): the id of the
+    /// new row, or of the stored run it duplicates.
+    pub fn import(&mut self, doc: &RunDocument) -> Result<Imported, StoreError> {
+        let text = canonical(doc);
+        let existing: Option<i64> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE document = ?1", params![text], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        Ok(match existing {
+            Some(id) => Imported::Duplicate(id),
+            None => Imported::New(self.save(None, doc)?),
+        })
+    }
+
+    /// Runs, newest first; `device` keeps those whose key or name contains it.
+    pub fn list(&self, device: Option<&str>) -> Result<Vec<RunRow>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT id, started_unix, command, device_key, device, target, host, flashlab_version \
+                 FROM runs WHERE ?1 IS NULL OR instr(lower(device_key), lower(?1)) > 0 \
+                 OR instr(lower(device), lower(?1)) > 0 OR instr(lower(target), lower(?1)) > 0 \
+                 ORDER BY id DESC",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map(params![device], |r| {
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    started_unix: r.get::<_, i64>(1)?.max(0) as u64,
+                    command: r.get(2)?,
+                    device_key: r.get(3)?,
+                    device: r.get(4)?,
+                    target: r.get(5)?,
+                    host: r.get(6)?,
+                    flashlab_version: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// A stored run's document.
+    pub fn get(&self, id: i64) -> Result<RunDocument, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT document FROM runs WHERE id = ?1", params![id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        let text = text.ok_or(StoreError::NoSuchRun(id))?;
+        serde_json::from_str(&text).map_err(|e| StoreError::Layout {
+            path: self.path.display().to_string(),
+            why: format!("run {id}'s document does not read back: {e}"),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Imported {
+    New(i64),
+    Duplicate(i64),
+}
+
+/// The one text a document is stored as: compact JSON in the document's
+/// own field order, so an exported run imported again is recognised.
+pub fn canonical(doc: &RunDocument) -> String {
+    serde_json::to_string(doc).unwrap_or_default()
+}
+
+impl std::fmt::Debug for Saver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Saver")
+            .field("path", &self.store.as_ref().map(|s| s.path.clone()))
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// Saves one run as its steps land, keeping its row id; the first failure
+/// is reported once on stderr and the run goes on without the store.
+pub struct Saver {
+    store: Option<Store>,
+    id: Option<i64>,
+    warned: bool,
+    failed: Option<String>,
+}
+
+impl Saver {
+    /// Open the store at `path`; a store that cannot be opened is a
+    /// warning now and no saving later.
+    pub fn open(path: &Path) -> Saver {
+        match Store::open(path) {
+            Ok(s) => Saver {
+                store: Some(s),
+                id: None,
+                warned: false,
+                failed: None,
+            },
+            Err(e) => {
+                let mut s = Saver {
+                    store: None,
+                    id: None,
+                    warned: false,
+                    failed: None,
+                };
+                s.warn(&e);
+                s
+            }
+        }
+    }
+
+    fn warn(&mut self, e: &StoreError) {
+        if !self.warned {
+            self.warned = true;
+            crate::errln!(
+                "warning: the run is not saved: {e}\nhint: --db PATH or FLASHLAB_DB chooses another store, \
+                 --no-store skips it; the results below are complete"
+            );
+            self.failed = Some(e.to_string());
+        }
+    }
+
+    pub fn save(&mut self, doc: &RunDocument) {
+        let Some(s) = self.store.as_mut() else { return };
+        match s.save(self.id, doc) {
+            Ok(id) => self.id = Some(id),
+            Err(e) => {
+                self.store = None;
+                self.warn(&e);
+            }
+        }
+    }
+
+    /// The run's id once saved, and where.
+    pub fn saved(&self) -> Option<(i64, PathBuf)> {
+        Some((self.id?, self.store.as_ref()?.path().to_path_buf()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(command: &str, spec: &str) -> RunDocument {
+        let mut d = RunDocument::new(command, None);
+        d.target = Some(crate::seam::TargetDescription {
+            spec: spec.into(),
+            kind: crate::seam::TargetKind::Sim,
+            size_bytes: 1 << 30,
+            logical_block_size: 512,
+            physical_block_size: 512,
+        });
+        d
+    }
+
+    #[test]
+    fn a_run_is_saved_updated_listed_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("r.sqlite")).unwrap();
+        let mut d = doc("probe", "sim:demo");
+        let id = s.save(None, &d).unwrap();
+        d.put("align", &serde_json::json!({"erase_size_bytes": 4194304}));
+        assert_eq!(s.save(Some(id), &d).unwrap(), id, "the same row");
+        let other = s.save(None, &doc("bench", "sim:kingston-sa04g")).unwrap();
+        let all = s.list(None).unwrap();
+        assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), [other, id]);
+        assert_eq!(s.list(Some("KINGSTON")).unwrap().len(), 1);
+        assert_eq!(s.get(id).unwrap(), d);
+        assert!(matches!(s.get(999), Err(StoreError::NoSuchRun(999))));
+        assert_eq!(s.import(&d).unwrap(), Imported::Duplicate(id));
+        assert!(matches!(s.import(&doc("info", "x")).unwrap(), Imported::New(_)));
+    }
+}

@@ -1,0 +1,147 @@
+//! The store's schema, by version (SQLite's `user_version`), with one
+//! migration per step, each in its own transaction: a store made by any
+//! earlier flashlab opens, and one from a newer flashlab is refused
+//! rather than written in a layout this one does not know.
+//!
+//! - 1: runs (id, started_unix, command, target, document).
+//! - 2: the device (key and name), host and flashlab version as columns,
+//!   filled in from each stored document, and an index on the device, for
+//!   `results list --device`.
+
+use rusqlite::{Connection, params};
+
+pub const VERSION: i64 = 2;
+
+pub enum MigrateError {
+    Sqlite(rusqlite::Error),
+    /// Made by a newer flashlab.
+    Newer(i64),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(e: rusqlite::Error) -> Self {
+        MigrateError::Sqlite(e)
+    }
+}
+
+/// Version 1's table, as the first store was made.
+pub const V1: &str = "CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_unix INTEGER NOT NULL,
+    command TEXT NOT NULL,
+    target TEXT NOT NULL,
+    document TEXT NOT NULL
+)";
+
+pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    loop {
+        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if v > VERSION {
+            return Err(MigrateError::Newer(v));
+        }
+        if v == VERSION {
+            return Ok(());
+        }
+        // IMMEDIATE: the write lock first, so two runs never migrate at once.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another run may have migrated between our read and our lock.
+        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if now == v {
+            match v {
+                0 => tx.execute_batch(V1)?,
+                1 => to_v2(&tx)?,
+                _ => unreachable!("versions below VERSION all have a step"),
+            }
+            tx.pragma_update(None, "user_version", v + 1)?;
+        }
+        tx.commit()?;
+    }
+}
+
+fn to_v2(tx: &rusqlite::Transaction) -> Result<(), MigrateError> {
+    tx.execute_batch(
+        "ALTER TABLE runs ADD COLUMN device_key TEXT NOT NULL DEFAULT '';
+         ALTER TABLE runs ADD COLUMN device TEXT NOT NULL DEFAULT '';
+         ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+         ALTER TABLE runs ADD COLUMN flashlab_version TEXT NOT NULL DEFAULT '';
+         CREATE INDEX runs_device ON runs (device_key);",
+    )?;
+    let rows: Vec<(i64, String)> = {
+        let mut st = tx.prepare("SELECT id, document FROM runs")?;
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?
+    };
+    for (id, text) in rows {
+        // A document that no longer reads keeps empty columns: it is still
+        // listed and exported as it is.
+        let Ok(doc) = serde_json::from_str::<crate::run::document::RunDocument>(&text) else {
+            continue;
+        };
+        let d = super::identity::of(&doc);
+        tx.execute(
+            "UPDATE runs SET device_key = ?1, device = ?2, host = ?3, flashlab_version = ?4 WHERE id = ?5",
+            params![
+                d.key,
+                d.name,
+                format!("{} ({} {})", doc.host.hostname, doc.host.kernel, doc.host.arch),
+                doc.flashlab_version,
+                id
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store as version 1 left it, with one run, opens as version 2 with
+    /// the run's device filled in.
+    #[test]
+    fn a_version_1_store_is_migrated_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let mut doc = crate::run::document::RunDocument::new("probe", None);
+        doc.put(
+            "device",
+            &super::super::identity::DeviceId {
+                key: "target:sim:kingston-sa04g:3904897024".into(),
+                name: "flashlab simulator kingston-sa04g, 3.64 GiB (sim)".into(),
+            },
+        );
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(V1).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            c.execute(
+                "INSERT INTO runs (started_unix, command, target, document) VALUES (5, 'probe', 'sim:x', ?1)",
+                params![serde_json::to_string(&doc).unwrap()],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO runs (started_unix, command, target, document) VALUES (6, 'info', 'y', 'not json')",
+                [],
+            )
+            .unwrap();
+        }
+        let s = super::super::Store::open(&path).unwrap();
+        let rows = s.list(None).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!(rows[1].device.contains("kingston-sa04g"), "{:?}", rows[1]);
+        assert_eq!(rows[0].device, "", "an unreadable document keeps its row");
+        assert_eq!(s.list(Some("kingston")).unwrap().len(), 1);
+        let v: i64 = Connection::open(&path)
+            .unwrap()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, VERSION);
+        drop(s);
+        // And a newer store is refused, not rewritten.
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", VERSION + 1)
+            .unwrap();
+        assert!(super::super::Store::open(&path).is_err());
+    }
+}

@@ -1,0 +1,181 @@
+//! The results store through the CLI: runs saved as they land, listed by
+//! device, shown, compared, exported and imported (duplicates recognised);
+//! two runs saving at once; a store that cannot be written costs a warning,
+//! not the run.
+
+use crate::support::{flashlab, json};
+
+fn with_db(db: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let out = flashlab()
+        .args(args)
+        .arg("--json")
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn runs_are_saved_listed_compared_exported_and_imported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let a = with_db(&db, &["bench", "sim:demo", "--rw", "randread", "--size", "2M"]);
+    let b = with_db(
+        &db,
+        &["bench", "sim:kingston-sa04g", "--rw", "randread", "--size", "2M"],
+    );
+    let list = with_db(&db, &["results", "list"]);
+    let runs = list["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{list}");
+    let (kid, did) = (runs[0]["id"].as_i64().unwrap(), runs[1]["id"].as_i64().unwrap());
+    assert!(
+        runs[0]["device"].as_str().unwrap().to_lowercase().contains("kingston"),
+        "{list}"
+    );
+    let only = with_db(&db, &["results", "list", "--device", "kingston"]);
+    assert_eq!(only["runs"].as_array().unwrap().len(), 1);
+    // A stored run reads back as the run printed it.
+    let shown = with_db(&db, &["results", "show", &did.to_string()]);
+    assert_eq!(shown["bench"], a["bench"]);
+    let c = with_db(&db, &["results", "compare", &did.to_string(), &kid.to_string()]);
+    let iops = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"].as_str().unwrap().ends_with("IOPS"))
+        .unwrap();
+    let (x, y) = (iops["values"][0].as_f64().unwrap(), iops["values"][1].as_f64().unwrap());
+    assert_eq!(x, a["bench"]["tests"][0]["iops"].as_f64().unwrap());
+    assert_eq!(y, b["bench"]["tests"][0]["iops"].as_f64().unwrap());
+    assert_eq!(iops["best"], if x > y { 0 } else { 1 }, "{iops}");
+    assert!((iops["relative"][1].as_f64().unwrap() - (y / x - 1.0)).abs() < 1e-9);
+    // Export, then import into the same store: recognised; into another: new.
+    let out = flashlab()
+        .args(["results", "export", &did.to_string(), "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let file = dir.path().join("run.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let again = with_db(&db, &["results", "import", file.to_str().unwrap()]);
+    assert_eq!(
+        (again["id"].as_i64(), again["duplicate"].as_bool()),
+        (Some(did), Some(true))
+    );
+    let other = dir.path().join("other.sqlite");
+    let fresh = with_db(&other, &["results", "import", file.to_str().unwrap()]);
+    assert_eq!(fresh["duplicate"], false);
+    // The --json output of a run imports as the same run.
+    let f2 = dir.path().join("a.json");
+    std::fs::write(&f2, serde_json::to_vec(&a).unwrap()).unwrap();
+    assert_eq!(
+        with_db(&db, &["results", "import", f2.to_str().unwrap()])["duplicate"],
+        true
+    );
+}
+
+#[test]
+fn two_runs_saving_at_once_both_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.sqlite");
+    let spawn = |spec: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(["probe", spec, "--json", "--db"])
+            .arg(&db)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let kids: Vec<_> = (0..4).map(|i| spawn(&format!("sim:demo,seed={}", i + 1))).collect();
+    for k in kids {
+        let out = k.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("warning"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let list = with_db(&db, &["results", "list"]);
+    assert_eq!(list["runs"].as_array().unwrap().len(), 4, "{list}");
+}
+
+#[test]
+fn a_store_that_cannot_be_written_is_a_warning_and_the_run_still_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("not-a-db.sqlite");
+    std::fs::write(&bad, vec![0x5a; 8192]).unwrap();
+    let out = flashlab()
+        .args(["align", "sim:demo", "--json", "--db"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["align"].is_object());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: the run is not saved") && err.contains("hint:"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&bad).unwrap(),
+        vec![0x5a; 8192],
+        "the bad file is left as it was"
+    );
+    // A directory where the store should be.
+    let out = flashlab()
+        .args(["align", "sim:demo", "--db"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
+    // --no-store: nothing saved, nothing said.
+    let db = dir.path().join("none.sqlite");
+    let out = flashlab()
+        .args(["align", "sim:demo", "--no-store", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!db.exists());
+}
+
+#[test]
+fn bad_results_input_is_refused_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    json(&["align", "sim:demo", "--db", db.to_str().unwrap()]);
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"not\": \"a run\"}").unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for args in [
+        vec!["results", "show", "999"],
+        vec!["results", "import", junk.to_str().unwrap()],
+        vec!["results", "import", fifo.to_str().unwrap()],
+        vec!["results", "compare", "1", "999"],
+        vec!["report", "999", "-o", "/tmp/never.html"],
+    ] {
+        let out = flashlab().args(&args).arg("--db").arg(&db).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error:") && err.contains("hint:"), "{args:?}: {err}");
+    }
+    assert!(!std::path::Path::new("/tmp/never.html").exists());
+}
