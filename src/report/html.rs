@@ -108,21 +108,26 @@ pub fn plots(doc: &RunDocument) -> Vec<Markup> {
             .into_iter()
             .filter_map(|(name, s)| {
                 let s = s.as_ref()?;
+                // By count: the sweep tried them out of order (doubling,
+                // then bisection).
+                let mut points: Vec<(f64, f64)> = s
+                    .runs
+                    .iter()
+                    .filter(|run| !run.confirmation)
+                    .filter_map(|run| {
+                        let l = run
+                            .levels
+                            .iter()
+                            .find(|l| l.chunk_bytes == r.chunk_bytes)
+                            .or(run.levels.first())?;
+                        Some((run.open_aus as f64, l.bytes_per_sec / 1e6))
+                    })
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                points.dedup_by(|a, b| a.0 == b.0);
                 Some(Series {
                     label: name.into(),
-                    points: s
-                        .runs
-                        .iter()
-                        .filter(|run| !run.confirmation)
-                        .filter_map(|run| {
-                            let l = run
-                                .levels
-                                .iter()
-                                .find(|l| l.chunk_bytes == r.chunk_bytes)
-                                .or(run.levels.first())?;
-                            Some((run.open_aus as f64, l.bytes_per_sec / 1e6))
-                        })
-                        .collect(),
+                    points,
                 })
             })
             .collect();

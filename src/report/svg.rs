@@ -43,11 +43,11 @@ pub struct Chart<'a> {
 }
 
 const W: f64 = 640.0;
-const H: f64 = 300.0;
+/// Height of the plot area itself; margins are added for the title, the
+/// legend and the (rotated, for bars) x labels.
+const PLOT_H: f64 = 202.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 34.0;
-const BOTTOM: f64 = 64.0;
 /// Most series drawn in their own colour; more share the last.
 const COLOURS: usize = 6;
 
@@ -142,14 +142,20 @@ pub fn render(c: &Chart) -> Option<String> {
         range(c.x_scale, xs, false)?
     };
     let (y0, y1) = range(c.y_scale, ys, true)?;
+    // Title row, then a legend row when there are several series; below,
+    // room for tick labels (rotated category names need more) and the label.
+    let legend = c.series.len() > 1;
+    let top = if legend { 50.0 } else { 34.0 };
+    let bottom = if bars { 110.0 } else { 64.0 };
+    let h = top + PLOT_H + bottom;
     let pw = W - LEFT - RIGHT;
-    let ph = H - TOP - BOTTOM;
+    let ph = PLOT_H;
     let px = |v: f64| LEFT + (v - x0) / (x1 - x0) * pw;
-    let py = |v: f64| TOP + ph - (v - y0) / (y1 - y0) * ph;
+    let py = |v: f64| top + ph - (v - y0) / (y1 - y0) * ph;
     let mut o = String::new();
     let _ = write!(
         o,
-        r#"<svg class="plot" viewBox="0 0 {W} {H}" role="img" aria-label="{t}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"#,
+        r#"<svg class="plot" viewBox="0 0 {W} {h}" role="img" aria-label="{t}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"#,
         t = esc(&c.title)
     );
     let _ = write!(
@@ -181,8 +187,8 @@ pub fn render(c: &Chart) -> Option<String> {
             let _ = write!(
                 o,
                 r#"<text class="tick" x="{x:.1}" y="{:.1}" text-anchor="end" transform="rotate(-30 {x:.1} {:.1})">{}</text>"#,
-                TOP + ph + 14.0,
-                TOP + ph + 14.0,
+                top + ph + 14.0,
+                top + ph + 14.0,
                 esc(name)
             );
         }
@@ -195,9 +201,9 @@ pub fn render(c: &Chart) -> Option<String> {
             let x = px(a);
             let _ = write!(
                 o,
-                r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                TOP + ph,
-                TOP + ph + 16.0,
+                r#"<line class="grid" x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{:.1}"/><text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                top + ph,
+                top + ph + 16.0,
                 esc(&(c.x_fmt)(t))
             );
         }
@@ -205,22 +211,22 @@ pub fn render(c: &Chart) -> Option<String> {
     // Axes and their labels.
     let _ = write!(
         o,
-        r#"<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{b:.1}"/><line class="axis" x1="{LEFT}" x2="{r}" y1="{b:.1}" y2="{b:.1}"/>"#,
-        b = TOP + ph,
+        r#"<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{b:.1}"/><line class="axis" x1="{LEFT}" x2="{r}" y1="{b:.1}" y2="{b:.1}"/>"#,
+        b = top + ph,
         r = W - RIGHT
     );
     let _ = write!(
         o,
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
         LEFT + pw / 2.0,
-        H - 8.0,
+        h - 8.0,
         esc(&c.x_label)
     );
     let _ = write!(
         o,
         r#"<text class="axis-label" x="14" y="{:.1}" text-anchor="middle" transform="rotate(-90 14 {:.1})">{}</text>"#,
-        TOP + ph / 2.0,
-        TOP + ph / 2.0,
+        top + ph / 2.0,
+        top + ph / 2.0,
         esc(&c.y_label)
     );
     // Data.
@@ -275,16 +281,14 @@ pub fn render(c: &Chart) -> Option<String> {
         }
     }
     // Legend, when there is more than one series.
-    if c.series.len() > 1 {
-        let mut x = LEFT + 8.0;
+    if legend {
+        let mut x = LEFT;
         for (k, s) in c.series.iter().enumerate() {
             let class = format!("s{}", k.min(COLOURS - 1));
             let _ = write!(
                 o,
-                r#"<rect class="bar {class}" x="{x:.1}" y="{}" width="10" height="10"/><text class="legend" x="{:.1}" y="{}">{}</text>"#,
-                TOP + 2.0,
+                r#"<rect class="bar {class}" x="{x:.1}" y="30" width="10" height="10"/><text class="legend" x="{:.1}" y="39">{}</text>"#,
                 x + 14.0,
-                TOP + 11.0,
                 esc(&s.label)
             );
             x += 24.0 + 6.5 * s.label.chars().count() as f64;
