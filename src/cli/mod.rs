@@ -112,6 +112,33 @@ impl From<Register> for RegisterKind {
     }
 }
 
+/// How a measuring command reads and writes a real target, and where its
+/// run is saved.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunOpts {
+    /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
+    /// queue depth is above 1).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: Engine,
+    /// The results store (SQLite) the run is saved in (default: $FLASHLAB_DB,
+    /// else $XDG_DATA_HOME/flashlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save this run in the results store.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+/// The I/O engine alone, for commands that touch a real target but save
+/// no run (restore, debug write-pattern).
+#[derive(Debug, Clone, clap::Args)]
+pub struct EngineOpt {
+    /// I/O engine: psync, io_uring, or auto (io_uring when the queue depth is
+    /// above 1).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: Engine,
+}
+
 /// Options every writing command takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct WriteOpts {
@@ -146,20 +173,6 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
-    /// queue depth is above 1).
-    #[arg(long, global = true, value_enum, default_value = "auto")]
-    pub engine: Engine,
-
-    /// The results store (SQLite) runs are saved in and `results`/`report`
-    /// read (default: $FLASHLAB_DB, else $XDG_DATA_HOME/flashlab/results.sqlite).
-    #[arg(long, global = true, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-
-    /// Do not save this run in the results store.
-    #[arg(long, global = true)]
-    pub no_store: bool,
-
     #[command(subcommand)]
     pub command: Command,
 }
@@ -168,23 +181,48 @@ pub struct Cli {
 pub enum Command {
     /// Identify a device: sizes, block sizes, transport, partitions, mounts, and the
     /// SD/MMC registers decoded (read-only).
+    #[command(after_help = "Examples:
+  flashlab info                      the built-in simulated card
+  flashlab info /dev/mmcblk0         a card in an SD slot: registers decoded
+  flashlab info /dev/sdb --json      a USB reader, as JSON")]
     Info {
-        /// Block device, regular file, or sim:PROFILE[,key=value...].
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
     },
     /// Erase-block (AU) and page size from read latencies at 2^n and 3x2^n
     /// boundaries, with a confidence (read-only).
+    #[command(after_help = "Examples:
+  flashlab align /dev/mmcblk0        reads only
+  flashlab align sim:kingston-sa04g  a simulated 2013 card")]
     Align {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
     },
     /// How many AUs the card keeps open for in-order and random writes: an
     /// automatic sweep that stops each run once it collapses (writes; the data
     /// is preserved unless --no-preserve).
+    #[command(after_help = "Examples:
+  flashlab open-au /dev/mmcblk0 --write           preserved: journalled and restored
+  flashlab open-au sim:demo --random --max 8
+  flashlab open-au /dev/sdb --write --full        flashbench's whole table")]
     OpenAu {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         /// Only the random-order sweep (flashbench --open-au --random).
         #[arg(long, conflicts_with = "linear")]
         random: bool,
@@ -213,9 +251,17 @@ pub enum Command {
     /// the card's random-write slots, two AUs need two; for when align's reads
     /// cannot show it. Writes small windows across the target, preserved
     /// unless --no-preserve.
+    #[command(after_help = "Examples:
+  flashlab au /dev/mmcblk0 --write
+  flashlab au sim:kingston-sa04g --open-aus 3")]
     Au {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         /// The card's random-write open-AU limit if known (open-au's or fat's),
         /// tried first.
         #[arg(long, value_name = "N",
@@ -227,9 +273,17 @@ pub enum Command {
     /// The flash page size from writes that straddle page boundaries (a
     /// second page programmed), where align's reads cannot show it; writes in
     /// one AU at the middle of the target, preserved unless --no-preserve.
+    #[command(after_help = "Examples:
+  flashlab page /dev/mmcblk0 --write
+  flashlab page sim:demo --erase-size 4M")]
     Page {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         /// The region written (default: align's erase size, else 4 MiB).
         #[arg(long, value_name = "SIZE", value_parser = size)]
         erase_size: Option<u64>,
@@ -238,9 +292,17 @@ pub enum Command {
     },
     /// How many leading AUs take small random writes cheaply (the FAT area;
     /// writes, preserved unless --no-preserve).
+    #[command(after_help = "Examples:
+  flashlab fat /dev/mmcblk0 --write
+  flashlab fat sim:demo --open-aus 24")]
     Fat {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         #[arg(long, value_name = "SIZE", value_parser = size)]
         erase_size: Option<u64>,
         /// Leading AUs examined.
@@ -261,9 +323,17 @@ pub enum Command {
     /// good byte: genuine, fake (addresses wrap, writes lost, or kept only by
     /// a cache; with the usable size) or damaged. Writes, preserved unless
     /// --no-preserve; the first MiB is never written.
+    #[command(after_help = "Examples:
+  flashlab capacity /dev/sdb --write          is this 64 GB stick real?
+  flashlab capacity sim:demo,capacity=64G,real_capacity=8G,fake_mode=wrap")]
     Capacity {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         /// Bytes at the start never written (default 1M: the partition
         /// table and boot sectors).
         #[arg(long, value_name = "SIZE", value_parser = size, default_value = "1M")]
@@ -276,11 +346,22 @@ pub enum Command {
         #[command(flatten)]
         opts: WriteOpts,
     },
-    /// Everything at once: identify, align, then open-au and fat (these write:
-    /// on a real target only with --write, data preserved), and advice.
+    /// Everything at once: identify, align and scatter; then au, page,
+    /// open-au, fat, capacity and bench's quick preset (these write: on a
+    /// real target only with --write, data preserved); then advice. A
+    /// one-screen summary first; the run is saved, --html draws it.
+    #[command(after_help = "Examples:
+  flashlab probe                             the built-in simulated card
+  flashlab probe /dev/mmcblk0                read-only steps only
+  flashlab probe /dev/mmcblk0 --write --html card.html")]
     Probe {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         /// The erase size, when align cannot see it (as its hint says).
         #[arg(long, value_name = "SIZE", value_parser = size)]
         erase_size: Option<u64>,
@@ -291,9 +372,17 @@ pub enum Command {
         opts: WriteOpts,
     },
     /// Read latency of every block of a region, in order (read-only).
+    #[command(after_help = "Examples:
+  flashlab scatter /dev/mmcblk0 --length 16M
+  flashlab scatter sim:demo --csv > map.csv")]
     Scatter {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         #[arg(long, default_value = "0", value_parser = size)]
         offset: u64,
         #[arg(long, default_value = "8M", value_parser = size)]
@@ -310,9 +399,18 @@ pub enum Command {
     /// an HDR histogram; or a --preset (quick by default). With only --bs or
     /// --qd, --rw is read, as in fio. Writes are preserved unless
     /// --no-preserve.
+    #[command(after_help = "Examples:
+  flashlab bench /dev/sdb --write                     the quick preset
+  flashlab bench /dev/sdb --write --preset a1         A1-style verdict
+  flashlab bench /dev/mmcblk0 --rw randread --bs 4k --qd 1,32 --runtime 10s")]
     Bench {
-        #[arg(default_value = DEFAULT_TARGET)]
-        target: String,
+        /// A block device (/dev/mmcblk0), a regular file, or
+        /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
+        /// simulated card; `flashlab sim list` names the others).
+        #[arg(value_name = "TARGET")]
+        target: Option<String>,
+        #[command(flatten)]
+        run: RunOpts,
         /// A named set of tests (quick: 4 tests of 5 device-seconds; cdm:
         /// CrystalDiskMark's SEQ1M Q8/Q1 and RND4K Q32/Q1, read and write;
         /// a1: agnostics' A1 shape, 10 s each in 64 MiB; sdspeed: 30 s of
@@ -350,13 +448,24 @@ pub enum Command {
     },
     /// The runs saved in the results store: list, show, compare, export,
     /// import.
+    #[command(after_help = "Examples:
+  flashlab results list --device kingston
+  flashlab results compare 3 7
+  flashlab results export 3 > run.json && flashlab results import run.json --db other.sqlite")]
     Results {
+        /// The results store (default: $FLASHLAB_DB, else
+        /// $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
         #[command(subcommand)]
         action: ResultsAction,
     },
     /// An HTML report of stored runs (by id) or run documents (files from
     /// --json or `results export`); several make a comparison. One
     /// self-contained file: inline SVG plots, no network.
+    #[command(after_help = "Examples:
+  flashlab report 3 -o card.html
+  flashlab report 3 7 run.json -o comparison.html")]
     Report {
         /// Run ids (`flashlab results list`) or JSON files.
         #[arg(required = true, value_name = "ID|FILE")]
@@ -364,13 +473,25 @@ pub enum Command {
         /// Where the report goes.
         #[arg(short, long, value_name = "FILE.html")]
         output: PathBuf,
+        /// The results store ids are read from (default: $FLASHLAB_DB, else
+        /// $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
-    /// Simulated cards: list the built-in profiles, show one's parameters.
+    /// Simulated cards: list the built-in profiles, show one's parameters, and
+    /// reproduce the published measurements they are judged against.
+    #[command(after_help = "Examples:
+  flashlab sim list
+  flashlab sim show kingston-sa04g --toml > my-card.toml
+  flashlab sim reproduce all              the published tables, cell by cell")]
     Sim {
         #[command(subcommand)]
         action: SimAction,
     },
     /// Decode an SD/MMC register pasted as hex (sysfs, spaced bytes, 0x words).
+    #[command(after_help = "Examples:
+  flashlab decode cid $(cat /sys/block/mmcblk0/device/cid)
+  flashlab decode csd 400e00325b5900001d177f800a40008d")]
     Decode {
         #[arg(value_enum)]
         register: Register,
@@ -383,6 +504,9 @@ pub enum Command {
     },
     /// List pending preservation journals, or restore one (JOURNAL or TARGET) and
     /// verify it, after a crash or power cut during a writing test.
+    #[command(after_help = "Examples:
+  flashlab restore                     list pending journals
+  flashlab restore /dev/mmcblk0        put back what a crashed run wrote")]
     Restore {
         /// A journal file or the target it belongs to; none lists them.
         what: Option<String>,
@@ -391,7 +515,20 @@ pub enum Command {
         force: bool,
         #[arg(long, value_name = "DIR")]
         journal_dir: Option<PathBuf>,
+        #[command(flatten)]
+        engine: EngineOpt,
     },
+    /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
+    #[command(
+        after_help = "Examples:\n  flashlab completions bash > /etc/bash_completion.d/flashlab\n  flashlab completions zsh > ~/.zfunc/_flashlab"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The manual page (roff), on stdout.
+    #[command(after_help = "Examples:\n  flashlab man > /usr/local/share/man/man1/flashlab.1 && man flashlab")]
+    Man,
     /// Internal workloads for testing the write path (not a stable interface).
     #[command(hide = true)]
     Debug {
@@ -415,6 +552,8 @@ pub enum DebugAction {
         pause_ms: u64,
         #[command(flatten)]
         opts: WriteOpts,
+        #[command(flatten)]
+        engine: EngineOpt,
     },
 }
 
@@ -461,6 +600,66 @@ pub enum SimAction {
     },
 }
 
+impl Command {
+    /// The command's words, as the run document's `command` names them.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Info { .. } => "info",
+            Command::Align { .. } => "align",
+            Command::OpenAu { .. } => "open-au",
+            Command::Au { .. } => "au",
+            Command::Page { .. } => "page",
+            Command::Fat { .. } => "fat",
+            Command::Capacity { .. } => "capacity",
+            Command::Probe { .. } => "probe",
+            Command::Scatter { .. } => "scatter",
+            Command::Bench { .. } => "bench",
+            Command::Results { action, .. } => match action {
+                ResultsAction::List { .. } => "results list",
+                ResultsAction::Show { .. } => "results show",
+                ResultsAction::Compare { .. } => "results compare",
+                ResultsAction::Export { .. } => "results export",
+                ResultsAction::Import { .. } => "results import",
+            },
+            Command::Report { .. } => "report",
+            Command::Sim { action } => match action {
+                SimAction::List => "sim list",
+                SimAction::Show { .. } => "sim show",
+                SimAction::Reproduce { .. } => "sim reproduce",
+            },
+            Command::Decode { .. } => "decode",
+            Command::Restore { .. } => "restore",
+            Command::Debug { .. } => "debug write-pattern",
+            Command::Completions { .. } => "completions",
+            Command::Man => "man",
+        }
+    }
+}
+
+/// `--json`'s answer when a command fails: one document on stdout, what
+/// completed (if anything did) with an `error` beside it.
+fn error_document(command: &str, e: &crate::error::CliError) -> RunDocument {
+    let mut doc = match &e.partial {
+        Some(d) => (**d).clone(),
+        None => {
+            let mut d = RunDocument::new(command, None);
+            d.finish(None);
+            d
+        }
+    };
+    let kind = match e.exit {
+        crate::error::Exit::Usage => "usage",
+        crate::error::Exit::Failed => "failed",
+        crate::error::Exit::Interrupted => "interrupted",
+        crate::error::Exit::Terminated => "terminated",
+    };
+    doc.put(
+        "error",
+        &serde_json::json!({"kind": kind, "exit_code": e.exit as i32, "message": e.message, "hint": e.hint}),
+    );
+    doc
+}
+
 /// Run flashlab with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -475,6 +674,7 @@ pub fn main() -> i32 {
         }
     };
     let as_json = cli.json;
+    let command = cli.command.name();
     let code = match run(cli) {
         Ok(Output::Doc(doc)) => {
             let doc = *doc;
@@ -486,8 +686,10 @@ pub fn main() -> i32 {
             0
         }
         Err(e) => {
-            if let Some(doc) = &e.partial {
-                crate::render::print(doc, as_json);
+            if as_json {
+                crate::render::print(&error_document(command, &e), true);
+            } else if let Some(doc) = &e.partial {
+                crate::render::print(doc, false);
             }
             crate::errln!("{e}");
             e.exit as i32
@@ -520,27 +722,33 @@ enum Output {
 fn run(cli: Cli) -> CliResult<Output> {
     use std::cell::RefCell;
     use std::rc::Rc;
-    let engine = EngineChoice::from(cli.engine);
-    let db = cli.db.clone();
     // Measuring commands save their run as each step lands.
     let saver: RefCell<Option<Rc<RefCell<crate::store::Saver>>>> = RefCell::new(None);
-    let on = |target: String, opts: Option<WriteOpts>| {
-        let save = if cli.no_store {
+    let on = |target: Option<String>, opts: Option<WriteOpts>, run: RunOpts| {
+        let target = target.unwrap_or_else(|| {
+            crate::errln!(
+                "no TARGET given: measuring the built-in simulated card {DEFAULT_TARGET} (give a device such as \
+                 /dev/mmcblk0, a file, or sim:PROFILE)"
+            );
+            DEFAULT_TARGET.to_string()
+        });
+        let save = if run.no_store {
             None
         } else {
-            db.clone()
+            run.db
+                .clone()
                 .or_else(crate::store::default_path)
                 .map(|p| Rc::new(RefCell::new(crate::store::Saver::open(&p))))
         };
         *saver.borrow_mut() = save.clone();
         On {
             spec: target,
-            engine,
+            engine: EngineChoice::from(run.engine),
             consent: opts.map(Consent::from).unwrap_or_default(),
             save,
         }
     };
-    let result = dispatch(cli.command, &on, db.as_deref(), cli.json, engine);
+    let result = dispatch(cli.command, &on, cli.json);
     // The finished run (or what completed of it) is saved once more, whole.
     if let Some(s) = saver.borrow().as_ref() {
         let doc = match &result {
@@ -564,21 +772,20 @@ fn run(cli: Cli) -> CliResult<Output> {
 
 fn dispatch(
     command: Command,
-    on: &dyn Fn(String, Option<WriteOpts>) -> On,
-    db: Option<&std::path::Path>,
+    on: &dyn Fn(Option<String>, Option<WriteOpts>, RunOpts) -> On,
     json: bool,
-    engine: EngineChoice,
 ) -> CliResult<Output> {
     let doc = match command {
-        Command::Info { target } => jobs::info(&on(target, None))?,
-        Command::Align { target } => jobs::align(&on(target, None))?,
+        Command::Info { target, run } => jobs::info(&on(target, None, run))?,
+        Command::Align { target, run } => jobs::align(&on(target, None, run))?,
         Command::Probe {
             target,
+            run,
             erase_size,
             html,
             opts,
         } => {
-            let doc = jobs::probe(&on(target, Some(opts)), erase_size)?;
+            let doc = jobs::probe(&on(target, Some(opts), run), erase_size)?;
             if let Some(path) = html {
                 let id = doc.target.as_ref().map_or(String::new(), |t| t.spec.clone());
                 crate::report::write(&path, &[(id, doc.clone())])?;
@@ -586,17 +793,17 @@ fn dispatch(
             }
             doc
         }
-        Command::Results { action } => match action {
-            ResultsAction::List { device } => results::list(db, device.as_deref())?,
-            ResultsAction::Show { id } => results::show(db, id)?,
-            ResultsAction::Compare { runs } => results::compare(db, &runs)?,
-            ResultsAction::Export { id } => return Ok(Output::Text(results::export(db, id)?)),
-            ResultsAction::Import { file } => results::import(db, &file)?,
+        Command::Results { db, action } => match action {
+            ResultsAction::List { device } => results::list(db.as_deref(), device.as_deref())?,
+            ResultsAction::Show { id } => results::show(db.as_deref(), id)?,
+            ResultsAction::Compare { runs } => results::compare(db.as_deref(), &runs)?,
+            ResultsAction::Export { id } => return Ok(Output::Text(results::export(db.as_deref(), id)?)),
+            ResultsAction::Import { file } => results::import(db.as_deref(), &file)?,
         },
-        Command::Report { runs, output } => {
+        Command::Report { runs, output, db } => {
             let loaded = runs
                 .iter()
-                .map(|w| results::load(db, w))
+                .map(|w| results::load(db.as_deref(), w))
                 .collect::<CliResult<Vec<_>>>()?;
             crate::report::write(&output, &loaded)?;
             let mut doc = crate::run::document::RunDocument::new("report", None);
@@ -606,6 +813,7 @@ fn dispatch(
         }
         Command::OpenAu {
             target,
+            run,
             random,
             linear,
             erase_size,
@@ -622,35 +830,44 @@ fn dispatch(
                 linear_only: linear,
                 full,
             };
-            jobs::open_au(&on(target, Some(opts)), &a)?
+            jobs::open_au(&on(target, Some(opts), run), &a)?
         }
         Command::Capacity {
             target,
+            run,
             skip,
             push,
             opts,
-        } => jobs::capacity(&on(target, Some(opts)), skip, push)?,
-        Command::Au { target, open_aus, opts } => jobs::au(&on(target, Some(opts)), open_aus)?,
+        } => jobs::capacity(&on(target, Some(opts), run), skip, push)?,
+        Command::Au {
+            target,
+            run,
+            open_aus,
+            opts,
+        } => jobs::au(&on(target, Some(opts), run), open_aus)?,
         Command::Page {
             target,
+            run,
             erase_size,
             opts,
-        } => jobs::page(&on(target, Some(opts)), erase_size)?,
+        } => jobs::page(&on(target, Some(opts), run), erase_size)?,
         Command::Fat {
             target,
+            run,
             erase_size,
             max,
             open_aus,
             opts,
-        } => jobs::fat(&on(target, Some(opts)), erase_size, max, open_aus)?,
+        } => jobs::fat(&on(target, Some(opts), run), erase_size, max, open_aus)?,
         Command::Scatter {
             target,
+            run,
             offset,
             length,
             block,
             csv,
         } => {
-            let doc = jobs::scatter(&on(target, None), &ScatterArgs { offset, length, block })?;
+            let doc = jobs::scatter(&on(target, None, run), &ScatterArgs { offset, length, block })?;
             match (csv && !json, doc.get("scatter")) {
                 (true, Some(r)) => return Ok(Output::Text(crate::measure::scatter::csv(&r))),
                 _ => doc,
@@ -658,6 +875,7 @@ fn dispatch(
         }
         Command::Bench {
             target,
+            run,
             preset,
             rw,
             bs,
@@ -668,7 +886,7 @@ fn dispatch(
             area,
             opts,
         } => jobs::bench(
-            &on(target, Some(opts)),
+            &on(target, Some(opts), run),
             &jobs::BenchArgs {
                 preset: preset.map(Into::into),
                 rw: rw.map(Into::into),
@@ -689,12 +907,27 @@ fn dispatch(
             SimAction::Show { profile, toml: false } => offline::sim_show(&profile)?,
             SimAction::Reproduce { experiment } => offline::sim_reproduce(&experiment)?,
         },
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "flashlab", &mut out);
+            return Ok(Output::Text(String::from_utf8_lossy(&out).into_owned()));
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut out)
+                .map_err(|e| crate::error::CliError::failed(format!("cannot render the manual: {e}")))?;
+            return Ok(Output::Text(String::from_utf8_lossy(&out).into_owned()));
+        }
         Command::Decode { register, hex, mmc } => offline::decode(register.into(), &hex.join(" "), mmc)?,
         Command::Restore {
             what,
             force,
             journal_dir,
-        } => restore::run(what.as_deref(), force, journal_dir, engine)?,
+            engine,
+        } => restore::run(what.as_deref(), force, journal_dir, engine.engine.into())?,
         Command::Debug {
             action:
                 DebugAction::WritePattern {
@@ -703,8 +936,9 @@ fn dispatch(
                     passes,
                     pause_ms,
                     opts,
+                    engine,
                 },
-        } => pattern::run(&target, ranges, passes, pause_ms, &opts.into(), engine)?,
+        } => pattern::run(&target, ranges, passes, pause_ms, &opts.into(), engine.engine.into())?,
     };
     Ok(Output::Doc(Box::new(doc)))
 }

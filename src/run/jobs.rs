@@ -373,8 +373,10 @@ const PROBE_SCATTER: u64 = 8 << 20;
 /// Everything the user's consent allows: identify, align, scatter, then
 /// open-au and fat (writing), then advice from what was measured.
 pub fn probe(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
+    let mut r = on.runner("probe")?;
+    r.announce_steps();
     probe_with(
-        on.runner("probe")?,
+        r,
         ProbeSteps {
             erase,
             capacity_and_bench: true,
@@ -392,8 +394,33 @@ pub struct ProbeSteps {
     pub capacity_and_bench: bool,
 }
 
-/// probe on a runner already made (the property tests' random cards).
+/// probe on a runner already made (the property tests' random cards). A
+/// step that fails keeps what the steps before it found: the error carries
+/// the document, which is printed and saved.
 pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
+    match probe_steps(&mut r, steps) {
+        Ok(()) => Ok(r.finish()),
+        Err(e) if e.exit == crate::error::Exit::Usage && e.partial.is_none() => Err(e),
+        Err(e) => {
+            let what = e.message.clone();
+            r.doc().note(
+                NoteKind::Skipped,
+                format!("probe stopped: {what}; the results above were complete before it"),
+                None,
+            );
+            let hint = e.hint.clone().unwrap_or_default();
+            let doc = r.finish();
+            let mut e = e.with_document(doc);
+            e.hint = Some(format!(
+                "{hint}{}what completed is printed above and saved",
+                if hint.is_empty() { "" } else { "; " }
+            ));
+            Err(e)
+        }
+    }
+}
+
+fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     let erase = steps.erase;
     let info = r.identify().ok();
     r.put("info", &info);
@@ -437,7 +464,7 @@ pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
             r.doc().note(NoteKind::Skipped, why, Some(hint));
             Written::default()
         }
-        None => writing_steps(&mut r, &a, medium.clone(), erase)?,
+        None => writing_steps(r, &a, medium.clone(), erase)?,
     };
     // capacity and bench ask no flash of the target, only leave to write.
     let may_write =
@@ -445,7 +472,7 @@ pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
     let (mut capacity, mut bench) = (None, None);
     if may_write {
         capacity = Some(capacity_steps(
-            &mut r,
+            r,
             crate::measure::capacity::DEFAULT_SKIP,
             crate::measure::capacity::DEFAULT_PUSH,
         )?);
@@ -488,7 +515,7 @@ pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
             bench: bench.as_ref(),
         }),
     );
-    Ok(r.finish())
+    Ok(())
 }
 
 /// What probe's writing steps found (each absent where it could not run).

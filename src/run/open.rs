@@ -36,7 +36,16 @@ pub fn parse(text: &str) -> Result<TargetSpec, CliError> {
 
 pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
     match parse(text)? {
-        TargetSpec::Path(path) => Ok(Opened::Real(Box::new(RealTarget::open(&path, text, opts)?))),
+        TargetSpec::Path(path) => match RealTarget::open(&path, text, opts) {
+            Ok(t) => Ok(Opened::Real(Box::new(t))),
+            // `probe kingston-sa04g`: a profile's name, not a path.
+            Err(e @ crate::seam::TargetError::NotFound { .. })
+                if crate::sim::profiles::profile(text.split(',').next().unwrap_or(text)).is_some() =>
+            {
+                Err(CliError::usage(e.to_string()).hint(format!("did you mean sim:{text}? (a simulated card)")))
+            }
+            Err(e) => Err(e.into()),
+        },
         TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
             .map(|p| Opened::Sim(Box::new(SimTarget::new(text, p))))
             .map_err(|e| {

@@ -55,13 +55,17 @@ impl Progress {
         }
     }
 
-    /// Clear the spinner and, on a terminal, say the step ended.
-    pub fn finish(self, ok: bool) {
+    /// Clear the spinner and say the step ended: on a terminal always, and
+    /// elsewhere when `announce` (probe's one line per step).
+    pub fn finish(self, ok: bool, device_s: f64, announce: bool) {
+        let shown = self.bar.is_some();
         if let Some(b) = self.bar {
             crate::render::stdio::set_spinner(None);
             b.finish_and_clear();
+        }
+        if shown || announce {
             crate::errln!(
-                "{} {} ({:.1} s)",
+                "{} {} ({device_s:.1} device-seconds, {:.1} s here)",
                 if ok { "done:" } else { "failed:" },
                 self.what,
                 self.started.elapsed().as_secs_f64()

@@ -29,6 +29,8 @@ pub struct Runner {
     device_ns: u64,
     doc: RunDocument,
     listeners: Vec<Listener>,
+    /// Say each step's end on stderr even without a terminal (probe).
+    announce: bool,
     /// Identification, read from sysfs once: info, the references align
     /// compares with and the medium all come from it.
     identity: std::cell::OnceCell<CliResult<DeviceInfo>>,
@@ -58,6 +60,7 @@ impl Runner {
             device_ns: 0,
             doc,
             listeners: Vec::new(),
+            announce: false,
             identity: std::cell::OnceCell::new(),
         };
         r.stamp_device();
@@ -88,10 +91,16 @@ impl Runner {
             device_ns: 0,
             doc: RunDocument::new(command, Some(desc)),
             listeners: Vec::new(),
+            announce: false,
             identity: std::cell::OnceCell::new(),
         };
         r.stamp_device();
         r
+    }
+
+    /// One line on stderr as each step ends, terminal or not.
+    pub fn announce_steps(&mut self) {
+        self.announce = true;
     }
 
     pub fn listen(&mut self, l: Listener) {
@@ -188,8 +197,9 @@ impl Runner {
     pub fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
         let ranges = test.plan(self.description())?;
         let progress = super::progress::Progress::start(T::KEY);
+        let before = self.device_ns;
         let out = self.run_planned(test, ranges);
-        progress.finish(out.is_ok());
+        progress.finish(out.is_ok(), (self.device_ns - before) as f64 / 1e9, self.announce);
         let out = out?;
         self.doc.put(T::KEY, &out);
         self.publish();

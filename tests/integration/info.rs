@@ -74,12 +74,18 @@ fn refusals_exit_2_with_a_hint() {
         .code(2)
         .stderr(predicate::str::contains("bad target"));
     flashlab().args(["info", "--bogus"]).assert().code(2);
-    // --json still keeps stdout clean on errors.
-    flashlab()
+    // --json answers a failure with one error document on stdout.
+    let out = flashlab()
         .args(["info", missing.to_str().unwrap(), "--json"])
-        .assert()
-        .code(2)
-        .stdout(predicate::str::is_empty());
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["command"], "info");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["error"]["kind"], "usage");
+    assert!(v["error"]["message"].as_str().unwrap().contains("no such file"), "{v}");
+    assert!(v["error"]["hint"].as_str().unwrap().contains("lsblk"), "{v}");
 }
 
 #[test]

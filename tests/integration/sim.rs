@@ -109,12 +109,13 @@ fn bad_specs_name_the_key_and_exit_2() {
         ("sim:/nonexistent/card.toml", "/nonexistent/card.toml"),
         ("sim:demo,jitter=abc", "jitter"),
     ] {
-        flashlab()
+        let out = flashlab()
             .args(["info", spec, "--json"])
             .assert()
             .code(2)
-            .stdout(predicate::str::is_empty())
             .stderr(predicate::str::contains(needle).and(predicate::str::contains("hint:")));
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("one JSON document");
+        assert!(v["error"]["message"].as_str().unwrap().contains(needle), "{spec}: {v}");
     }
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
