@@ -123,6 +123,9 @@ pub fn open_for_writing(
         .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
     }
     let path = Path::new(spec);
+    if real {
+        refuse_pending(spec, path, consent)?;
+    }
     // Every alias of the target (a file's loop devices, a loop device's
     // backing file) is claimed before the target itself is opened.
     let claim = if real { Some(safety::claim::claim(path)?) } else { None };
@@ -164,6 +167,28 @@ pub fn open_for_writing(
     }
     let target = PreservingTarget::new(target, ranges, journal.as_ref().map(|(d, h)| (d.as_path(), h.clone())))?;
     Ok(Session { target, claim })
+}
+
+/// A journal an earlier run left (a crash, a power cut) holds bytes of
+/// this target that are not back yet: writing now would take the crashed
+/// run's pattern for the original. Say so first, and stop.
+fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
+    let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let canon = canon.display().to_string();
+    for (j, header) in safety::journal::list(&dir) {
+        let Ok(h) = header else { continue };
+        if h.target == canon && !safety::journal::is_live(&j) {
+            return Err(CliError::usage(format!(
+                "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are \
+                 not back yet); nothing was written",
+                j.display(),
+                Iec(h.total_bytes)
+            ))
+            .hint(format!("run `flashlab restore {spec}` first; it puts those bytes back")));
+        }
+    }
+    Ok(())
 }
 
 /// What an interrupted writing test did before exiting, on stderr.

@@ -205,3 +205,29 @@ fn capacity_killed_anywhere_loses_nothing() {
     }
     assert!(killed >= 8, "only {killed} of the steps were reached");
 }
+
+/// A journal left by a crash holds bytes that are not back yet: a writing
+/// test on that device says so first and writes nothing until `restore`.
+#[test]
+fn a_writing_test_refuses_a_device_with_a_pending_journal() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "p.img", 16 << 20, 31);
+    let dev = LoopDevice::attach(&f, None);
+    let before = sha(&dev.path);
+    let jdir = dir.path().join("j");
+    let _ = super::crashed_journal(dev.as_str(), &jdir, 10);
+    let crashed = sha(&dev.path);
+    assert_ne!(crashed, before, "the crash left its pattern");
+    let out = crate::support::flashlab()
+        .args(["page", dev.as_str(), "--erase-size", "1M", "--write", "--journal-dir"])
+        .arg(&jdir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pending journal") && err.contains("flashlab restore"), "{err}");
+    assert_eq!(sha(&dev.path), crashed, "nothing written");
+    assert!(restore(&dev.path, &jdir, &[]).output().unwrap().status.success());
+    assert_eq!(sha(&dev.path), before);
+}
