@@ -113,6 +113,11 @@ pub fn duration_ns(ns: f64) -> String {
     }
 }
 
+/// "1 AU", "3 AUs": a count with its noun, singular or plural.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A Unix time as "2026-11-23 14:05 UTC", for people (JSON keeps the
 /// seconds). Days to a civil date by Howard Hinnant's `civil_from_days`
 /// (proleptic Gregorian calendar), so no date crate is needed for one line.

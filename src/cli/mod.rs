@@ -193,6 +193,10 @@ pub enum Command {
         target: Option<String>,
         #[command(flatten)]
         run: RunOpts,
+        /// Every decoded register field (about ninety on an SD card), not
+        /// only the summary.
+        #[arg(long)]
+        registers: bool,
     },
     /// Erase-block (AU) and page size from read latencies at 2^n and 3x2^n
     /// boundaries, with a confidence (read-only).
@@ -776,7 +780,7 @@ fn dispatch(
     json: bool,
 ) -> CliResult<Output> {
     let doc = match command {
-        Command::Info { target, run } => jobs::info(&on(target, None, run))?,
+        Command::Info { target, run, registers } => jobs::info(&on(target, None, run), registers)?,
         Command::Align { target, run } => jobs::align(&on(target, None, run))?,
         Command::Probe {
             target,

@@ -82,9 +82,9 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             Verdict::Damaged => out.push(say(
                 "damaged",
                 format!(
-                    "warning: {} region(s) lost data or refused I/O (first at byte {}): copy off what matters \
+                    "warning: {} lost data or refused I/O (first at byte {}): copy off what matters \
                      and replace the card",
-                    c.bad_regions.len(),
+                    crate::units::count(c.bad_regions.len() as u64, "region", "regions"),
                     c.bad_regions.first().map_or(0, |b| b.offset)
                 ),
             )),
@@ -238,9 +238,11 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
                 out.push(say(
                     "few_open_aus",
                     format!(
-                        "only {k} AU(s) open at once for in-order writes: writing more than {k} file(s) or streams \
+                        "only {} open at once for in-order writes: writing more than {} or streams \
                          at a time makes the card copy whole erase blocks (tens of times slower); a log-structured \
-                         filesystem with few logs (f2fs -o active_logs=2) or one writer at a time avoids it"
+                         filesystem with few logs (f2fs -o active_logs=2) or one writer at a time avoids it",
+                        crate::units::count(k, "AU", "AUs"),
+                        crate::units::count(k, "file", "files")
                     ),
                 ));
             }
@@ -251,9 +253,10 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             out.push(say(
                 "few_random_open_aus",
                 format!(
-                    "only {k} AU(s) take out-of-order writes: a filesystem's scattered metadata updates will \
-                     stall it (seed 004 wants at least {ENOUGH_RANDOM_OPEN_AUS}); prefer FAT/exFAT with its \
-                     metadata in the first AUs, or f2fs"
+                    "only {} take out-of-order writes: a filesystem's scattered metadata updates will \
+                     stall it (the Flashbenching blog post wants at least {ENOUGH_RANDOM_OPEN_AUS}); prefer FAT/exFAT with its \
+                     metadata in the first AUs, or f2fs",
+                    crate::units::count(k, "AU", "AUs")
                 ),
             ));
         }
@@ -266,10 +269,10 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             out.push(say(
                 "fat_area",
                 format!(
-                    "the first {} ({} AU(s)) take small random writes cheaply: keep the factory FAT layout, or put \
+                    "the first {} ({}) take small random writes cheaply: keep the factory FAT layout, or put \
                      your filesystem's metadata (journal, FAT, inode tables) there",
                     Iec(f.fat_area_aus * f.erase_size_bytes),
-                    f.fat_area_aus
+                    crate::units::count(f.fat_area_aus, "AU", "AUs")
                 ),
             ));
         } else {
@@ -402,8 +405,8 @@ mod tests {
         assert!(out[1].text.contains("stride=1,"), "unknown page: stride 1");
         assert!(out[2].text.contains("mkfs.f2fs -s 2"), "4 MiB: two 2 MiB segments");
         assert!(out[3].text.contains("ssr_au_size says 8 MiB, but the reads show 4 MiB"));
-        assert!(out[4].text.starts_with("only 3 AU(s)"));
-        assert!(out[6].text.contains("first 8 MiB (2 AU(s))"));
+        assert!(out[4].text.starts_with("only 3 AUs"));
+        assert!(out[6].text.contains("first 8 MiB (2 AUs)"));
         let good = OpenAuResult {
             linear: sweep(Some(6)),
             random: sweep(Some(4)),

@@ -25,6 +25,22 @@ impl Bits<'_> {
     }
 
     /// Bytes `[high:low]` (byte-aligned) as text, non-printable bytes escaped.
+    /// The raw bytes of a text field, in register order.
+    pub fn bytes(&self, high: u32, low: u32) -> &[u8] {
+        let total = self.0.len() as u32 * 8;
+        let first = ((total - 1 - high) / 8) as usize;
+        let last = ((total - 1 - low) / 8) as usize;
+        &self.0[first..=last]
+    }
+
+    /// A name field: padding (NUL or spaces at the end) dropped, the rest
+    /// escaped (`escape_ascii`).
+    pub fn name(&self, high: u32, low: u32) -> String {
+        let b = self.bytes(high, low);
+        let end = b.iter().rposition(|&c| c != 0 && c != b' ').map_or(0, |i| i + 1);
+        escape_ascii(&b[..end])
+    }
+
     pub fn text(&self, high: u32, low: u32) -> String {
         debug_assert!((high + 1).is_multiple_of(8) && low.is_multiple_of(8));
         let total = self.0.len() as u32 * 8;
@@ -73,6 +89,17 @@ pub fn crc_ok(register: &[u8; 16]) -> Option<bool> {
         return None;
     }
     Some(register[15] == (crc7(&register[..15]) << 1) | 1)
+}
+
+/// The note a CRC7 mismatch gets: the fields may not be what the card holds.
+pub fn crc_note(ok: Option<bool>, notes: &mut Vec<String>) {
+    if ok == Some(false) {
+        notes.push(
+            "CRC7 mismatch: the last byte is not the checksum of the others, so a byte was changed on the way \
+             (a copy error, a reader or driver that altered it); the fields may not be what the card holds"
+                .into(),
+        );
+    }
 }
 
 #[cfg(test)]

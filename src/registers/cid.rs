@@ -19,7 +19,12 @@ pub struct Cid {
     /// as `0xNN`), non-printable bytes escaped.
     pub oem_id: String,
     pub oem_id_raw: u16,
+    /// Padding (trailing NUL bytes or spaces) dropped; `product_name_raw`
+    /// keeps the bytes as the card holds them.
     pub product_name: String,
+    /// The product name's bytes in hex.
+    #[serde(default)]
+    pub product_name_raw: String,
     /// Product revision as "major.minor" (two BCD nibbles).
     pub product_revision: String,
     pub serial: u32,
@@ -42,13 +47,15 @@ pub fn decode_sd(raw: &[u8; 16]) -> Cid {
     let serial = b.field(55, 24) as u32;
     let mut notes = Vec::new();
     month_note(month, &mut notes);
+    super::bits::crc_note(crc_ok(raw), &mut notes);
     Cid {
         family: Family::Sd,
         manufacturer_id: raw[0],
         manufacturer_name: manufacturers::sd_name(raw[0]).map(String::from),
         oem_id: b.text(119, 104),
         oem_id_raw: oem_raw,
-        product_name: b.text(103, 64),
+        product_name: b.name(103, 64),
+        product_name_raw: hex(b.bytes(103, 64)),
         product_revision: format!("{}.{}", prv >> 4, prv & 0xf),
         serial,
         serial_hex: format!("0x{serial:08x}"),
@@ -83,6 +90,7 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
         ));
     }
     month_note(month, &mut notes);
+    super::bits::crc_note(crc_ok(raw), &mut notes);
     let device_type = match b.field(113, 112) {
         0 => "card",
         1 => "BGA",
@@ -95,7 +103,8 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
         manufacturer_name: manufacturers::mmc_name(raw[0]).map(String::from),
         oem_id: format!("0x{oem_raw:02x}"),
         oem_id_raw: oem_raw,
-        product_name: b.text(103, 56),
+        product_name: b.name(103, 56),
+        product_name_raw: hex(b.bytes(103, 56)),
         product_revision: format!("{}.{}", prv >> 4, prv & 0xf),
         serial,
         serial_hex: format!("0x{serial:08x}"),
@@ -105,6 +114,10 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
         crc_ok: crc_ok(raw),
         notes,
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn month_note(month: u8, notes: &mut Vec<String>) {
@@ -201,6 +214,19 @@ mod tests {
         assert_eq!(cid.manufacture_year, 2022);
         assert!(cid.notes[0].contains("2006"), "{:?}", cid.notes);
         assert_eq!(cid.crc_ok, Some(true));
+    }
+
+    #[test]
+    fn a_nul_padded_name_reads_without_its_padding_and_keeps_its_bytes() {
+        let mut bytes = raw("02544d5341303447113533890900d371");
+        bytes[5] = 0;
+        bytes[6] = 0;
+        bytes[7] = 0;
+        let cid = decode_sd(&bytes);
+        assert_eq!(cid.product_name, "SA");
+        assert_eq!(cid.product_name_raw, "5341000000");
+        assert_eq!(cid.crc_ok, Some(false));
+        assert!(cid.notes.iter().any(|n| n.contains("CRC7 mismatch")), "{:?}", cid.notes);
     }
 
     #[test]

@@ -178,7 +178,10 @@ pub fn decode_sd(raw: &[u8; 16]) -> Csd {
         file_format: b.field(11, 10) as u8,
         capacity_bytes: capacity,
         crc_ok: crc_ok(raw),
-        notes,
+        notes: {
+            super::bits::crc_note(crc_ok(raw), &mut notes);
+            notes
+        },
     }
 }
 
@@ -256,7 +259,10 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Csd {
         file_format: b.field(11, 10) as u8,
         capacity_bytes: capacity,
         crc_ok: crc_ok(raw),
-        notes,
+        notes: {
+            super::bits::crc_note(crc_ok(raw), &mut notes);
+            notes
+        },
     }
 }
 

@@ -23,11 +23,24 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
     table.to_string()
 }
 
+/// Width a table keeps to when stdout is not a terminal (a pipe, a file):
+/// $COLUMNS if set, else 100, so `flashlab sim list | less` stays readable.
+const PIPED_WIDTH: u16 = 100;
+
 fn base() -> Table {
+    use std::io::IsTerminal;
     let mut table = Table::new();
     table
         .load_style(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic);
+    if !std::io::stdout().is_terminal() {
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<u16>().ok())
+            .filter(|w| *w >= 40)
+            .unwrap_or(PIPED_WIDTH);
+        table.set_width(width);
+    }
     table
 }
 

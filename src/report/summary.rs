@@ -95,7 +95,10 @@ fn capacity(c: &CapacityResult) -> String {
                 _ => "writes past it are lost",
             }
         ),
-        (Verdict::Damaged, _) => format!("damaged: {} bad region(s)", c.bad_regions.len()),
+        (Verdict::Damaged, _) => format!(
+            "damaged: {}",
+            crate::units::count(c.bad_regions.len() as u64, "bad region", "bad regions")
+        ),
     }
 }
 

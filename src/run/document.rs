@@ -81,6 +81,10 @@ pub struct RunDocument {
     pub warnings: Vec<Note>,
     #[serde(flatten)]
     pub results: serde_json::Map<String, serde_json::Value>,
+    /// Text output only, never in JSON: show every detail (info's ninety
+    /// register fields) rather than the summary.
+    #[serde(skip)]
+    pub detail: bool,
 }
 
 fn now_unix() -> u64 {
@@ -103,6 +107,7 @@ impl RunDocument {
             notes: Vec::new(),
             warnings: Vec::new(),
             results: serde_json::Map::new(),
+            detail: false,
         }
     }
 

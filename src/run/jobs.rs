@@ -56,11 +56,15 @@ pub struct ScatterArgs {
     pub block: Option<u64>,
 }
 
-pub fn info(on: &On) -> CliResult<RunDocument> {
+/// `registers`: the text output lists every register field, not only the
+/// summary.
+pub fn info(on: &On, registers: bool) -> CliResult<RunDocument> {
     let mut r = on.runner("info")?;
     let info = r.identify()?;
     r.put("info", &info);
-    Ok(r.finish())
+    let mut doc = r.finish();
+    doc.detail = registers;
+    Ok(doc)
 }
 
 pub fn align(on: &On) -> CliResult<RunDocument> {

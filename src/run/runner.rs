@@ -244,11 +244,12 @@ impl Runner {
             r => {
                 if outcome.preserved {
                     let line = format!(
-                        "{}: wrote {} in {} of {} declared range(s); restored and verified {}; journal deleted",
+                        "{}: wrote {} in {} of {} declared range{}; restored and verified {}; journal deleted",
                         T::KEY,
                         Iec(outcome.bytes_written),
                         outcome.ranges_touched,
                         outcome.ranges.len(),
+                        if outcome.ranges.len() == 1 { "" } else { "s" },
                         Iec(outcome.bytes_restored)
                     );
                     crate::errln!("{}", line.split_once(": ").map_or(line.as_str(), |x| x.1));

@@ -41,7 +41,7 @@ pub const HOSTS: &[HostPreset] = &[
     HostPreset {
         name: "am335x-hsmmc",
         summary: "TI AM335x omap_hsmmc on a BeagleBone: 4-bit 48 MHz high speed, 512 KiB requests",
-        source: "seed 004_033f2d3f80bf6aca.txt (white BeagleBone); AM335x MMCHS maximum clock",
+        source: "Andrew Bradford's blog post \"Flashbenching\" (May 2014) (white BeagleBone); AM335x MMCHS maximum clock",
         settings: &[
             ("host", "generic"),
             ("clock_hz", "48000000"),
@@ -52,7 +52,7 @@ pub const HOSTS: &[HostPreset] = &[
     HostPreset {
         name: "at91-mci",
         summary: "Atmel AT91RM9200 at91_mci: 30 MHz 1-bit, single-block, interrupt per block",
-        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214); override bus_width=4,clock_hz=15000000 or max_blocks_per_cmd=64 for the patched driver",
+        source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011); override bus_width=4,clock_hz=15000000 or max_blocks_per_cmd=64 for the patched driver",
         settings: &[
             ("protocol", "mmc"),
             ("bus_width", "1"),
@@ -72,7 +72,7 @@ pub const HOSTS: &[HostPreset] = &[
     HostPreset {
         name: "sdhci-hs400",
         summary: "sdhci in HS400: 8-bit 200 MHz DDR, one request at a time",
-        source: "seed 001_b1bd7c0fc0dd8cdf.txt, without hsq",
+        source: "Baolin Wang's patch series \"Add MMC software queue support\" v5 (linux-mmc, October 2019), without hsq",
         settings: &[
             ("protocol", "mmc"),
             ("bus_width", "8"),
@@ -91,13 +91,13 @@ pub const HOSTS: &[HostPreset] = &[
     HostPreset {
         name: "sdhci-hs400-hsq",
         summary: "sdhci in HS400 with the host software queue: depth 32, 2 in flight",
-        source: "seed 001_b1bd7c0fc0dd8cdf.txt, with hsq",
+        source: "Baolin Wang's patch series \"Add MMC software queue support\" v5 (linux-mmc, October 2019), with hsq",
         settings: &[("host", "sdhci-hs400"), ("queue_depth", "32"), ("in_flight", "2")],
     },
     HostPreset {
         name: "netbsd-ata-pio",
         summary: "NetBSD wd/ata_wdc, CompactFlash PIO, one command per sector",
-        source: "seed 002_ce8481ef9344e4c1.txt, calibration/cf_ata_timeline.csv (300 us command to interrupt, 250 us PIO per sector)",
+        source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004), calibration/cf_ata_timeline.csv (300 us command to interrupt, 250 us PIO per sector)",
         settings: &[
             ("protocol", "ata_pio"),
             ("bus_width", "8"),
@@ -118,7 +118,7 @@ pub const HOSTS: &[HostPreset] = &[
     HostPreset {
         name: "netbsd-ata-pio-multi",
         summary: "NetBSD wd/ata_wdc patched for READ/WRITE MULTIPLE: 32 sectors per command",
-        source: "seed 002_ce8481ef9344e4c1.txt (the ata.diff patch)",
+        source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004) (the ata.diff patch)",
         settings: &[
             ("host", "netbsd-ata-pio"),
             ("max_blocks_per_cmd", "32"),

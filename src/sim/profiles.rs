@@ -16,7 +16,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "demo",
         summary: "present-day 32 GB A1 microSDHC on a UHS-I host: 4 MiB AU, 6 open AUs in order and 24 for random writes, 2-AU FAT area",
-        source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no seed measures it. \
+        source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no published measurement of it. \
                  24 random-write AUs: A1 asks 500 random 4 KiB write IOPS, and agnostics' A1 \
                  test writes across 64 MiB (16-17 AUs of 4 MiB)",
         settings: &[
@@ -44,7 +44,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "kingston-sa04g",
         summary: "Kingston 4 GB microSDHC (SA04G, 2013): 4 MiB AU, 16 KiB page, 3 open AUs, no FAT area",
-        source: "seed 004_033f2d3f80bf6aca.txt; registers from calibration/mmc_registers.csv",
+        source: "Andrew Bradford's blog post \"Flashbenching\" (May 2014); registers from calibration/mmc_registers.csv",
         settings: &[
             ("host", "am335x-hsmmc"),
             ("capacity", "3904897024"),
@@ -74,7 +74,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "sandisk-512mb",
         summary: "SanDisk 512 MB SD (c. 2006): 32-block (16 KiB) erase block, small-block NAND",
-        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214), 'erase_blocks=32'",
+        source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011), 'erase_blocks=32'",
         settings: &[
             ("host", "at91-mci"),
             ("capacity", "507510784"),
@@ -92,7 +92,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "sandisk-2gb",
         summary: "SanDisk 2 GB SD (2011): 8192-block (4 MiB) erase block",
-        source: "seed 000_e8fa8c7379879306.txt (FreeBSD PR arm/155214), 'erase_blocks=8192'",
+        source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011), 'erase_blocks=8192'",
         settings: &[
             ("host", "at91-mci"),
             ("capacity", "1977614336"),
@@ -112,7 +112,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "toshiba-7au",
         summary: "Toshiba eMMC/SD part keeping 7 AUs open, disliking writes under 32 KiB",
-        source: "seed 003_da4e9e2b8b28cffb.txt (linux-arm-kernel, Feb 2011)",
+        source: "Arnd Bergmann's post 'MMC quirks relating to performance/lifetime' (linaro-dev, February 2011)",
         settings: &[
             ("host", "generic"),
             ("card_type", "MMC"),
@@ -129,7 +129,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "sandisk-20au",
         summary: "SanDisk eMMC/SD part keeping 20 AUs open",
-        source: "seed 003_da4e9e2b8b28cffb.txt (linux-arm-kernel, Feb 2011)",
+        source: "Arnd Bergmann's post 'MMC quirks relating to performance/lifetime' (linaro-dev, February 2011)",
         settings: &[
             ("host", "generic"),
             ("card_type", "MMC"),
@@ -147,7 +147,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "emmc-hs400",
         summary: "eMMC HBG4a2 29.1 GiB in HS400 enhanced strobe",
-        source: "seed 001_b1bd7c0fc0dd8cdf.txt (Linux mmc host software queue v5)",
+        source: "Baolin Wang's patch series 'Add MMC software queue support' v5 (linux-mmc, October 2019)",
         settings: &[
             ("host", "sdhci-hs400"),
             ("card_type", "MMC"),
@@ -167,7 +167,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "cf-sandisk-ultra2",
         summary: "SanDisk Ultra II CompactFlash in PIO mode",
-        source: "seed 002_ce8481ef9344e4c1.txt (NetBSD wd/ata_wdc, 2004)",
+        source: "Artem Belevich's post 'CompactFlash performance improvement' (NetBSD tech-kern, March 2004)",
         settings: &[
             ("host", "netbsd-ata-pio"),
             ("card_type", "CF"),
@@ -186,7 +186,7 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "cf-simpletech-oem",
         summary: "SimpleTech/OEM CompactFlash in PIO mode (slow writes: ~3 ms per sector)",
-        source: "seed 002_ce8481ef9344e4c1.txt, calibration/cf_ata_timeline.csv",
+        source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004), calibration/cf_ata_timeline.csv",
         settings: &[
             ("host", "netbsd-ata-pio"),
             ("card_type", "CF"),

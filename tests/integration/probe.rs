@@ -52,7 +52,7 @@ fn probe_on_the_default_card_carries_every_result_and_advice() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("open AUs     3 in order, 3 random"), "{text}");
-    assert!(text.contains("only 3 AU(s) open at once"), "{text}");
+    assert!(text.contains("only 3 AUs open at once"), "{text}");
     assert!(text.contains("no FAT-optimised area"), "{text}");
     flashlab().args(["probe", "sim:nope"]).assert().code(2);
 }

@@ -10,7 +10,67 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or("-".into(), ToString::to_string)
 }
 
-pub fn info(o: &mut String, i: &DeviceInfo) {
+/// The card in one paragraph: who made it, when, what it says of itself.
+fn card_summary(i: &DeviceInfo) -> Option<String> {
+    let m = i.mmc.as_ref()?;
+    let mut parts = Vec::new();
+    if let Some(c) = &m.cid {
+        let maker = c
+            .manufacturer_name
+            .clone()
+            .unwrap_or_else(|| format!("manufacturer 0x{:02x}", c.manufacturer_id));
+        parts.push(format!(
+            "{} card {maker} {} rev {}, serial {}, made {}-{:02}",
+            m.card_type, c.product_name, c.product_revision, c.serial_hex, c.manufacture_year, c.manufacture_month
+        ));
+    } else {
+        parts.push(format!("{} card (no CID)", m.card_type));
+    }
+    if let Some(au) = m.ssr.as_ref().and_then(|s| s.au_size_bytes) {
+        parts.push(format!("AU {} (the card's SSR)", Iec(au)));
+    }
+    if let Some(p) = m.preferred_erase_size_bytes {
+        parts.push(format!(
+            "kernel erase size {} ({})",
+            Iec(p),
+            m.preferred_erase_size_source
+        ));
+    }
+    Some(parts.join("; "))
+}
+
+/// The summary and the notes that matter first, then the block layer;
+/// every register field only with `detail` (`info --registers`).
+pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
+    let name = [i.vendor.as_deref(), i.model.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(
+        o,
+        "{}: {}{} ({}){}",
+        i.path,
+        if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}, ")
+        },
+        i.size_iec,
+        i.transport,
+        if i.in_use {
+            "; IN USE: writing tests will refuse it"
+        } else {
+            ""
+        }
+    );
+    if let Some(c) = card_summary(i) {
+        let _ = writeln!(o, "{}", super::wrap(&c, "  ", "  "));
+    }
+    for n in &i.notes {
+        let _ = writeln!(o, "{}", super::wrap(n, "note: ", "      "));
+    }
+    let _ = writeln!(o);
     let hint = i
         .capacity_hint
         .map(|h| {
@@ -84,12 +144,27 @@ pub fn info(o: &mut String, i: &DeviceInfo) {
     ));
     let _ = writeln!(o, "{}", table::key_values(&rows));
     if let Some(mmc) = &i.mmc {
-        let _ = writeln!(o, "\n{} card registers", mmc.card_type);
-        if let Ok(v) = serde_json::to_value(mmc) {
-            let _ = writeln!(o, "{}", table::json_fields(&v));
+        if detail {
+            let _ = writeln!(o, "\n{} card registers", mmc.card_type);
+            if let Ok(v) = serde_json::to_value(mmc) {
+                let _ = writeln!(o, "{}", table::json_fields(&v));
+            }
+        } else {
+            let present: Vec<&str> = [
+                ("CID", mmc.cid.is_some()),
+                ("CSD", mmc.csd.is_some()),
+                ("SCR", mmc.scr.is_some()),
+                ("SSR", mmc.ssr.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(n, p)| p.then_some(n))
+            .collect();
+            let _ = writeln!(
+                o,
+                "{} card registers decoded ({}): `flashlab info --registers` lists every field",
+                mmc.card_type,
+                present.join(", ")
+            );
         }
-    }
-    for n in &i.notes {
-        let _ = writeln!(o, "note: {n}");
     }
 }

@@ -403,9 +403,9 @@ pub fn capacity(o: &mut String, r: &crate::measure::capacity::CapacityResult, de
             )
         }
         (Verdict::Damaged, _) => format!(
-            "damaged: the announced {} is there, but {} region(s) lost data or refused I/O",
+            "damaged: the announced {} is there, but {} lost data or refused I/O",
             bytes(r.announced_bytes),
-            r.bad_regions.len()
+            crate::units::count(r.bad_regions.len() as u64, "region", "regions")
         ),
     };
     let _ = writeln!(o, "{}", super::wrap(&head, "", "  "));
@@ -427,11 +427,11 @@ pub fn capacity(o: &mut String, r: &crate::measure::capacity::CapacityResult, de
         let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
     }
     let summary = format!(
-        "checked {} written blocks in {} stage(s) and {} read probes; wrote {} (the originals \
+        "checked {} written blocks in {} and {} read probes; wrote {} (the originals \
          are written back). Not seen: a real size within {} of either end, a write cache larger \
          than the {} push (--push).",
         r.samples,
-        r.stages,
+        crate::units::count(r.stages as u64, "stage", "stages"),
         r.read_probes,
         Iec(r.bytes_written),
         Iec(r.skip_bytes),

@@ -48,7 +48,7 @@ impl Renderer for Text {
             "probe" => probe::probe(&mut o, doc),
             "info" => {
                 if let Some(i) = doc.get("info") {
-                    info::info(&mut o, &i);
+                    info::info(&mut o, &i, doc.detail);
                 }
             }
             "bench" => {

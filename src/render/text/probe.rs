@@ -26,5 +26,18 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
             let _ = writeln!(o, "{}", wrap(&a.text, "  - ", "    "));
         }
     }
-    let _ = writeln!(o, "{:.1} device-seconds", doc.device_time_s.unwrap_or(0.0));
+    let sim = doc
+        .target
+        .as_ref()
+        .is_some_and(|t| t.kind == crate::seam::TargetKind::Sim);
+    let line = format!(
+        "{:.1} device-seconds: the time the device spent on this run's I/O{}",
+        doc.device_time_s.unwrap_or(0.0),
+        if sim {
+            " (simulated: the run itself took far less)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(o, "{}", wrap(&line, "", ""));
 }

@@ -40,19 +40,19 @@ pub struct Report {
 pub const EXPERIMENTS: &[(&str, &str)] = &[
     (
         "at91",
-        "dd 1 MiB x 10 on two SanDisk cards behind at91_mci, 8 configurations, and boot interrupt counts (seed 000)",
+        "dd 1 MiB x 10 on two SanDisk cards behind at91_mci, 8 configurations, and boot interrupt counts (the FreeBSD AT91 report)",
     ),
     (
         "hsq",
-        "fio 4K seq/rand read/write on an HS400 eMMC without and with the host software queue (seed 001)",
+        "fio 4K seq/rand read/write on an HS400 eMMC without and with the host software queue (the MMC software-queue patch series)",
     ),
     (
         "cf",
-        "CompactFlash PIO per-sector timeline and iozone 4K, stock vs multi-sector driver (seed 002)",
+        "CompactFlash PIO per-sector timeline and iozone 4K, stock vs multi-sector driver (the NetBSD CompactFlash post)",
     ),
     (
         "flashbench",
-        "flashbench align, open-au and find-fat on kingston-sa04g (seed 004) and open-AU thresholds (seed 003)",
+        "flashbench align, open-au and find-fat on kingston-sa04g (the Flashbenching blog post) and open-AU thresholds (Arnd Bergmann's open-AU post)",
     ),
 ];
 

@@ -226,7 +226,10 @@ fn a_writing_test_refuses_a_device_with_a_pending_journal() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("pending journal") && err.contains("flashlab restore"), "{err}");
+    assert!(
+        err.contains("pending journal") && err.contains("flashlab restore"),
+        "{err}"
+    );
     assert_eq!(sha(&dev.path), crashed, "nothing written");
     assert!(restore(&dev.path, &jdir, &[]).output().unwrap().status.success());
     assert_eq!(sha(&dev.path), before);
