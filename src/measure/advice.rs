@@ -223,9 +223,9 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         }
     }
     if let Some(o) = open_au {
-        for n in &o.notes {
-            out.push(say("open_au_note", n.clone()));
-        }
+        // open-au's own notes (how its sweep and fat's slot test were
+        // reconciled) are measurement detail, shown by `open-au` and in the
+        // report, not advice.
         let limit =
             |s: &Option<super::open_au::Sweep>| s.as_ref().filter(|s| sure(s.confidence)).and_then(|s| s.max_open_aus);
         if let Some(k) = limit(&o.linear) {

@@ -131,6 +131,7 @@ pub fn plots(doc: &RunDocument) -> Vec<Markup> {
                 })
             })
             .collect();
+        let notes = r.notes.clone();
         out.push(plot(Chart {
             title: format!(
                 "open-au: write speed by number of open AUs ({} chunks)",
@@ -146,6 +147,7 @@ pub fn plots(doc: &RunDocument) -> Vec<Markup> {
             y_fmt: &num,
             categories: vec![],
         }));
+        out.push(html! { @for n in &notes { p.note { "open-au: " (n) } } });
         // --full: every chunk size at each count.
         let by_chunk: Vec<Series> = [("in order", &r.linear), ("random", &r.random)]
             .into_iter()

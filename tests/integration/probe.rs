@@ -39,7 +39,6 @@ fn probe_on_the_default_card_carries_every_result_and_advice() {
             "ext4_layout",
             "f2fs_layout",
             "fat_cluster",
-            "open_au_note",
             "open_aus",
             "fat_area"
         ]
