@@ -51,6 +51,36 @@ pub struct Measured<'a> {
     pub fat: Option<&'a FatResult>,
     pub capacity: Option<&'a super::capacity::CapacityResult>,
     pub bench: Option<&'a super::bench::BenchResult>,
+    /// A journal an unfinished run left for this device.
+    pub pending_journal: Option<&'a str>,
+}
+
+/// Verdicts that were measured on something that may be flash and came
+/// out below the confidence advice needs.
+fn unsure_verdicts(m: &Measured) -> Vec<&'static str> {
+    let sure = |p: f64| p >= super::CONFIDENT;
+    let mut out = Vec::new();
+    if let Some(a) = m.align.filter(|a| a.not_flash.is_none()) {
+        if !sure(super::au::best(a, m.au).1) {
+            out.push("erase block");
+        }
+        let (p, c) = super::page::best(a, m.page);
+        if p.is_some() && !sure(c) {
+            out.push("page");
+        }
+    }
+    if let Some(o) = m.open_au.filter(|o| o.not_flash.is_none()) {
+        if o.linear.as_ref().is_some_and(|s| !sure(s.confidence)) {
+            out.push("open AUs in order");
+        }
+        if o.random.as_ref().is_some_and(|s| !sure(s.confidence)) {
+            out.push("open AUs at random");
+        }
+    }
+    if m.fat.is_some_and(|f| f.not_flash.is_none() && !sure(f.confidence)) {
+        out.push("FAT area");
+    }
+    out
 }
 
 pub fn advise(m: &Measured) -> Vec<Advice> {
@@ -63,8 +93,30 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         fat,
         capacity,
         bench,
+        pending_journal,
     } = *m;
     let mut out = Vec::new();
+    if let Some(j) = pending_journal {
+        out.push(say(
+            "pending_journal",
+            format!(
+                "warning: a run that did not finish left a journal for this device ({j}): some of its bytes are \
+                 not back yet; run `flashlab restore` before anything else"
+            ),
+        ));
+    }
+    let unsure = unsure_verdicts(m);
+    if !unsure.is_empty() {
+        out.push(say(
+            "noisy",
+            format!(
+                "unsure: {} (the steps were small against the noise, or the methods disagreed), so no advice is \
+                 drawn from them; a card in a direct SD slot rather than a USB reader, a quieter machine, or \
+                 --erase-size if you know it, gives firmer answers",
+                unsure.join(", ")
+            ),
+        ));
+    }
     if let Some(c) = capacity {
         use super::capacity::Verdict;
         match c.verdict {
@@ -419,7 +471,8 @@ mod tests {
             })),
             ["open_aus"]
         );
-        // Unsure verdicts give no advice: the erase block, the limits, the area.
+        // Unsure verdicts give no advice (the erase block, the limits, the
+        // area), only the warning that names them.
         let unsure = AlignResult {
             confidence: 0.6,
             ..a.clone()
@@ -428,14 +481,19 @@ mod tests {
             s.confidence = 0.5;
         }
         f.confidence = 0.5;
+        let out = advise(&Measured {
+            align: Some(&unsure),
+            open_au: Some(&o),
+            fat: Some(&f),
+            ..Default::default()
+        });
+        assert_eq!(topics(&out), ["noisy"]);
         assert!(
-            advise(&Measured {
-                align: Some(&unsure),
-                open_au: Some(&o),
-                fat: Some(&f),
-                ..Default::default()
-            })
-            .is_empty()
+            out[0]
+                .text
+                .starts_with("unsure: erase block, open AUs in order, open AUs at random, FAT area"),
+            "{}",
+            out[0].text
         );
     }
 
@@ -457,6 +515,24 @@ mod tests {
             out[0].text.contains("7.40 GiB") && out[0].text.contains("7948206079"),
             "{}",
             out[0].text
+        );
+    }
+
+    #[test]
+    fn unsure_verdicts_and_a_pending_journal_are_warned_about() {
+        let mut a = align(Some(4 << 20), None, vec![]);
+        a.confidence = 0.5;
+        let out = advise(&Measured {
+            align: Some(&a),
+            pending_journal: Some("/var/lib/flashlab/journals/x.fljournal"),
+            ..Default::default()
+        });
+        assert_eq!(topics(&out)[..2], ["pending_journal", "noisy"]);
+        assert!(out[0].text.contains("flashlab restore"));
+        assert!(out[1].text.starts_with("unsure: erase block"), "{}", out[1].text);
+        assert!(
+            !topics(&out).contains(&"align_partitions"),
+            "no advice from an unsure erase block"
         );
     }
 }

@@ -471,6 +471,10 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         None => writing_steps(r, &a, medium.clone(), erase)?,
     };
     // capacity and bench ask no flash of the target, only leave to write.
+    let pending = real
+        .then(|| super::session::pending_journal(std::path::Path::new(&r.description().spec), r.consent()))
+        .flatten()
+        .map(|(j, _)| j.display().to_string());
     let may_write =
         steps.capacity_and_bench && (!real || (r.consent().write && !info.as_ref().is_some_and(|i| i.in_use)));
     let (mut capacity, mut bench) = (None, None);
@@ -517,6 +521,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
             fat: w.fat.as_ref(),
             capacity: capacity.as_ref(),
             bench: bench.as_ref(),
+            pending_journal: pending.as_deref(),
         }),
     );
     Ok(())

@@ -173,22 +173,28 @@ pub fn open_for_writing(
 /// this target that are not back yet: writing now would take the crashed
 /// run's pattern for the original. Say so first, and stop.
 fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
+    match pending_journal(path, consent) {
+        Some((j, bytes)) => Err(CliError::usage(format!(
+            "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are \
+             not back yet); nothing was written",
+            j.display(),
+            Iec(bytes)
+        ))
+        .hint(format!("run `flashlab restore {spec}` first; it puts those bytes back"))),
+        None => Ok(()),
+    }
+}
+
+/// A journal of `path` that no running flashlab holds, in the journal
+/// directory `consent` names (or the default), with its journalled bytes.
+pub fn pending_journal(path: &Path, consent: &Consent) -> Option<(std::path::PathBuf, u64)> {
     let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let canon = canon.display().to_string();
-    for (j, header) in safety::journal::list(&dir) {
-        let Ok(h) = header else { continue };
-        if h.target == canon && !safety::journal::is_live(&j) {
-            return Err(CliError::usage(format!(
-                "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are \
-                 not back yet); nothing was written",
-                j.display(),
-                Iec(h.total_bytes)
-            ))
-            .hint(format!("run `flashlab restore {spec}` first; it puts those bytes back")));
-        }
-    }
-    Ok(())
+    safety::journal::list(&dir).into_iter().find_map(|(j, header)| {
+        let h = header.ok()?;
+        (h.target == canon && !safety::journal::is_live(&j)).then_some((j, h.total_bytes))
+    })
 }
 
 /// What an interrupted writing test did before exiting, on stderr.

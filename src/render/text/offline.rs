@@ -133,8 +133,8 @@ pub fn restore(o: &mut String, doc: &RunDocument) {
             vec![
                 p.target.clone().unwrap_or_else(|| "?".into()),
                 p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
-                p.created_unix.map(|c| c.to_string()).unwrap_or_default(),
-                p.bytes.map(|b| b.to_string()).unwrap_or_default(),
+                p.created_unix.map(crate::units::date_time).unwrap_or_default(),
+                p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
                 match (&p.error, p.live) {
                     (Some(e), _) => e.clone(),
                     (None, true) => format!("{} (live: its run is still going)", p.journal),
@@ -146,7 +146,7 @@ pub fn restore(o: &mut String, doc: &RunDocument) {
     let _ = writeln!(
         o,
         "{}",
-        table::grid(&["target", "size", "created (unix)", "bytes", "journal"], &rows)
+        table::grid(&["target", "size", "created", "journalled", "journal"], &rows)
     );
     let _ = writeln!(
         o,
