@@ -197,14 +197,21 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             .map(|i| i.partitions.as_slice())
             .unwrap_or_default()
             .iter()
-            .filter(|p| !p.start_bytes.is_multiple_of(e))
-            .map(|p| format!("{} starts at {}", p.name, p.start_bytes))
+            .filter_map(
+                |p| match (p.start_bytes.is_multiple_of(e), p.size_bytes.is_multiple_of(e)) {
+                    (false, _) => Some(format!("{} starts at {}", p.name, p.start_bytes)),
+                    // The next partition starts where this one ends.
+                    (true, false) => Some(format!("{} ends at {}", p.name, p.start_bytes + p.size_bytes)),
+                    (true, true) => None,
+                },
+            )
             .collect();
         if bad.is_empty() {
             out.push(say(
                 "align_partitions",
                 format!(
-                    "start partitions at multiples of {} (the erase block), so no filesystem block straddles two",
+                    "start partitions at multiples of {} (the erase block), and size them so, so no filesystem \
+                     block straddles two",
                     Iec(e)
                 ),
             ));
@@ -386,6 +393,11 @@ mod tests {
                 start_bytes: 4 << 30 >> 1,
                 size_bytes: 1 << 30,
             },
+            Partition {
+                name: "mmcblk0p3".into(),
+                start_bytes: 4 << 30,
+                size_bytes: (1 << 30) + 512,
+            },
         ];
         let a = align(Some(4 << 20), Some(16 << 10), Vec::new());
         let out = advise(&Measured {
@@ -399,6 +411,7 @@ mod tests {
         );
         assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256:"), "{}", out[0].text);
         assert!(!out[0].text.contains("mmcblk0p2"));
+        assert!(out[0].text.contains("mmcblk0p3 ends at 5368709632"), "{}", out[0].text);
         assert!(out[1].text.contains("stride=4,stripe-width=1024"), "{}", out[1].text);
     }
 

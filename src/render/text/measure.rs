@@ -215,11 +215,11 @@ pub fn bench(o: &mut String, r: &crate::measure::bench::BenchResult, device_s: f
         "{}",
         table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
     );
-    let _ = writeln!(
-        o,
-        "latency per request, from submission to completion; {device_s:.1} device-seconds (--json has \
-         mean, p90, p99.9 and throughput over time)"
+    let line = format!(
+        "latency per request, from submission to completion; {device_s:.1} device-seconds (--json and \
+         `flashlab report` have mean, p90, p99.9 and throughput over time)"
     );
+    let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
     if let Some(why) = &r.not_flash {
         let _ = writeln!(
             o,
