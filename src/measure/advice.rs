@@ -409,7 +409,7 @@ mod tests {
             topics(&out),
             ["misaligned_partitions", "ext4_layout", "f2fs_layout", "fat_cluster"]
         );
-        assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256:"), "{}", out[0].text);
+        assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256, "), "{}", out[0].text);
         assert!(!out[0].text.contains("mmcblk0p2"));
         assert!(out[0].text.contains("mmcblk0p3 ends at 5368709632"), "{}", out[0].text);
         assert!(out[1].text.contains("stride=4,stripe-width=1024"), "{}", out[1].text);
