@@ -681,17 +681,16 @@ mod tests {
 
     /// The whole check on a simulated card, each stage on a fresh card as
     /// the runner does (so nothing of an earlier stage is left).
+    /// A simulated card's parameters from its spec, as the CLI reads it.
+    fn params_of(spec: &str) -> crate::sim::params::Params {
+        match crate::seam::spec::TargetSpec::parse(spec).unwrap() {
+            crate::seam::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides).unwrap(),
+            crate::seam::spec::TargetSpec::Path(_) => panic!("{spec} is not a simulated card"),
+        }
+    }
+
     pub(crate) fn check_card(spec: &str) -> (CapacityResult, f64) {
-        let (base, rest) = spec.split_once(',').unwrap_or((spec, ""));
-        let overrides: Vec<(String, String)> = rest
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        let params = params_from_spec(base.trim_start_matches("sim:"), &overrides).unwrap();
+        let params = params_of(spec);
         let o = Options::new(DEFAULT_SKIP, DEFAULT_PUSH);
         let mut stages = Vec::new();
         let mut window = None;
@@ -796,15 +795,7 @@ mod tests {
         use crate::seam::{AlignedBuf, Request};
         let real: u64 = 40 << 20;
         let spec = format!("sim:demo,capacity=256M,real_capacity={real},fake_mode=wrap,au_size=1M");
-        let (base, rest) = spec.split_once(',').unwrap();
-        let overrides: Vec<(String, String)> = rest
-            .split(',')
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        let mut t = SimTarget::new(&spec, params_from_spec(&base[4..], &overrides).unwrap());
+        let mut t = SimTarget::new(&spec, params_of(&spec));
         let mut user = AlignedBuf::new(real as usize);
         let mut x = 99u64;
         for w in user.as_mut_slice().chunks_mut(8) {
