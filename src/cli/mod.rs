@@ -22,6 +22,15 @@ fn size(text: &str) -> Result<u64, String> {
     crate::units::parse_size(text).map_err(|e| e.to_string())
 }
 
+/// An erase size: a whole number of bytes above zero (0 would divide
+/// nothing).
+fn erase_size(text: &str) -> Result<u64, String> {
+    match size(text)? {
+        0 => Err("an erase size of 0 bytes cannot be; give 4M, 8M ...".into()),
+        n => Ok(n),
+    }
+}
+
 /// An `OFFSET+LENGTH` argument, checked at parse time.
 fn range(text: &str) -> Result<Range, String> {
     crate::safety::ranges::parse(text).map_err(|e| e.to_string())
@@ -234,7 +243,7 @@ pub enum Command {
         #[arg(long)]
         linear: bool,
         /// Erase size (default: align's estimate).
-        #[arg(long, value_name = "SIZE", value_parser = size)]
+        #[arg(long, value_name = "SIZE", value_parser = erase_size)]
         erase_size: Option<u64>,
         /// Chunk written by the sweep (default: the page, doubled while the AU
         /// holds more than 4096 of them).
@@ -289,7 +298,7 @@ pub enum Command {
         #[command(flatten)]
         run: RunOpts,
         /// The region written (default: align's erase size, else 4 MiB).
-        #[arg(long, value_name = "SIZE", value_parser = size)]
+        #[arg(long, value_name = "SIZE", value_parser = erase_size)]
         erase_size: Option<u64>,
         #[command(flatten)]
         opts: WriteOpts,
@@ -307,7 +316,7 @@ pub enum Command {
         target: Option<String>,
         #[command(flatten)]
         run: RunOpts,
-        #[arg(long, value_name = "SIZE", value_parser = size)]
+        #[arg(long, value_name = "SIZE", value_parser = erase_size)]
         erase_size: Option<u64>,
         /// Leading AUs examined.
         #[arg(long, default_value_t = jobs::DEFAULT_FAT_AUS,
@@ -367,7 +376,7 @@ pub enum Command {
         #[command(flatten)]
         run: RunOpts,
         /// The erase size, when align cannot see it (as its hint says).
-        #[arg(long, value_name = "SIZE", value_parser = size)]
+        #[arg(long, value_name = "SIZE", value_parser = erase_size)]
         erase_size: Option<u64>,
         /// Also write the HTML report of this run to FILE.
         #[arg(long, value_name = "FILE")]
@@ -669,6 +678,16 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            // --json asked for one document even for a bad command line.
+            if e.use_stderr() && std::env::args().any(|a| a == "--json") {
+                let command = std::env::args()
+                    .skip(1)
+                    .find(|a| !a.starts_with('-'))
+                    .unwrap_or_default();
+                let err = crate::error::CliError::usage(e.kind().to_string())
+                    .hint("`flashlab --help` lists the commands, `flashlab COMMAND --help` their options");
+                crate::render::print(&error_document(&command, &err), true);
+            }
             // clap prints its own message; usage errors exit 2, --help/--version 0.
             let _ = e.print();
             if e.use_stderr() {
@@ -730,10 +749,11 @@ fn run(cli: Cli) -> CliResult<Output> {
     let saver: RefCell<Option<Rc<RefCell<crate::store::Saver>>>> = RefCell::new(None);
     let on = |target: Option<String>, opts: Option<WriteOpts>, run: RunOpts| {
         let target = target.unwrap_or_else(|| {
-            crate::errln!(
+            let line = format!(
                 "no TARGET given: measuring the built-in simulated card {DEFAULT_TARGET} (give a device such as \
                  /dev/mmcblk0, a file, or sim:PROFILE)"
             );
+            crate::errln!("{}", crate::render::text::wrap(&line, "", ""));
             DEFAULT_TARGET.to_string()
         });
         let save = if run.no_store {
@@ -752,22 +772,31 @@ fn run(cli: Cli) -> CliResult<Output> {
             save,
         }
     };
-    let result = dispatch(cli.command, &on, cli.json);
-    // The finished run (or what completed of it) is saved once more, whole.
+    let mut result = dispatch(cli.command, &on, cli.json);
+    // The finished run (or what completed of it) is saved once more, whole;
+    // a store that failed says so in the document too, for scripts.
     if let Some(s) = saver.borrow().as_ref() {
-        let doc = match &result {
-            Ok(Output::Doc(d)) => Some(d.as_ref()),
-            Err(e) => e.partial.as_deref(),
+        let doc = match &mut result {
+            Ok(Output::Doc(d)) => Some(d.as_mut()),
+            Err(e) => e.partial.as_deref_mut(),
             Ok(Output::Text(_)) => None,
         };
         if let Some(doc) = doc {
             let mut s = s.borrow_mut();
             s.save(doc);
+            if let Some(why) = s.failure() {
+                doc.warnings.push(crate::run::document::Note {
+                    kind: crate::run::document::NoteKind::Store,
+                    message: format!("the run is not saved: {why}"),
+                    hint: Some("--db PATH or FLASHLAB_DB chooses another store, --no-store skips it".into()),
+                });
+            }
             if let Some((id, path)) = s.saved() {
-                crate::errln!(
+                let line = format!(
                     "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id} -o run.html`)",
                     path.display()
                 );
+                crate::errln!("{}", crate::render::text::wrap(&line, "", ""));
             }
         }
     }
@@ -789,6 +818,10 @@ fn dispatch(
             html,
             opts,
         } => {
+            // A report that cannot be written is refused before the probe, not after.
+            if let Some(path) = &html {
+                crate::report::check_writable(path)?;
+            }
             let doc = jobs::probe(&on(target, Some(opts), run), erase_size)?;
             if let Some(path) = html {
                 let id = doc.target.as_ref().map_or(String::new(), |t| t.spec.clone());
@@ -805,6 +838,7 @@ fn dispatch(
             ResultsAction::Import { file } => results::import(db.as_deref(), &file)?,
         },
         Command::Report { runs, output, db } => {
+            crate::report::check_writable(&output)?;
             let loaded = runs
                 .iter()
                 .map(|w| results::load(db.as_deref(), w))

@@ -111,9 +111,10 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             "noisy",
             format!(
                 "unsure: {} (the steps were small against the noise, or the methods disagreed), so no advice is \
-                 drawn from them; a card in a direct SD slot rather than a USB reader, a quieter machine, or \
+                 drawn from {}; a card in a direct SD slot rather than a USB reader, a quieter machine, or \
                  --erase-size if you know it, gives firmer answers",
-                unsure.join(", ")
+                unsure.join(", "),
+                if unsure.len() == 1 { "it" } else { "them" }
             ),
         ));
     }
@@ -210,8 +211,8 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             out.push(say(
                 "align_partitions",
                 format!(
-                    "start partitions at multiples of {} (the erase block), and size them so, so no filesystem \
-                     block straddles two",
+                    "start and end partitions at multiples of {} (the erase block), so no filesystem block \
+                     straddles two",
                     Iec(e)
                 ),
             ));
@@ -312,10 +313,10 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             out.push(say(
                 "few_random_open_aus",
                 format!(
-                    "only {} take out-of-order writes: a filesystem's scattered metadata updates will \
+                    "only {} out-of-order writes: a filesystem's scattered metadata updates will \
                      stall it (the Flashbenching blog post wants at least {ENOUGH_RANDOM_OPEN_AUS}); prefer FAT/exFAT with its \
                      metadata in the first AUs, or f2fs",
-                    crate::units::count(k, "AU", "AUs")
+                    if k == 1 { "1 AU takes".to_string() } else { format!("{k} AUs take") }
                 ),
             ));
         }
@@ -409,7 +410,11 @@ mod tests {
             topics(&out),
             ["misaligned_partitions", "ext4_layout", "f2fs_layout", "fat_cluster"]
         );
-        assert!(out[0].text.starts_with("mmcblk0p1 starts at 32256, "), "{}", out[0].text);
+        assert!(
+            out[0].text.starts_with("mmcblk0p1 starts at 32256, "),
+            "{}",
+            out[0].text
+        );
         assert!(!out[0].text.contains("mmcblk0p2"));
         assert!(out[0].text.contains("mmcblk0p3 ends at 5368709632"), "{}", out[0].text);
         assert!(out[1].text.contains("stride=4,stripe-width=1024"), "{}", out[1].text);

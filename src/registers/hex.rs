@@ -7,7 +7,7 @@
 pub enum HexError {
     #[error("'{0}' is not hexadecimal")]
     NotHex(String),
-    #[error("{register} is {expected} bytes ({} hex digits); got {got} bytes", expected * 2)]
+    #[error("{register} is {expected} bytes ({} hex digits); got {got} byte{}", expected * 2, if *got == 1 { "" } else { "s" })]
     WrongLength {
         register: &'static str,
         expected: usize,

@@ -24,8 +24,8 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
 }
 
 /// Width a table keeps to when stdout is not a terminal (a pipe, a file):
-/// $COLUMNS if set, else 100, so `flashlab sim list | less` stays readable.
-const PIPED_WIDTH: u16 = 100;
+/// $COLUMNS if set, else 80, so `flashlab sim list | less` stays readable.
+const PIPED_WIDTH: u16 = 80;
 
 fn base() -> Table {
     use std::io::IsTerminal;

@@ -94,10 +94,21 @@ pub fn plots(doc: &RunDocument) -> Vec<Markup> {
             x_scale: Scale::Log2,
             y_scale: Scale::Linear,
             kind: Kind::Line,
-            series: vec![Series {
-                label: "diff".into(),
-                points: a.rows.iter().map(|r| (r.boundary_bytes as f64, r.diff_ns)).collect(),
-            }],
+            // 2^n and 3 x 2^n boundaries apart: joined in one line, a
+            // 3 x 2^n row between two 2^n rows looks like noise.
+            series: [("2^n boundaries", true), ("3 x 2^n boundaries", false)]
+                .into_iter()
+                .map(|(label, pow2)| Series {
+                    label: label.into(),
+                    points: a
+                        .rows
+                        .iter()
+                        .filter(|r| r.boundary_bytes.is_power_of_two() == pow2)
+                        .map(|r| (r.boundary_bytes as f64, r.diff_ns))
+                        .collect(),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect(),
             x_fmt: &size,
             y_fmt: &us,
             categories: vec![],

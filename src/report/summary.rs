@@ -36,7 +36,7 @@ pub fn lines(doc: &RunDocument) -> Vec<(&'static str, String)> {
                 let au = doc.get::<crate::measure::au::AuResult>("au");
                 let (e, c) = crate::measure::au::best(&a, au.as_ref());
                 let erase = match e {
-                    Some(e) if c >= CONFIDENT => format!("{} (confidence {c:.2})", Iec(e)),
+                    Some(e) if c >= CONFIDENT => format!("{} (the allocation unit, AU; confidence {c:.2})", Iec(e)),
                     Some(e) => format!("perhaps {} (unsure: confidence {c:.2})", Iec(e)),
                     None => format!("not visible (confidence {c:.2})"),
                 };
@@ -69,14 +69,17 @@ pub fn lines(doc: &RunDocument) -> Vec<(&'static str, String)> {
     }
     if let Some(f) = doc.get::<FatResult>("fat") {
         let n = f.fat_area_aus;
+        let area = match n {
+            0 => "none: the first AUs are ordinary".to_string(),
+            n => format!(
+                "{} ({})",
+                crate::units::count(n, "AU", "AUs"),
+                Iec(n * f.erase_size_bytes)
+            ),
+        };
         out.push((
             "FAT area",
-            format!(
-                "{n} AU{} ({}){}",
-                if n == 1 { "" } else { "s" },
-                Iec(n * f.erase_size_bytes),
-                if f.confidence >= CONFIDENT { "" } else { " (unsure)" }
-            ),
+            format!("{area}{}", if f.confidence >= CONFIDENT { "" } else { " (unsure)" }),
         ));
     }
     out

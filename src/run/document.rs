@@ -24,6 +24,8 @@ pub enum NoteKind {
     Restored,
     /// The I/O path differs from what was asked (no O_DIRECT, no io_uring).
     Engine,
+    /// The results store could not save the run.
+    Store,
 }
 
 /// A note or warning for the reader, with what to do about it.

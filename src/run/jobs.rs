@@ -479,13 +479,23 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         steps.capacity_and_bench && (!real || (r.consent().write && !info.as_ref().is_some_and(|i| i.in_use)));
     let (mut capacity, mut bench) = (None, None);
     if may_write {
-        capacity = Some(capacity_steps(
-            r,
-            crate::measure::capacity::DEFAULT_SKIP,
-            crate::measure::capacity::DEFAULT_PUSH,
-        )?);
-        r.put("capacity", &capacity);
+        use crate::measure::capacity::{DEFAULT_PUSH, DEFAULT_SKIP, Options, Stage};
         let d = r.description().clone();
+        let block = u64::from(d.logical_block_size.max(1));
+        // A small target gets a smaller push: at most half of what lies
+        // past the untouched start.
+        let push = DEFAULT_PUSH.min(d.size_bytes.saturating_sub(DEFAULT_SKIP) / 2 / block * block);
+        let survey = Stage {
+            options: Options::new(DEFAULT_SKIP, push),
+            window: None,
+        };
+        match survey.plan(&d) {
+            Ok(_) => {
+                capacity = Some(capacity_steps(r, DEFAULT_SKIP, push)?);
+                r.put("capacity", &capacity);
+            }
+            Err(e) => skip_step(r, format!("capacity: {e}")),
+        }
         let quick = BenchArgs {
             preset: Some(crate::measure::bench::Preset::Quick),
             rw: None,
@@ -495,8 +505,14 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
             rwmix_read: 50,
             area: None,
         };
-        let options = bench_options(&d, &quick);
-        bench = Some(r.run(&crate::measure::bench::Bench { options, medium })?);
+        let test = crate::measure::bench::Bench {
+            options: bench_options(&d, &quick),
+            medium,
+        };
+        match test.plan(&d) {
+            Ok(_) => bench = Some(r.run(&test)?),
+            Err(e) => skip_step(r, format!("bench: {e}")),
+        }
     }
     for (key, absent) in [
         ("au", w.au.is_none()),
@@ -525,6 +541,14 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         }),
     );
     Ok(())
+}
+
+/// A step probe leaves out, and why: in `skipped` and as a note.
+fn skip_step(r: &mut Runner, why: String) {
+    let mut all: Vec<String> = r.doc().get("skipped").unwrap_or_default();
+    r.doc().note(NoteKind::Skipped, why.clone(), None);
+    all.push(why);
+    r.put("skipped", &all);
 }
 
 /// What probe's writing steps found (each absent where it could not run).

@@ -66,6 +66,11 @@ pub fn export(db: Option<&Path>, id: i64) -> CliResult<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()))
 }
 
+/// The commands whose runs are stored, compared and drawn.
+pub const MEASURING: &[&str] = &[
+    "info", "align", "au", "page", "open-au", "fat", "scatter", "bench", "capacity", "probe",
+];
+
 /// A run document from a file: what `import` and `report FILE` read.
 pub fn read_document(file: &Path) -> CliResult<RunDocument> {
     let shown = file.display();
@@ -77,7 +82,10 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
         CliError::usage(format!("{shown} is not a flashlab run document: {e}"))
             .hint("give a file written by `flashlab ... --json` or `flashlab results export`")
     })?;
-    if doc.schema_version == 0 || doc.schema_version > super::document::SCHEMA_VERSION || doc.command.is_empty() {
+    if doc.schema_version == 0
+        || doc.schema_version > super::document::SCHEMA_VERSION
+        || !MEASURING.contains(&doc.command.as_str())
+    {
         return Err(CliError::usage(format!(
             "{shown}: schema version {} of command '{}' is not one this flashlab reads",
             doc.schema_version, doc.command

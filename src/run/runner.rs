@@ -196,7 +196,7 @@ impl Runner {
     /// shared read-only handle or through a preserving target.
     pub fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
         let ranges = test.plan(self.description())?;
-        let progress = super::progress::Progress::start(T::KEY);
+        let progress = super::progress::Progress::start(&T::KEY.replace('_', "-"));
         let before = self.device_ns;
         let out = self.run_planned(test, ranges);
         progress.finish(out.is_ok(), (self.device_ns - before) as f64 / 1e9, self.announce);

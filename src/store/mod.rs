@@ -303,6 +303,11 @@ impl Saver {
         }
     }
 
+    /// Why the store could not save the run, if it could not.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
     /// The run's id once saved, and where.
     pub fn saved(&self) -> Option<(i64, PathBuf)> {
         Some((self.id?, self.store.as_ref()?.path().to_path_buf()))

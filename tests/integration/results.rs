@@ -179,3 +179,59 @@ fn bad_results_input_is_refused_with_a_hint() {
     }
     assert!(!std::path::Path::new("/tmp/never.html").exists());
 }
+
+/// Found by a hostile walk-through: each of these once failed late, wrote
+/// a duplicate or printed nothing for scripts.
+#[test]
+fn late_failures_duplicates_and_silent_json_are_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    // A probe's own --json output imports as the run already stored (its
+    // floats survive the round trip).
+    let probe = with_db(&db, &["probe", "sim:demo,capacity=48M,au_size=1M,open_aus_random=4"]);
+    // A target too small for capacity's default push gets a smaller one.
+    assert!(probe["capacity"].is_object(), "{}", probe["skipped"]);
+    let f = dir.path().join("probe.json");
+    std::fs::write(&f, serde_json::to_vec(&probe).unwrap()).unwrap();
+    let imported = with_db(&db, &["results", "import", f.to_str().unwrap()]);
+    assert_eq!(imported["duplicate"], true, "{imported}");
+    // A document of a command that is not a measuring one is refused.
+    let mut odd = probe.clone();
+    odd["command"] = "rm -rf".into();
+    std::fs::write(&f, serde_json::to_vec(&odd).unwrap()).unwrap();
+    let out = flashlab()
+        .args(["results", "import", f.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // --html that cannot be written is refused before any step runs.
+    let out = flashlab()
+        .args(["probe", "sim:demo", "--html"])
+        .arg(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a directory") && !err.contains("done:"), "{err}");
+    // An erase size of 0 is refused by the argument parser.
+    flashlab().args(["probe", "--erase-size", "0"]).assert().code(2);
+    // A bad command line with --json still prints one JSON document.
+    let out = flashlab().args(["bench", "--bs", "3x", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!((v["command"].as_str(), v["error"]["kind"].as_str()), (Some("bench"), Some("usage")));
+    // A store that cannot be written is a warning scripts can see.
+    let v = {
+        let out = flashlab()
+            .args(["align", "sim:demo", "--json", "--db"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(v["warnings"][0]["kind"], "store", "{v}");
+}

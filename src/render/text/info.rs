@@ -75,7 +75,7 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
         .capacity_hint
         .map(|h| {
             format!(
-                " = 2^{} x {} (tiles with erase blocks up to {})",
+                " = 2^{} x {} (a whole number of {} blocks; a larger erase block leaves a partial one at the end)",
                 h.exponent,
                 h.odd_part,
                 Iec(h.largest_power_of_two_bytes)

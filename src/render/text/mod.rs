@@ -16,7 +16,7 @@ pub struct Text;
 
 /// Words wrapped to 79 columns (an 80-column terminal), the first line
 /// after `first`, the rest after `rest`.
-pub(super) fn wrap(text: &str, first: &str, rest: &str) -> String {
+pub fn wrap(text: &str, first: &str, rest: &str) -> String {
     const WIDTH: usize = 79;
     let mut out = String::from(first);
     let mut col = first.chars().count();
