@@ -311,7 +311,16 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
     let d = r.description().clone();
     let options = bench_options(&d, a);
     let medium = r.medium();
+    let deep = options.iter().any(|o| o.qd > 1);
     r.run(&crate::measure::bench::Bench { options, medium })?;
+    if deep && r.is_real() && on.engine == EngineChoice::Psync {
+        r.doc().note(
+            NoteKind::Engine,
+            "--engine psync runs one request at a time: the tests above Q1 ran at queue depth 1 (auto or \
+             io_uring queue them)",
+            None,
+        );
+    }
     Ok(r.finish())
 }
 

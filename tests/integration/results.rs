@@ -222,7 +222,10 @@ fn late_failures_duplicates_and_silent_json_are_gone() {
     let out = flashlab().args(["bench", "--bs", "3x", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    assert_eq!((v["command"].as_str(), v["error"]["kind"].as_str()), (Some("bench"), Some("usage")));
+    assert_eq!(
+        (v["command"].as_str(), v["error"]["kind"].as_str()),
+        (Some("bench"), Some("usage"))
+    );
     // A store that cannot be written is a warning scripts can see.
     let v = {
         let out = flashlab()
