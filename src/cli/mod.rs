@@ -126,9 +126,9 @@ impl From<Register> for RegisterKind {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunOpts {
     /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
-    /// queue depth is above 1).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub engine: Engine,
+    /// queue depth is above 1) [default: auto].
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
     /// The results store (SQLite) the run is saved in (default: $FLASHLAB_DB,
     /// else $XDG_DATA_HOME/flashlab/results.sqlite).
     #[arg(long, value_name = "PATH")]
@@ -143,9 +143,9 @@ pub struct RunOpts {
 #[derive(Debug, Clone, clap::Args)]
 pub struct EngineOpt {
     /// I/O engine: psync, io_uring, or auto (io_uring when the queue depth is
-    /// above 1).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub engine: Engine,
+    /// above 1) [default: auto].
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
 }
 
 /// Options every writing command takes.
@@ -181,6 +181,11 @@ pub struct Cli {
     /// Print exactly one JSON document on stdout and nothing else there.
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// `flashlab --engine E COMMAND`, as earlier versions took it: the same
+    /// as the command's own --engine, which wins when both are given.
+    #[arg(long = "engine", value_enum, hide = true)]
+    pub engine_before: Option<Engine>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -747,6 +752,7 @@ fn run(cli: Cli) -> CliResult<Output> {
     use std::rc::Rc;
     // Measuring commands save their run as each step lands.
     let saver: RefCell<Option<Rc<RefCell<crate::store::Saver>>>> = RefCell::new(None);
+    let before = cli.engine_before;
     let on = |target: Option<String>, opts: Option<WriteOpts>, run: RunOpts| {
         let target = target.unwrap_or_else(|| {
             let line = format!(
@@ -767,12 +773,12 @@ fn run(cli: Cli) -> CliResult<Output> {
         *saver.borrow_mut() = save.clone();
         On {
             spec: target,
-            engine: EngineChoice::from(run.engine),
+            engine: EngineChoice::from(run.engine.or(before).unwrap_or(Engine::Auto)),
             consent: opts.map(Consent::from).unwrap_or_default(),
             save,
         }
     };
-    let mut result = dispatch(cli.command, &on, cli.json);
+    let mut result = dispatch(cli.command, &on, cli.json, before);
     // The finished run (or what completed of it) is saved once more, whole;
     // a store that failed says so in the document too, for scripts.
     if let Some(s) = saver.borrow().as_ref() {
@@ -807,6 +813,7 @@ fn dispatch(
     command: Command,
     on: &dyn Fn(Option<String>, Option<WriteOpts>, RunOpts) -> On,
     json: bool,
+    before: Option<Engine>,
 ) -> CliResult<Output> {
     let doc = match command {
         Command::Info { target, run, registers } => jobs::info(&on(target, None, run), registers)?,
@@ -965,7 +972,12 @@ fn dispatch(
             force,
             journal_dir,
             engine,
-        } => restore::run(what.as_deref(), force, journal_dir, engine.engine.into())?,
+        } => restore::run(
+            what.as_deref(),
+            force,
+            journal_dir,
+            engine.engine.or(before).unwrap_or(Engine::Auto).into(),
+        )?,
         Command::Debug {
             action:
                 DebugAction::WritePattern {
@@ -976,7 +988,14 @@ fn dispatch(
                     opts,
                     engine,
                 },
-        } => pattern::run(&target, ranges, passes, pause_ms, &opts.into(), engine.engine.into())?,
+        } => pattern::run(
+            &target,
+            ranges,
+            passes,
+            pause_ms,
+            &opts.into(),
+            engine.engine.or(before).unwrap_or(Engine::Auto).into(),
+        )?,
     };
     Ok(Output::Doc(Box::new(doc)))
 }

@@ -31,7 +31,7 @@ pub fn align(o: &mut String, r: &AlignResult, device_s: f64) {
         table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
     );
     for e in &r.evidence {
-        let _ = writeln!(o, "  {e}");
+        let _ = writeln!(o, "{}", super::wrap(e, "  ", "  "));
     }
     for x in &r.references {
         let verdict = match x.agrees {
@@ -42,18 +42,16 @@ pub fn align(o: &mut String, r: &AlignResult, device_s: f64) {
         let _ = writeln!(o, "  {}: {} ({verdict})", x.source, Iec(x.bytes));
     }
     if let Some(why) = &r.not_flash {
-        let _ = writeln!(
-            o,
-            "no flash behaviour to measure: the target is {why}; {device_s:.1} device-seconds"
-        );
+        let line = format!("no flash behaviour to measure: the target is {why}; {device_s:.1} device-seconds");
+        let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
         return;
     }
-    let _ = writeln!(
-        o,
+    let line = format!(
         "{}, {}; {device_s:.1} device-seconds",
         verdict("erase block", r.erase_size_bytes, r.confidence),
         verdict("page", r.page_size_bytes, r.page_confidence),
     );
+    let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
 }
 
 /// A size verdict worded by its confidence: a size stated plainly when
