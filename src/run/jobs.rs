@@ -460,12 +460,12 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         ))
     } else if real && !r.consent().write {
         Some((
-            "au, page, open-au and fat write to the target",
+            "au, page, open-au, fat, capacity and bench write to the target",
             "add --write (its data is journalled, restored and verified)",
         ))
     } else if real && info.as_ref().is_some_and(|i| i.in_use) {
         Some((
-            "au, page, open-au and fat: the target is in use (mounted or held)",
+            "au, page, open-au, fat, capacity and bench: the target is in use (mounted or held)",
             "unmount it to run the writing tests",
         ))
     } else {
@@ -487,6 +487,14 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     let may_write =
         steps.capacity_and_bench && (!real || (r.consent().write && !info.as_ref().is_some_and(|i| i.in_use)));
     let (mut capacity, mut bench) = (None, None);
+    if steps.capacity_and_bench && !may_write && a.not_flash.is_some() && !r.consent().write {
+        // The geometry steps were skipped for the medium; these two for consent.
+        skip_step(
+            r,
+            "capacity and bench write to the target; add --write (its data is journalled, restored and verified)"
+                .into(),
+        );
+    }
     if may_write {
         use crate::measure::capacity::{DEFAULT_PUSH, DEFAULT_SKIP, Options, Stage};
         let d = r.description().clone();

@@ -68,10 +68,13 @@ fn probe_of_a_real_device_without_write_only_reads() {
     assert_eq!(v["target"]["kind"], "block");
     assert!(v["open_au"].is_null() && v["fat"].is_null());
     let skipped = v["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 1);
-    // A loop device over a file shows no flash behaviour, and says why.
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    // A loop device over a file shows no flash behaviour, and says why;
+    // capacity and bench, which need no flash, wait for --write.
     let why = skipped[0].as_str().unwrap();
     assert!(why.contains("no flash behaviour"), "{why}");
+    assert!(skipped[1].as_str().unwrap().contains("add --write"), "{skipped:?}");
+    assert!(v["capacity"].is_null() && v["bench"].is_null());
     assert_eq!(
         v["align"]["erase_size_bytes"],
         serde_json::Value::Null,
