@@ -568,4 +568,21 @@ mod tests {
         assert_eq!(k.classes.get("C4"), Some(&true), "{:#?}", k.class_figures["C4"]);
         assert_eq!(k.classes.get("C10"), Some(&false));
     }
+
+    /// A card that serves one request at a time, kept 4 deep: each request
+    /// waits for the three before it, and its latency says so (Little's
+    /// law: requests outstanding = IOPS x mean latency).
+    #[test]
+    fn latency_counts_the_wait_behind_a_single_request_host() {
+        for qd in [1usize, 4, 16] {
+            let t = bench("demo", &[], Rw::RandRead, 4096, qd);
+            let outstanding = t.iops * t.latency_ns.mean / 1e9;
+            assert!(
+                (0.85 * qd as f64..=1.01 * qd as f64).contains(&outstanding),
+                "Q{qd}: {} IOPS x {} ns = {outstanding}",
+                t.iops,
+                t.latency_ns.mean
+            );
+        }
+    }
 }

@@ -412,19 +412,26 @@ impl Target for SimTarget {
         buf: &mut AlignedBuf,
     ) -> Result<Vec<Completion>, TargetError> {
         check_requests(&self.desc, requests, queue_depth, buf.len(), true)?;
-        let qd = queue_depth.min(self.params.queue_depth as usize).max(1);
+        // The program keeps `queue_depth` requests outstanding; the host
+        // takes at most its own queue's worth, and the rest wait in the block
+        // layer. A request's latency runs from when the program issued it,
+        // so that wait counts, as it does on a real device.
+        let app_qd = queue_depth.max(1);
+        let qd = app_qd.min(self.params.queue_depth as usize).max(1);
         let in_flight = self.params.in_flight as usize;
         let start = self.now;
         let mut done: Vec<u64> = Vec::with_capacity(requests.len());
         let mut out = Vec::with_capacity(requests.len());
         let erased = self.erased_byte();
         for (i, r) in requests.iter().enumerate() {
-            let submit = if i >= qd { done[i - qd] } else { start };
-            let host_start = if i >= in_flight {
-                submit.max(done[i - in_flight])
-            } else {
-                submit
-            };
+            let submit = if i >= app_qd { done[i - app_qd] } else { start };
+            let mut host_start = submit;
+            if i >= qd {
+                host_start = host_start.max(done[i - qd]);
+            }
+            if i >= in_flight {
+                host_start = host_start.max(done[i - in_flight]);
+            }
             let (before, card, after) = self.service(r);
             // The host prepares a request, the card serves it, the host takes the
             // completion. With more than one request in flight the host prepares
