@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The results store every run of this test binary saves into: one file
-/// for all tests (so concurrent saves are exercised), never the user's own.
+/// The results store the tests' runs save into: one file for all tests
+/// and all runs of the suite (so concurrent saves are exercised and no file
+/// is left per run), never the user's own.
 pub fn test_db() -> PathBuf {
-    std::env::temp_dir().join(format!("flashlab-tests-{}.sqlite", std::process::id()))
+    std::env::temp_dir().join("flashlab-integration-tests.sqlite")
 }
 
 pub fn flashlab() -> assert_cmd::Command {
