@@ -247,6 +247,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
             break v;
         }
         previous = Some((v.erase, v.page, v.erase_p, v.page_p));
+        crate::run::progress::advance(want as u64, MAX_SAMPLES as u64);
         want *= 2;
     };
     let mut rows: Vec<Row> = samples

@@ -213,6 +213,11 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<AuResult, MeasureError> {
     }
     let (mut lo, mut hi) = (None::<usize>, last);
     while hi > lo.map_or(0, |l| l + 1) {
+        // Progress: how far the bisection has closed in on the AU.
+        crate::run::progress::advance(
+            (cands.len() - (hi - lo.map_or(0, |l| l + 1))) as u64,
+            cands.len() as u64,
+        );
         let m = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
         match decide(&mut w, t, m)? {
             None => {

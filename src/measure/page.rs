@@ -211,6 +211,8 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
         if !unclear || round >= MOST_PAIRS {
             return Ok(decide(o, w, cands));
         }
+        // Progress against the most it may take (it usually stops sooner).
+        crate::run::progress::advance(round as u64, MOST_PAIRS as u64);
         round = (round * 2).min(MOST_PAIRS);
     }
 }
