@@ -189,7 +189,8 @@ pub fn fat(o: &mut String, r: &FatResult, device_s: f64) {
             r.confidence
         ),
     };
-    let _ = writeln!(o, "{verdict}; {device_s:.1} device-seconds");
+    let line = format!("{verdict}; {device_s:.1} device-seconds");
+    let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
 }
 
 pub fn bench(o: &mut String, r: &crate::measure::bench::BenchResult, device_s: f64) {
@@ -319,7 +320,8 @@ pub fn au(o: &mut String, r: &AuResult, device_s: f64) {
             None => "no erase block from writes".to_string(),
         },
     };
-    let _ = writeln!(o, "{v}; {device_s:.1} device-seconds");
+    let line = format!("{v}; {device_s:.1} device-seconds");
+    let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
 }
 
 pub fn page(o: &mut String, r: &PageResult, device_s: f64) {
@@ -360,7 +362,8 @@ pub fn page(o: &mut String, r: &PageResult, device_s: f64) {
             r.confidence
         ),
     };
-    let _ = writeln!(o, "{}; {device_s:.1} device-seconds", super::wrap(&verdict, "", ""));
+    let line = format!("{verdict}; {device_s:.1} device-seconds");
+    let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
 }
 
 pub fn scatter(o: &mut String, r: &ScatterResult) {
