@@ -376,8 +376,30 @@ pub enum Preset {
     Full,
 }
 
-/// A preset's tests: (rw, block size, queue depth, limit, area length).
-pub fn preset(p: Preset) -> Vec<(Rw, u64, usize, Limit, Option<u64>)> {
+/// A test as a preset or the command line names it: (rw, block size,
+/// queue depth, limit, area length; None for the command's default area).
+pub type Spec = (Rw, u64, usize, Limit, Option<u64>);
+
+/// The options of `tests`, each in the area `area_of` gives for its
+/// length, seeded 1, 2, ... in order (a rerun writes the same data).
+pub fn options_for(tests: Vec<Spec>, area_of: impl Fn(Option<u64>) -> (u64, u64), rwmix_read: u8) -> Vec<Options> {
+    tests
+        .into_iter()
+        .enumerate()
+        .map(|(i, (rw, bs, qd, limit, area))| Options {
+            rw,
+            bs,
+            qd,
+            limit,
+            area: area_of(area),
+            rwmix_read,
+            seed: 1 + i as u64,
+        })
+        .collect()
+}
+
+/// A preset's tests.
+pub fn preset(p: Preset) -> Vec<Spec> {
     const S5: Limit = Limit::DeviceNs(5_000_000_000);
     const S10: Limit = Limit::DeviceNs(10_000_000_000);
     const M: u64 = 1 << 20;
@@ -532,19 +554,7 @@ mod tests {
         let p = build(profile).unwrap();
         let card = SimTarget::new(profile, p.clone());
         let middle = p.capacity / 2 / 512 * 512;
-        let options = preset(Preset::A1)
-            .into_iter()
-            .enumerate()
-            .map(|(i, (rw, bs, qd, limit, area))| Options {
-                rw,
-                bs,
-                qd,
-                limit,
-                area: (middle, area.unwrap()),
-                rwmix_read: 0,
-                seed: 1 + i as u64,
-            })
-            .collect();
+        let options = options_for(preset(Preset::A1), |area| (middle, area.unwrap()), 0);
         crate::run::runner::Runner::for_sim("bench", card)
             .run(&Bench {
                 options,

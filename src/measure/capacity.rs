@@ -119,6 +119,10 @@ impl Checked {
     fn ok(&self) -> bool {
         self.bad.is_none()
     }
+
+    fn end(&self) -> u64 {
+        self.offset + self.len
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -252,7 +256,7 @@ impl Stage {
         )
     }
 
-    /// Read `ranges` back and check them. `before` marks pre-push reads.
+    /// Read `ranges` back and check each against its tags.
     fn read_back(&self, t: &mut dyn Target, ranges: &[Range], block: u64) -> Result<Vec<Checked>, MeasureError> {
         let mut out = Vec::with_capacity(ranges.len());
         let mut scratch = Vec::new();
@@ -522,12 +526,6 @@ fn tail(all: &[Checked], size: u64) -> Option<(u64, u64, usize)> {
         start.checked_sub(1).map_or(0, |i| all[i].end())
     };
     Some((lo, first.offset + first.good, start))
-}
-
-impl Checked {
-    fn end(&self) -> u64 {
-        self.offset + self.len
-    }
 }
 
 fn merged(stages: &[StageResult]) -> Vec<Checked> {

@@ -327,7 +327,7 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
 /// bench's tests for `a` on a target like `d`: a custom test's every
 /// combination, or a preset's.
 fn bench_options(d: &crate::seam::TargetDescription, a: &BenchArgs) -> Vec<crate::measure::bench::Options> {
-    use crate::measure::bench::{Options, Preset, Rw, preset};
+    use crate::measure::bench::{Preset, Rw, Spec, options_for, preset};
     let block = u64::from(d.logical_block_size.max(1));
     let middle = d.size_bytes / 2 / block * block;
     let area_of = |len: Option<u64>| {
@@ -338,7 +338,7 @@ fn bench_options(d: &crate::seam::TargetDescription, a: &BenchArgs) -> Vec<crate
     // read): every combination of the block sizes and depths. Otherwise a
     // preset, quick by default.
     let custom = a.rw.or((!a.bs.is_empty() || !a.qd.is_empty()).then_some(Rw::Read));
-    let tests: Vec<(Rw, u64, usize, crate::measure::bench::Limit, Option<u64>)> = match (custom, a.preset) {
+    let tests: Vec<Spec> = match (custom, a.preset) {
         (Some(rw), _) => {
             let default_bs = if matches!(rw, Rw::Read | Rw::Write) {
                 1 << 20
@@ -364,19 +364,7 @@ fn bench_options(d: &crate::seam::TargetDescription, a: &BenchArgs) -> Vec<crate
             .map(|(rw, bs, qd, limit, area)| (rw, bs, qd, a.limit.unwrap_or(limit), area))
             .collect(),
     };
-    tests
-        .into_iter()
-        .enumerate()
-        .map(|(i, (rw, bs, qd, limit, area))| Options {
-            rw,
-            bs,
-            qd,
-            limit,
-            area: area_of(area),
-            rwmix_read: a.rwmix_read,
-            seed: 1 + i as u64,
-        })
-        .collect()
+    options_for(tests, area_of, a.rwmix_read)
 }
 
 /// The region probe's scatter reads: the first 8 MiB, where a FAT area and
