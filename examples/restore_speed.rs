@@ -44,6 +44,8 @@ fn main() {
             size_bytes: cap,
             identity: Identity::default(),
             created_unix: 0,
+            created_ns: 0,
+            sequence: 0,
             pid: std::process::id(),
             ranges: vec![[range.offset, range.len]],
             total_bytes: range.len,

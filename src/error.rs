@@ -111,6 +111,9 @@ impl From<TargetError> for CliError {
             TargetError::Empty { .. } => {
                 CliError::usage(msg).hint("is a card in the reader? an empty reader shows size 0")
             }
+            TargetError::TooSmall { .. } => {
+                CliError::usage(msg).hint("flashlab measures whole blocks; give a larger file or device")
+            }
             TargetError::Busy { .. } => CliError::usage(format!("{msg}; nothing was written"))
                 .hint("unmount it (and its partitions) and stop what holds it; `flashlab info` shows what uses it"),
             TargetError::Unaligned { .. } | TargetError::PastEnd { .. } => CliError::usage(msg)
@@ -139,6 +142,8 @@ impl From<SafetyError> for CliError {
             SafetyError::Target(t) => t.into(),
             SafetyError::VerifyFailed { .. } => CliError::failed(msg)
                 .hint("the journal is kept: run `flashlab restore` (with --engine psync to rule out the engine)"),
+            SafetyError::NotAJournal { .. } => CliError::usage(msg)
+                .hint("nothing was written; `flashlab restore` lists the journals in the journal directory"),
             SafetyError::Corrupt { .. } => CliError::usage(msg)
                 .hint("the journal cannot be trusted; nothing was written to the target and the journal is kept"),
             SafetyError::IdentityMismatch { .. } => CliError::usage(msg)

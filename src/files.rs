@@ -31,3 +31,62 @@ pub fn read_small(path: &Path, max: u64) -> Result<String, String> {
     }
     Ok(text)
 }
+
+/// What an output path is, when it exists and is not a regular file: a
+/// report renamed over it would replace a device node (`/dev/full`), a FIFO,
+/// a symbolic link or a directory.
+pub fn not_a_regular_file(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::symlink_metadata(path).ok()?.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_symlink() {
+        Some("a symbolic link")
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// Write `bytes` to `path` whole or not at all: to a temporary file beside
+/// it, then renamed over it, and only while `path` is absent or a regular
+/// file (checked again just before the rename).
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| "it names no file".to_string())?;
+    if let Some(what) = not_a_regular_file(path) {
+        return Err(format!("it is {what}, not a regular file"));
+    }
+    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(bytes)?;
+            f.sync_all()
+        });
+    let renamed = written
+        .map_err(|e| e.to_string())
+        .and_then(|()| match not_a_regular_file(path) {
+            Some(what) => Err(format!("it became {what} while the report was written")),
+            None => std::fs::rename(&tmp, path).map_err(|e| e.to_string()),
+        });
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    renamed
+}

@@ -358,9 +358,9 @@ pub enum Command {
         skip: u64,
         /// Bytes written after the samples to push them out of any write
         /// cache; also the spacing of the read probes that see wrap-around
-        /// (default 32M).
-        #[arg(long, value_name = "SIZE", value_parser = size, default_value = "32M")]
-        push: u64,
+        /// (default 32M, less on a target too small for it).
+        #[arg(long, value_name = "SIZE", value_parser = size)]
+        push: Option<u64>,
         #[command(flatten)]
         opts: WriteOpts,
     },
@@ -779,6 +779,14 @@ fn run(cli: Cli) -> CliResult<Output> {
         }
     };
     let mut result = dispatch(cli.command, &on, cli.json, before);
+    // A Ctrl-C or SIGTERM that came after the last write (while the last
+    // step restored its data) is honoured now: the run stops with its
+    // signal's exit code, its results printed and saved.
+    if let (Some(signal), Ok(Output::Doc(_))) = (crate::safety::signals::pending(), &result)
+        && let Ok(Output::Doc(doc)) = std::mem::replace(&mut result, Ok(Output::Text(String::new())))
+    {
+        result = Err(crate::error::interrupted(signal).with_document(*doc));
+    }
     // The finished run (or what completed of it) is saved once more, whole;
     // a store that failed says so in the document too, for scripts.
     if let Some(s) = saver.borrow().as_ref() {
@@ -825,11 +833,12 @@ fn dispatch(
             html,
             opts,
         } => {
+            let on = on(target, Some(opts), run);
             // A report that cannot be written is refused before the probe, not after.
             if let Some(path) = &html {
-                crate::report::check_writable(path)?;
+                crate::report::check_writable(path, &[&on.spec])?;
             }
-            let doc = jobs::probe(&on(target, Some(opts), run), erase_size)?;
+            let doc = jobs::probe(&on, erase_size)?;
             if let Some(path) = html {
                 let id = doc.target.as_ref().map_or(String::new(), |t| t.spec.clone());
                 crate::report::write(&path, &[(id, doc.clone())])?;
@@ -845,11 +854,19 @@ fn dispatch(
             ResultsAction::Import { file } => results::import(db.as_deref(), &file)?,
         },
         Command::Report { runs, output, db } => {
-            crate::report::check_writable(&output)?;
+            crate::report::check_writable(&output, &[])?;
             let loaded = runs
                 .iter()
                 .map(|w| results::load(db.as_deref(), w))
                 .collect::<CliResult<Vec<_>>>()?;
+            // Not over the bytes of a device or file a run measured.
+            let targets: Vec<&str> = loaded
+                .iter()
+                .filter_map(|(_, d)| d.target.as_ref())
+                .filter(|t| t.kind != crate::seam::TargetKind::Sim)
+                .map(|t| t.spec.as_str())
+                .collect();
+            crate::report::check_writable(&output, &targets)?;
             crate::report::write(&output, &loaded)?;
             let mut doc = crate::run::document::RunDocument::new("report", None);
             doc.put("report", &serde_json::json!({"path": output, "runs": runs}));

@@ -165,57 +165,64 @@ pub fn identify(
     Ok(info)
 }
 
-/// Fill in the aliases of `path` and whatever makes one of them busy, then
-/// `in_use` from every reason found.
+/// Fill in the other names of `path`'s bytes and whatever makes one of
+/// them busy, then `in_use` from every reason found.
 fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
-    let a = stack::Aliases::of(host, path);
-    let mut held = Vec::new();
-    for &(ma, mi) in a.target_devices.iter().take(1).chain(&a.loop_devices) {
-        held.extend(stack::writers_of(host, stack::Held::Device(ma, mi)));
-    }
-    for &(_, key) in &a.files {
-        held.extend(stack::writers_of(host, stack::Held::File(key)));
-    }
-    held.dedup();
+    use stack::Node;
+    let a = stack::Stack::read(host).aliases(path);
+    let held = stack::persistent_writers(host, &a);
     info.in_use_by
-        .extend(held.into_iter().map(|w| format!("open for writing by {w}")));
-    for (file, _) in &a.files {
-        if file.as_path() != path {
-            info.aliases.push(format!("{} (backing file)", file.display()));
+        .extend(held.into_iter().map(|w| format!("open or mapped for writing by {w}")));
+    for (file, key) in a.files() {
+        let shown = file.as_ref().map_or_else(
+            || format!("a deleted file (inode {})", key.ino),
+            |f| f.display().to_string(),
+        );
+        if file.as_deref() != Some(path) {
+            info.aliases.push(format!("{shown} (backing file)"));
         }
-        if let Some(key) = stack::FileKey::of(file) {
-            for point in stack::mounts_of_file(host, key) {
-                info.in_use_by.push(format!("{} is mounted on {point}", file.display()));
-            }
+        for point in stack::mounts_of_file(host, key) {
+            info.in_use_by.push(format!("{shown} is mounted on {point}"));
         }
-        if stack::file_locked(file) {
+        if file.as_deref().is_some_and(stack::file_locked) {
             info.in_use_by
-                .push(format!("{} is locked by a flashlab run writing to it", file.display()));
+                .push(format!("{shown} is locked by a flashlab run writing to it"));
         }
     }
-    for (node, &(ma, mi)) in a.loops.iter().zip(&a.loop_devices) {
-        info.aliases
-            .push(format!("{} (loop device over the same file)", node.display()));
+    for o in a.devices() {
+        let (Node::Device { major, minor }, Some(node)) = (o.node, &o.path) else {
+            continue;
+        };
+        let what = if o.partly() {
+            "whole disk"
+        } else if o.below {
+            "device under it"
+        } else {
+            "same bytes"
+        };
+        info.aliases.push(format!("{} ({what})", node.display()));
         let before = info.in_use_by.len();
-        if let Ok(f) = sysfs::block_facts(host, ma, mi) {
-            info.in_use_by.extend(
-                f.mounts
-                    .iter()
-                    .map(|m| format!("{} (same bytes) is mounted on {}", m.source, m.mount_point)),
-            );
-            info.in_use_by.extend(
-                f.holders
-                    .iter()
-                    .map(|h| format!("{} (same bytes) is held by {h}", node.display())),
-            );
-            info.in_use_by
-                .extend(f.swaps.iter().map(|s| format!("{s} (same bytes) is swap")));
-        }
-        if info.in_use_by.len() == before && exclusive_open_refused(node) {
-            info.in_use_by.push(format!(
-                "{} (same bytes) is open exclusively by another program",
-                node.display()
-            ));
+        info.in_use_by.extend(
+            stack::mounts_of_device(host, major, minor, node)
+                .into_iter()
+                .map(|u| format!("{u} ({} shows the same bytes)", node.display())),
+        );
+        // The whole disk of a partition is refused exclusively while any
+        // partition is mounted: that is no use of this partition.
+        if info.in_use_by.len() == before && !o.partly() {
+            if let Ok(f) = sysfs::block_facts(host, major, minor) {
+                info.in_use_by.extend(
+                    f.holders
+                        .iter()
+                        .map(|h| format!("{} (same bytes) is held by {h}", node.display())),
+                );
+            }
+            if info.in_use_by.len() == before && exclusive_open_refused(node) {
+                info.in_use_by.push(format!(
+                    "{} (same bytes) is open exclusively by another program",
+                    node.display()
+                ));
+            }
         }
     }
     info.in_use_by.dedup();

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, iqr, median, robust_sigma};
-use crate::seam::{AlignedBuf, Request, Target};
+use crate::seam::{Request, Target};
 
 /// Largest boundary tried: SD AUs stop at 64 MiB (SD spec 4.10.2), one more
 /// step shows the level above it.
@@ -101,10 +101,11 @@ pub struct AlignResult {
 pub fn candidates(block: u64, size: u64) -> Vec<u64> {
     let mut c = Vec::new();
     let mut a = block;
-    while a <= MAX_CANDIDATE && a + block / 2 <= size {
+    // The last read at a boundary x is [x, x + block): it must end inside.
+    while a <= MAX_CANDIDATE && a + block <= size {
         c.push(a);
         let three = 3 * a;
-        if three <= MAX_CANDIDATE && three + block / 2 <= size && three.is_multiple_of(block) {
+        if three <= MAX_CANDIDATE && three + block <= size && three.is_multiple_of(block) {
             c.push(three);
         }
         a *= 2;
@@ -193,8 +194,13 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
     let cands = candidates(block, d.size_bytes);
     if cands.len() < 2 {
         return Err(MeasureError::Bad {
-            why: format!("the target ({} bytes) is too small to compare boundaries", d.size_bytes),
-            fix: "align needs a target of at least a few MiB".into(),
+            why: format!(
+                "the target ({} bytes) is too small for align: it needs at least {} bytes to compare two \
+                 boundaries",
+                d.size_bytes,
+                3 * block
+            ),
+            fix: "align needs a target of a few MiB to say anything about flash".into(),
         });
     }
     let mut samples: Vec<Samples> = cands
@@ -207,7 +213,8 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
             diff: Vec::new(),
         })
         .collect();
-    let mut buf = AlignedBuf::new(block as usize);
+    let len = super::request_len(block, "the read size")?;
+    let mut buf = super::buffer(block)?;
     let mut want = FIRST_SAMPLES;
     // (erase, page, their posteriors) after the previous round.
     let mut previous: Option<(Option<u64>, Option<u64>, f64, f64)> = None;
@@ -221,9 +228,9 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
                     continue;
                 }
                 let x = position(s.boundary, i, block, d.size_bytes);
-                reqs.push(Request::read(x - block, block as u32, 0));
-                reqs.push(Request::read(x - block / 2, block as u32, 0));
-                reqs.push(Request::read(x, block as u32, 0));
+                reqs.push(Request::read(x - block, len, 0));
+                reqs.push(Request::read(x - block / 2, len, 0));
+                reqs.push(Request::read(x, len, 0));
                 owner.extend([k, k, k]);
             }
         }
@@ -316,10 +323,10 @@ fn multipliers(a: u64, limit: u64) -> u64 {
     n.max(1)
 }
 
-/// The `i`-th sample boundary of candidate `a`, spread over the target, never
-/// closer than half a block to either end.
+/// The `i`-th sample boundary of candidate `a`, spread over the target, at
+/// least a block from either end (the reads around it stay inside).
 fn position(a: u64, i: usize, block: u64, size: u64) -> u64 {
-    let count = multipliers(a, size - block / 2);
+    let count = multipliers(a, size - block);
     let stride = (count / MAX_SAMPLES as u64).max(1);
     // A per-candidate start scatters the boundaries, so no read directly
     // follows the previous one (a sequential read would skip the card's
@@ -534,7 +541,7 @@ mod tests {
         for &a in &c {
             for i in 0..MAX_SAMPLES {
                 let x = position(a, i, 1024, 64 << 20);
-                assert!(x >= 1024 && x + 512 <= 64 << 20 && (x / a) % 2 == 1, "{a} {i} {x}");
+                assert!(x >= 1024 && x + 1024 <= 64 << 20 && (x / a) % 2 == 1, "{a} {i} {x}");
                 if a.is_power_of_two() {
                     assert!(
                         !(x / a).is_multiple_of(3),

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
-use crate::seam::{AlignedBuf, Request, Target, TargetDescription, run_all};
+use crate::seam::{Request, Target, TargetDescription, run_all};
+use crate::units::Iec;
 
 /// Largest block size: fio allows more, but flash tests stop at the erase
 /// block, and the buffer is the block size times the queue depth.
@@ -146,6 +147,21 @@ pub fn check(o: &Options, d: &TargetDescription) -> Result<(), MeasureError> {
             "give --qd 1, 4, 32 ...",
         ));
     }
+    // Each test keeps a request's worth of buffer per queue slot: together
+    // the two may ask for more memory than the machine has.
+    let need = o.bs.saturating_mul(o.qd as u64);
+    if need > super::MAX_BUFFER {
+        return Err(bad(
+            format!(
+                "--bs {} at --qd {} needs a {} buffer; flashlab allocates at most {}",
+                Iec(o.bs),
+                o.qd,
+                Iec(need),
+                Iec(super::MAX_BUFFER)
+            ),
+            "lower --bs or --qd (fio would need the same memory)",
+        ));
+    }
     let (off, len) = o.area;
     if len < o.bs || !off.is_multiple_of(block) || off.checked_add(len).is_none_or(|e| e > d.size_bytes) {
         return Err(bad(
@@ -233,10 +249,12 @@ fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
         Rw::RandRw => next(rng) % 100 >= u64::from(o.rwmix_read),
     };
     let off = o.area.0 + b * o.bs;
+    // check() bounded bs (MAX_BS fits 32 bits) and bs x qd (MAX_BUFFER).
+    let (len, slot) = (o.bs as u32, slot as usize);
     if write {
-        Request::write(off, o.bs as u32, slot as usize)
+        Request::write(off, len, slot)
     } else {
-        Request::read(off, o.bs as u32, slot as usize)
+        Request::read(off, len, slot)
     }
 }
 
@@ -258,7 +276,8 @@ fn run_counted(t: &mut dyn Target, o: &Options, of: (usize, usize)) -> Result<Be
         )
     };
     // Incompressible data: a seeded stream, not zeros a card could compress.
-    let mut buf = AlignedBuf::new(o.bs as usize * o.qd);
+    check(o, t.description())?;
+    let mut buf = super::buffer(o.bs.saturating_mul(o.qd as u64))?;
     let mut fill = o.seed | 1;
     for w in buf.as_mut_slice().chunks_mut(8) {
         let v = next(&mut fill).to_le_bytes();

@@ -812,6 +812,8 @@ mod tests {
             size_bytes: 256 << 20,
             identity: Default::default(),
             created_unix: 0,
+            created_ns: 0,
+            sequence: 0,
             pid: 0,
             ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
             total_bytes: ranges.iter().map(|r| r.len).sum(),

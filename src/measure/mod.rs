@@ -80,12 +80,13 @@ impl Medium {
 /// A write buffer of `len` bytes holding the tests' fixed data: a
 /// non-uniform pattern, so a card that compresses or deduplicates gains
 /// nothing (bench writes a seeded stream instead, as fio does).
-pub fn test_data(len: usize) -> crate::seam::AlignedBuf {
-    let mut buf = crate::seam::AlignedBuf::new(len);
+pub fn test_data(len: u64) -> Result<crate::seam::AlignedBuf, MeasureError> {
+    let mut buf = buffer(len)?;
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        // Below 251: fits a byte.
         *b = (i.wrapping_mul(131) % 251) as u8;
     }
-    buf
+    Ok(buf)
 }
 
 /// The confidence from which a verdict is stated as a fact and acted on
@@ -119,6 +120,44 @@ pub fn reads_and_writes(reads: (Option<u64>, f64), writes: Option<(Option<u64>, 
 /// at 32 MiB x 2^n in practice; a test allocates a buffer of the erase size,
 /// so the bound is checked before anything else.
 pub const MAX_ERASE: u64 = 1 << 30;
+
+/// The most bytes a test allocates for one buffer from sizes a user chose
+/// (bench's --bs times --qd, scatter's --block): the largest erase size a
+/// test accepts, which open-au holds in one buffer.
+pub const MAX_BUFFER: u64 = MAX_ERASE;
+
+/// A buffer of `len` bytes, refused (not cut short, not an out-of-memory
+/// abort) beyond [`MAX_BUFFER`]. Callers check their own options first and
+/// name them; this is the last line.
+pub fn buffer(len: u64) -> Result<crate::seam::AlignedBuf, MeasureError> {
+    match usize::try_from(len) {
+        Ok(n) if len <= MAX_BUFFER => Ok(crate::seam::AlignedBuf::new(n)),
+        _ => Err(MeasureError::Bad {
+            why: format!(
+                "a buffer of {} is more than flashlab allocates ({})",
+                Iec(len),
+                Iec(MAX_BUFFER)
+            ),
+            fix: "choose smaller sizes (--bs, --block, --erase-size, --chunk)".into(),
+        }),
+    }
+}
+
+/// A request's length from a size a user chose, refused with `option`
+/// named instead of cut to 32 bits (`scatter --block 4G` once read 0 bytes).
+pub fn request_len(n: u64, option: &str) -> Result<u32, MeasureError> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&l| u64::from(l) <= MAX_BUFFER)
+        .ok_or_else(|| MeasureError::Bad {
+            why: format!(
+                "{option} {} is larger than one request can be ({})",
+                Iec(n),
+                Iec(MAX_BUFFER)
+            ),
+            fix: format!("give a smaller {option}"),
+        })
+}
 
 /// The checks every writing test's plan starts with: an erase size a buffer
 /// can hold, a chunk that splits it at least twice, and a count of AUs from 1

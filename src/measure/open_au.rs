@@ -185,14 +185,24 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
     let (slots, need) = span(o);
     let from = base(o.erase);
     if from.saturating_add(need) > size {
+        let without_full = largest_max(size, &Options { full: false, ..*o });
         return Err(MeasureError::DoesNotFit {
-            what: format!("open-au with --max {}", o.max),
+            what: if o.full {
+                format!("open-au --full (at --max {})", o.max)
+            } else {
+                format!("open-au with --max {}", o.max)
+            },
             from,
             need,
             size,
             fix: match largest_max(size, o) {
+                0 if o.full && without_full > 0 => format!(
+                    "--full's extra runs do not fit on this target; without --full, --max up to {without_full} fits"
+                ),
                 0 => format!(
-                    "not even one AU of {} fits past the first {}: use a larger target or a smaller --erase-size",
+                    "even at --max 1 the sweep's {} AUs of {} do not fit past the first {}: use a larger target or \
+                     a smaller --erase-size",
+                    span(&Options { max: 1, ..*o }).0,
                     crate::units::Iec(o.erase),
                     crate::units::Iec(from)
                 ),
@@ -324,12 +334,10 @@ impl Sweeper<'_> {
             };
             let batch = &positions[next..(next + take).min(positions.len())];
             next += batch.len();
+            let len = super::request_len(chunk, "--chunk")?;
             let reqs: Vec<Request> = batch
                 .iter()
-                .flat_map(|&pos| {
-                    aus.iter()
-                        .map(move |&a| Request::write(a + pos * chunk, chunk as u32, 0))
-                })
+                .flat_map(|&pos| aus.iter().map(move |&a| Request::write(a + pos * chunk, len, 0)))
                 .collect();
             let done = run_all(self.t, &reqs, 1, &mut self.buf)?;
             lat.extend(done.iter().map(|c| c.duration_ns as f64));
@@ -542,7 +550,7 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<OpenAuResult, MeasureError>
     let mut s = Sweeper {
         t,
         o,
-        buf: super::test_data(o.erase.max(o.chunk) as usize),
+        buf: super::test_data(o.erase.max(o.chunk))?,
         cursor: 0,
         slot_limit: slots,
     };

@@ -166,7 +166,8 @@ fn summarise(size: u64, diffs: &[f64]) -> Candidate {
 
 pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
     let w = 2 * o.block;
-    let mut buf = super::test_data(w as usize);
+    let mut buf = super::test_data(w)?;
+    let len = super::request_len(w, "the logical block")?;
     let sizes = candidates(&o);
     let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
     // Interleaved rounds over all candidates, so drift and background work
@@ -183,8 +184,8 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
                     let x = boundary(&o, s, k);
                     // The straddling write and the one ending at the
                     // boundary, in alternating order.
-                    let straddle = Request::write(x - o.block, w as u32, 0);
-                    let beside = Request::write(x - w, w as u32, 0);
+                    let straddle = Request::write(x - o.block, len, 0);
+                    let beside = Request::write(x - w, len, 0);
                     if k % 2 == 0 {
                         [straddle, beside]
                     } else {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
-use crate::seam::{AlignedBuf, Request, Target};
+use crate::seam::{Request, Target};
 
 /// Reads per batch: bounds memory for the request list, not the result.
 const BATCH: u64 = 4096;
@@ -53,6 +53,7 @@ impl super::Test for Scatter {
 pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<ScatterResult, MeasureError> {
     let d = t.description();
     let lb = u64::from(d.logical_block_size);
+    let len = super::request_len(block, "--block")?;
     if block == 0 || !block.is_multiple_of(lb) || !offset.is_multiple_of(lb) || length < block {
         return Err(MeasureError::Bad {
             why: format!(
@@ -78,14 +79,12 @@ pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<S
             fix: "use a larger --block or a shorter --length".into(),
         });
     }
-    let mut buf = AlignedBuf::new(block as usize);
-    let mut points = Vec::with_capacity(count as usize);
+    let mut buf = super::buffer(block)?;
+    let mut points = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
     let mut i = 0;
     while i < count {
         let n = (count - i).min(BATCH);
-        let reqs: Vec<Request> = (i..i + n)
-            .map(|k| Request::read(offset + k * block, block as u32, 0))
-            .collect();
+        let reqs: Vec<Request> = (i..i + n).map(|k| Request::read(offset + k * block, len, 0)).collect();
         let done = crate::seam::run_all(t, &reqs, 1, &mut buf)?;
         crate::run::progress::advance(i + n, count);
         for (r, c) in reqs.iter().zip(done) {

@@ -141,7 +141,7 @@ impl<'a> SlotWriter<'a> {
     /// always fits (a card takes random writes in at least one AU without
     /// merging on every visit).
     pub fn new(t: &mut dyn Target, place: Place<'a>, chunk: u64, alone: u64) -> Result<Self, MeasureError> {
-        let buf = super::test_data(chunk as usize);
+        let buf = super::test_data(chunk)?;
         let mut w = SlotWriter {
             place,
             chunk,
@@ -199,6 +199,7 @@ impl<'a> SlotWriter<'a> {
     /// AU's last; their latencies.
     fn write(&mut self, t: &mut dyn Target, visits: &[u64]) -> Result<Vec<f64>, MeasureError> {
         let c = self.chunk;
+        let len = super::request_len(c, "--chunk")?;
         let reqs: Vec<Request> = visits
             .iter()
             .flat_map(|&region| [region; VISIT_WRITES as usize])
@@ -206,7 +207,7 @@ impl<'a> SlotWriter<'a> {
                 let k = self.visits.entry(region).or_default();
                 let off = (self.place)(region, *k);
                 *k += 1;
-                Request::write(off, c as u32, 0)
+                Request::write(off, len, 0)
             })
             .collect();
         Ok(run_all(t, &reqs, 1, &mut self.buf)?

@@ -2,8 +2,9 @@
 //! be written (`> /dev/full`, a closed pipe with SIGPIPE ignored), and a
 //! panic in the middle of a writing test would skip the restore. Here a
 //! failed write to stdout is remembered and turned into exit code 1 once the
-//! run is over (its data restored); stderr failures are dropped, since there
-//! is nowhere left to say anything.
+//! run is over (its data restored). A failed write to stderr is remembered
+//! too (there is nowhere left to say anything, but the exit code can still
+//! tell): `2>/dev/full` or a closed pipe on stderr exits 1.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -11,13 +12,18 @@ use std::sync::Mutex;
 
 /// The first error writing stdout, if any.
 static STDOUT_ERROR: Mutex<Option<io::ErrorKind>> = Mutex::new(None);
+/// The first error writing stderr, if any.
+static STDERR_ERROR: Mutex<Option<io::ErrorKind>> = Mutex::new(None);
+
+fn remember(slot: &Mutex<Option<io::ErrorKind>>, e: &io::Error) {
+    slot.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.kind());
+}
 
 /// Write to stdout; a failure is remembered, not raised.
 pub fn out(args: fmt::Arguments<'_>) {
     let mut o = io::stdout().lock();
     if let Err(e) = o.write_fmt(args) {
-        let mut first = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
-        first.get_or_insert(e.kind());
+        remember(&STDOUT_ERROR, &e);
     }
 }
 
@@ -36,26 +42,29 @@ pub fn spinner() -> Option<indicatif::ProgressBar> {
     SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// Write to stderr; a failure is ignored.
+/// Write to stderr; a failure is remembered for the exit code.
 pub fn err(args: fmt::Arguments<'_>) {
     let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    match bar {
-        Some(b) => b.suspend(|| {
-            let _ = io::stderr().lock().write_fmt(args);
-        }),
-        None => {
-            let _ = io::stderr().lock().write_fmt(args);
+    let write = || {
+        let mut e = io::stderr().lock();
+        if let Err(x) = e.write_fmt(args).and_then(|()| e.flush()) {
+            remember(&STDERR_ERROR, &x);
         }
+    };
+    match bar {
+        Some(b) => b.suspend(write),
+        None => write(),
     }
 }
 
-/// Flush stdout and report whether everything written to it arrived.
+/// Flush stdout and report whether everything written to stdout and
+/// stderr arrived (stdout's failure first).
 pub fn finish() -> Result<(), io::ErrorKind> {
     if let Err(e) = io::stdout().lock().flush() {
-        let mut first = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
-        first.get_or_insert(e.kind());
+        remember(&STDOUT_ERROR, &e);
     }
-    match *STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner()) {
+    let first = |slot: &Mutex<Option<io::ErrorKind>>| *slot.lock().unwrap_or_else(|p| p.into_inner());
+    match first(&STDOUT_ERROR).or(first(&STDERR_ERROR)) {
         Some(kind) => Err(kind),
         None => Ok(()),
     }

@@ -12,13 +12,30 @@ use std::path::Path;
 use crate::error::{CliError, CliResult};
 use crate::run::document::RunDocument;
 
-/// Refuse a report path that cannot be written, before any work: a
-/// directory, or a file in a directory that does not exist or refuses a
-/// new file.
-pub fn check_writable(path: &Path) -> CliResult<()> {
+/// Refuse, before any work, a report path that cannot be written, that is
+/// not a regular file (a device node, a FIFO, a symbolic link: the report is
+/// renamed over the path, which would replace it), or that holds the bytes
+/// of one of the `targets` measured (`probe v.img --html v.img`, or the file
+/// behind a loop device).
+pub fn check_writable(path: &Path, targets: &[&str]) -> CliResult<()> {
     let shown = path.display();
-    if path.is_dir() {
-        return Err(CliError::usage(format!("{shown} is a directory")).hint("give a file name, as in -o report.html"));
+    if let Some(what) = crate::files::not_a_regular_file(path) {
+        return Err(
+            CliError::usage(format!("{shown} is {what}; a report is written only as a regular file"))
+                .hint("give a new file name, as in -o report.html"),
+        );
+    }
+    if let Some(key) = crate::device::stack::FileKey::of(path) {
+        let stack = crate::device::stack::Stack::read(&crate::device::sysfs::Host::system());
+        for t in targets.iter().map(Path::new).filter(|t| t.exists()) {
+            if stack.aliases(t).files().iter().any(|(_, k)| *k == key) {
+                return Err(CliError::usage(format!(
+                    "{shown} holds the bytes of {}, the target measured; the report would replace them",
+                    t.display()
+                ))
+                .hint("give the report another file name, as in -o report.html"));
+            }
+        }
     }
     let dir = path
         .parent()
@@ -33,25 +50,12 @@ pub fn check_writable(path: &Path) -> CliResult<()> {
     Ok(())
 }
 
-/// Write the report of `runs` to `path`: to a temporary file beside it,
-/// then renamed, so a failed write never leaves half a report.
+/// Write the report of `runs` to `path`, whole or not at all, and only over
+/// a regular file ([`crate::files::write_output`]).
 pub fn write(path: &Path, runs: &[(String, RunDocument)]) -> CliResult<()> {
     let text = html::report(runs);
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| CliError::usage(format!("{} names no file", path.display())).hint("give -o report.html"))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    let fail = |e: std::io::Error| {
-        CliError::usage(format!("cannot write {}: {e}", path.display()))
-            .hint("check the directory exists and is writable")
-    };
-    std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
+    crate::files::write_output(path, text.as_bytes()).map_err(|why| {
+        CliError::usage(format!("cannot write {}: {why}", path.display()))
+            .hint("check the directory exists and is writable, and give a regular file's name")
     })
 }

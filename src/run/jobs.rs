@@ -231,10 +231,19 @@ pub fn au(on: &On, open_aus: Option<u64>) -> CliResult<RunDocument> {
     Ok(r.finish())
 }
 
+/// capacity's push unless the user gave one: 32 MiB, or on a small target
+/// at most half of what lies past the untouched start.
+fn default_push(d: &crate::seam::TargetDescription, skip: u64) -> u64 {
+    let block = u64::from(d.logical_block_size.max(1));
+    crate::measure::capacity::DEFAULT_PUSH.min(d.size_bytes.saturating_sub(skip) / 2 / block * block)
+}
+
 /// The capacity check: a survey of the whole card, then stages that narrow
 /// the window where its real size lies, each a preserving run of its own.
-pub fn capacity(on: &On, skip: u64, push: u64) -> CliResult<RunDocument> {
+pub fn capacity(on: &On, skip: u64, push: Option<u64>) -> CliResult<RunDocument> {
     let mut r = on.runner("capacity")?;
+    let d = r.description().clone();
+    let push = push.unwrap_or_else(|| default_push(&d, skip));
     let found = capacity_steps(&mut r, skip, push)?;
     r.put("capacity", &found);
     Ok(r.finish())
@@ -375,6 +384,9 @@ const PROBE_SCATTER: u64 = 8 << 20;
 /// open-au and fat (writing), then advice from what was measured.
 pub fn probe(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
     let mut r = on.runner("probe")?;
+    if r.is_real() && on.consent.write {
+        super::session::preflight(&on.spec, &on.consent, on.engine)?;
+    }
     r.announce_steps();
     probe_with(
         r,
@@ -451,11 +463,6 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
             "au, page, open-au, fat, capacity and bench write to the target",
             "add --write (its data is journalled, restored and verified)",
         ))
-    } else if real && info.as_ref().is_some_and(|i| i.in_use) {
-        Some((
-            "au, page, open-au, fat, capacity and bench: the target is in use (mounted or held)",
-            "unmount it to run the writing tests",
-        ))
     } else {
         None
     };
@@ -472,8 +479,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         .then(|| super::session::pending_journal(std::path::Path::new(&r.description().spec), r.consent()))
         .flatten()
         .map(|(j, _)| j.display().to_string());
-    let may_write =
-        steps.capacity_and_bench && (!real || (r.consent().write && !info.as_ref().is_some_and(|i| i.in_use)));
+    let may_write = steps.capacity_and_bench && (!real || r.consent().write);
     let (mut capacity, mut bench) = (None, None);
     if steps.capacity_and_bench && !may_write && a.not_flash.is_some() && !r.consent().write {
         // The geometry steps were skipped for the medium; these two for consent.
@@ -484,12 +490,9 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         );
     }
     if may_write {
-        use crate::measure::capacity::{DEFAULT_PUSH, DEFAULT_SKIP, Options, Stage};
+        use crate::measure::capacity::{DEFAULT_SKIP, Options, Stage};
         let d = r.description().clone();
-        let block = u64::from(d.logical_block_size.max(1));
-        // A small target gets a smaller push: at most half of what lies
-        // past the untouched start.
-        let push = DEFAULT_PUSH.min(d.size_bytes.saturating_sub(DEFAULT_SKIP) / 2 / block * block);
+        let push = default_push(&d, DEFAULT_SKIP);
         let survey = Stage {
             options: Options::new(DEFAULT_SKIP, push),
             window: None,

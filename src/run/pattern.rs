@@ -67,9 +67,10 @@ pub fn run(
         }
     }
     // Put back what we can before reporting anything, failures included.
+    let journal = s.target.journal_path().map(std::path::Path::to_path_buf);
     let (target, outcome) = s.target.finish();
     drop(s.claim);
-    let outcome = outcome?;
+    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal.as_deref(), consent, e))?;
     if let Some(e) = failed {
         return Err(e.into());
     }

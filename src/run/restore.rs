@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::document::RunDocument;
 use super::open::{self, Opened};
-use crate::device::stack::FileKey;
+use super::session;
 use crate::error::{CliError, CliResult};
 use crate::safety::identity::Identity;
 use crate::safety::journal::{self, EXTENSION, Journal};
@@ -51,25 +51,44 @@ pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: Engine
     // (journal, the target to restore onto: its own path unless TARGET was given)
     let jobs: Vec<(PathBuf, Option<PathBuf>)> =
         if what.ends_with(EXTENSION) || Path::new(what).is_file() && looks_like_journal(what) {
-            if !Path::new(what).exists() {
+            if std::fs::symlink_metadata(what).is_err() {
                 return Err(CliError::usage(format!("no journal {what}"))
                     .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"));
             }
+            refuse_if_newer_pending(Path::new(what))?;
             vec![(PathBuf::from(what), None)]
         } else {
             let target = Path::new(what);
-            let found: Vec<(PathBuf, Option<PathBuf>)> = journal::list(&dir)
+            let live = Identity::of(target, 0);
+            let mut found: Vec<(PathBuf, journal::Header)> = journal::list(&dir)
                 .into_iter()
-                .filter(|(_, h)| h.as_ref().is_ok_and(|h| belongs_to(h, target)))
-                .map(|(p, _)| (p, Some(target.to_path_buf())))
+                .filter_map(|(p, h)| h.ok().map(|h| (p, h)))
+                .filter(|(_, h)| session::belongs_to(h, target, &live))
                 .collect();
+            // A journal made under this path whose bytes are not here any
+            // more (the loop device now shows another file): taken up, so
+            // the identity check says what differs and how to override it.
+            if found.is_empty() {
+                let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+                found = journal::list(&dir)
+                    .into_iter()
+                    .filter_map(|(p, h)| h.ok().map(|h| (p, h)))
+                    .filter(|(_, h)| h.target == canon.display().to_string())
+                    .collect();
+            }
             if found.is_empty() {
                 return Err(
                     CliError::usage(format!("no pending journal for {what} in {}", dir.display()))
                         .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"),
                 );
             }
+            // Newest first: when two runs journalled the same bytes, the
+            // older journal holds the true original and must land last.
+            found.sort_by_key(|(_, h)| std::cmp::Reverse(h.order()));
             found
+                .into_iter()
+                .map(|(p, _)| (p, Some(target.to_path_buf())))
+                .collect()
         };
     let mut done = Vec::new();
     for (p, onto) in jobs {
@@ -91,19 +110,43 @@ fn looks_like_journal(path: &str) -> bool {
     Journal::header_of(Path::new(path)).is_ok()
 }
 
-/// Whether a journal is for `target`: the same path, or the same file behind
-/// it (a loop device attached again under another number), or the same
-/// serial (a card that came back as another /dev/sdX). The full identity is
-/// checked before anything is written.
-fn belongs_to(h: &journal::Header, target: &Path) -> bool {
-    let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-    if h.target == canon.display().to_string() {
-        return true;
+/// Refuse to restore `path` while a newer journal in its directory covers
+/// some of the same bytes: that one must go back first, or this journal's
+/// originals would be overwritten by the newer run's "originals", which are
+/// this run's pattern.
+fn refuse_if_newer_pending(path: &Path) -> CliResult<()> {
+    let Ok(mine) = Journal::header_of(path) else {
+        return Ok(());
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let newer = journal::list(dir).into_iter().find(|(p, h)| {
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) != canon
+            && h.as_ref().is_ok_and(|h| {
+                h.order() > mine.order()
+                    && (if mine.identity.layers.is_empty() || h.identity.layers.is_empty() {
+                        h.target == mine.target
+                    } else {
+                        h.identity.covers_bytes_of(&h.ranges, &mine.identity.layers)
+                    })
+            })
+    });
+    match newer {
+        Some((p, _)) => Err(CliError::usage(format!(
+            "{} is newer and covers some of the same bytes: it must be restored first",
+            p.display()
+        ))
+        .hint(format!(
+            "run `flashlab restore {}` first, or restore by target (`flashlab restore {}`), which takes them \
+             newest first",
+            p.display(),
+            mine.target
+        ))),
+        None => Ok(()),
     }
-    let live = Identity::of(target, h.size_bytes);
-    let same_file = h.identity.file.is_some() && h.identity.file == live.file;
-    let same_serial = h.identity.serial.is_some() && h.identity.serial == live.serial;
-    same_file || same_serial || FileKey::of(target).is_some_and(|k| h.identity.file == Some(k))
 }
 
 fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoice) -> CliResult<Restored> {
@@ -113,6 +156,24 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     let j = Journal::open(path)?;
     let target_path = onto.map_or_else(|| PathBuf::from(&j.header.target), Path::to_path_buf);
     let shown = target_path.display().to_string();
+    // A loop device detached since the crash: its backing file still holds
+    // the bytes, at the same offsets when the loop started at byte 0.
+    if onto.is_none()
+        && std::fs::symlink_metadata(&target_path).is_err()
+        && let Some(file) = &j.header.identity.backing_file
+    {
+        return Err(CliError::usage(format!(
+            "journal {} was made on {shown}, which is gone; its bytes rest on {file}",
+            path.display()
+        ))
+        .hint(format!(
+            "restore onto the file: `flashlab restore {file}{}`",
+            path.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .map(|d| format!(" --journal-dir {}", d.display()))
+                .unwrap_or_default()
+        )));
+    }
     // The same claim a writing run takes: nothing else writes these bytes
     // (through any alias) while they are put back.
     let _claim = safety::claim::claim(&target_path)?;

@@ -34,6 +34,21 @@ pub struct Runner {
     /// Identification, read from sysfs once: info, the references align
     /// compares with and the medium all come from it.
     identity: std::cell::OnceCell<CliResult<DeviceInfo>>,
+    /// What each writing test on a real target wrote, in order.
+    writes: Vec<WriteRecord>,
+}
+
+/// What one writing test did to a real target, under `writes` in the run
+/// document: which engines ran it (a silent fallback shows), what it wrote
+/// and what it put back.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct WriteRecord {
+    pub test: String,
+    pub engines: Vec<EngineChoice>,
+    pub bytes_written: u64,
+    pub ranges_declared: usize,
+    pub ranges_touched: usize,
+    pub bytes_restored: u64,
 }
 
 impl Runner {
@@ -42,7 +57,7 @@ impl Runner {
     pub fn new(command: &str, spec: &str, engine: EngineChoice, consent: Consent) -> CliResult<Self> {
         let reader = open::read_only(spec, engine)?;
         let desc = reader.as_target().description().clone();
-        let mut doc = RunDocument::new(command, Some(desc));
+        let mut doc = RunDocument::new(command, Some(desc.clone()));
         if let Opened::Real(t) = &reader
             && !t.direct
         {
@@ -51,6 +66,17 @@ impl Runner {
                 "the filesystem refused O_DIRECT; reads of this file go through the page cache",
                 None,
             );
+        }
+        if let Opened::Real(t) = &reader
+            && t.tail_bytes > 0
+        {
+            let line = format!(
+                "the last {} bytes of {spec} are not a whole {}-byte block: the tests measure and write only the \
+                 {} bytes before them",
+                t.tail_bytes, desc.logical_block_size, desc.size_bytes
+            );
+            crate::errln!("{}", crate::render::text::wrap(&format!("note: {line}"), "", "      "));
+            doc.note(NoteKind::Geometry, line, None);
         }
         let mut r = Runner {
             spec: spec.to_string(),
@@ -62,6 +88,7 @@ impl Runner {
             listeners: Vec::new(),
             announce: false,
             identity: std::cell::OnceCell::new(),
+            writes: Vec::new(),
         };
         r.stamp_device();
         Ok(r)
@@ -93,6 +120,7 @@ impl Runner {
             listeners: Vec::new(),
             announce: false,
             identity: std::cell::OnceCell::new(),
+            writes: Vec::new(),
         };
         r.stamp_device();
         r
@@ -195,6 +223,11 @@ impl Runner {
     /// Run one test: its plan first (refused before any I/O), then on the
     /// shared read-only handle or through a preserving target.
     pub fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
+        // A Ctrl-C or SIGTERM that came after the last step's last write
+        // (while it restored, or during a read-only step) stops the run here.
+        if let Some(signal) = crate::safety::signals::pending() {
+            return Err(crate::error::interrupted(signal));
+        }
         let ranges = test.plan(self.description())?;
         let progress = super::progress::Progress::start(&T::KEY.replace('_', "-"));
         let before = self.device_ns;
@@ -231,11 +264,24 @@ impl Runner {
         };
         // Ctrl-C stops the test before its next write; the restore below runs.
         crate::safety::signals::install();
+        let journal = s.target.journal_path().map(std::path::Path::to_path_buf);
         let result = test.run(&mut s.target);
         let (target, outcome) = s.target.finish();
         drop(s.claim);
         self.device_ns += target.device_time_ns();
-        let outcome = outcome?;
+        let outcome = outcome.map_err(|e| session::restore_failed(&self.spec, journal.as_deref(), &self.consent, e))?;
+        if self.is_real() {
+            self.writes.push(WriteRecord {
+                test: T::KEY.to_string(),
+                engines: target.engines_used(),
+                bytes_written: outcome.bytes_written,
+                ranges_declared: outcome.ranges.len(),
+                ranges_touched: outcome.ranges_touched,
+                bytes_restored: outcome.bytes_restored,
+            });
+            let writes = self.writes.clone();
+            self.doc.put("writes", &writes);
+        }
         match result {
             Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
                 session::report_interrupted(signal, &outcome);

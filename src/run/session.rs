@@ -143,13 +143,16 @@ pub fn open_for_writing(
                 .hint("the journal reads originals and verifies restores through one; check permissions")
         })?;
         identity.take_fingerprint(reader.as_mut(), &ranges);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         let header = Header {
             target: canon.display().to_string(),
             size_bytes: d.size_bytes,
             identity,
-            created_unix: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |t| t.as_secs()),
+            created_unix: now.as_secs(),
+            created_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
+            sequence: Header::next_sequence(&dir),
             pid: std::process::id(),
             ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
             total_bytes: total,
@@ -169,9 +172,24 @@ pub fn open_for_writing(
     Ok(Session { target, claim })
 }
 
+/// A writing run's refusals, made before anything runs: a pending journal
+/// for the same bytes, an alias in use, the device busy. probe makes them up
+/// front, so `probe --write` on a mounted card is refused (exit 2) as
+/// `bench --write` is, instead of leaving out its writing steps.
+pub fn preflight(spec: &str, consent: &Consent, engine: EngineChoice) -> CliResult<()> {
+    let path = Path::new(spec);
+    refuse_pending(spec, path, consent)?;
+    let claim = safety::claim::claim(path)?;
+    let target = open_exclusive(spec, engine)?;
+    drop(target);
+    drop(claim);
+    Ok(())
+}
+
 /// A journal an earlier run left (a crash, a power cut) holds bytes of
-/// this target that are not back yet: writing now would take the crashed
-/// run's pattern for the original. Say so first, and stop.
+/// this target that are not back yet, under whatever name that run used:
+/// writing now would take the crashed run's pattern for the original. Say so
+/// first, and stop.
 fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
     match pending_journal(path, consent) {
         Some((j, bytes)) => Err(CliError::usage(format!(
@@ -180,21 +198,88 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
             j.display(),
             Iec(bytes)
         ))
-        .hint(format!("run `flashlab restore {spec}` first; it puts those bytes back"))),
+        .hint(format!(
+            "run `flashlab restore {spec}{}` first; it puts those bytes back",
+            journal_dir_arg(consent)
+        ))),
         None => Ok(()),
     }
 }
 
-/// A journal of `path` that no running flashlab holds, in the journal
-/// directory `consent` names (or the default), with its journalled bytes.
+/// ` --journal-dir DIR` when the user gave one, for commands we suggest.
+pub fn journal_dir_arg(consent: &Consent) -> String {
+    consent
+        .journal_dir
+        .as_ref()
+        .map(|d| format!(" --journal-dir {}", d.display()))
+        .unwrap_or_default()
+}
+
+/// A journal no running flashlab holds, in the journal directory `consent`
+/// names or the default one, whose bytes are among `path`'s bytes by
+/// identity (the file or disk under both, whatever path or loop number
+/// either run used; by path and file for journals of earlier versions),
+/// with its journalled bytes.
 pub fn pending_journal(path: &Path, consent: &Consent) -> Option<(std::path::PathBuf, u64)> {
-    let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
+    let mut dirs = vec![safety::default_journal_dir()];
+    if let Some(d) = &consent.journal_dir {
+        dirs.insert(0, d.clone());
+    }
+    dirs.dedup();
+    let live = Identity::of(path, 0);
+    dirs.iter()
+        .flat_map(|d| safety::journal::list(d))
+        .find_map(|(j, header)| {
+            let h = header.ok()?;
+            (belongs_to(&h, path, &live) && !safety::journal::is_live(&j)).then_some((j, h.total_bytes))
+        })
+}
+
+/// Whether the journal with header `h` holds bytes of the target at `path`
+/// (whose identity now is `live`): its bytes rest on the same file or disk
+/// (any name: another loop number, a hard link, a loop over a loop, the
+/// backing file), or, for a journal of an earlier version, the same path,
+/// the same backing file, or the same serial.
+pub fn belongs_to(h: &Header, path: &Path, live: &Identity) -> bool {
+    if !h.identity.layers.is_empty() {
+        let same_serial = match (&h.identity.serial, &live.serial) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        return same_serial && h.identity.covers_bytes_of(&h.ranges, &live.layers);
+    }
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let canon = canon.display().to_string();
-    safety::journal::list(&dir).into_iter().find_map(|(j, header)| {
-        let h = header.ok()?;
-        (h.target == canon && !safety::journal::is_live(&j)).then_some((j, h.total_bytes))
-    })
+    if h.target == canon.display().to_string() {
+        return true;
+    }
+    let same_file = h.identity.file.is_some() && h.identity.file == live.file;
+    let same_serial = h.identity.serial.is_some() && h.identity.serial == live.serial;
+    same_file || same_serial
+}
+
+/// The restore at the end of a writing test failed: the original data is
+/// NOT back, and the journal (if any) is kept. Say so first, and give the
+/// exact command that puts it back once the cause is fixed.
+pub fn restore_failed(
+    spec: &str,
+    journal: Option<&Path>,
+    consent: &Consent,
+    e: crate::safety::SafetyError,
+) -> CliError {
+    let cause = CliError::from(e);
+    let Some(j) = journal else {
+        return cause;
+    };
+    CliError::failed(format!(
+        "the original data of {spec} is NOT back yet: restoring it failed: {}",
+        cause.message
+    ))
+    .hint(format!(
+        "its journal is kept ({}); once the cause is fixed (free descriptors, space, the device), run `flashlab \
+         restore {spec}{}`",
+        j.display(),
+        journal_dir_arg(consent)
+    ))
 }
 
 /// What an interrupted writing test did before exiting, on stderr.

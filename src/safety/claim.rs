@@ -14,7 +14,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::SafetyError;
-use crate::device::stack::{self, Aliases, FileKey, Held};
+use crate::device::stack::{self, Aliases, Node, Stack};
 use crate::device::{self, sysfs::Host};
 
 /// Held locks: dropped when the run (and its restore) is over.
@@ -47,98 +47,90 @@ pub fn users_of(dev: &Path) -> Vec<String> {
     u
 }
 
-/// Processes holding any alias open for writing, seen again on each of
-/// several scans over about a second. Tools that scan devices (`losetup`,
-/// `blkid`, udev) open them read-write for an instant; they are not users,
-/// and refusing because one passed by would make two runs on two different
-/// devices refuse each other at random.
-fn persistent_writers(host: &Host, aliases: &Aliases) -> Vec<String> {
-    let scan = || {
-        let mut w = Vec::new();
-        for &(ma, mi) in aliases.target_devices.iter().take(1).chain(&aliases.loop_devices) {
-            w.extend(stack::writers_of(host, Held::Device(ma, mi)));
-        }
-        for &(_, key) in &aliases.files {
-            w.extend(stack::writers_of(host, Held::File(key)));
-        }
-        w.sort();
-        w.dedup();
-        w
-    };
-    let mut held_by = scan();
-    for _ in 0..5 {
-        if held_by.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let again = scan();
-        held_by.retain(|w| again.contains(w));
-    }
-    held_by
-}
-
-/// Claim the target at `path` and all its aliases for writing, or say what
-/// uses them. The target itself (when a block device) is claimed by its own
-/// O_EXCL open; this claims everything else.
+/// Claim the target at `path` and every other name of its bytes for
+/// writing, or say what uses them. The target itself (when a block device)
+/// is claimed by its own O_EXCL open; this claims everything else: each
+/// alias block device with O_EXCL (which the kernel refuses while it is
+/// mounted, held or claimed), except the whole disk of a partition (whose
+/// other partitions may be mounted), which is only checked for mounts and
+/// writers; each file by flock.
 pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
     let host = Host::system();
-    let aliases = Aliases::of(&host, path);
+    let aliases = Stack::read(&host).aliases(path);
     // Another process writing the same bytes (a VM on the image, fuse2fs
-    // serving it, a dd onto the card) is as much a user as a mount.
-    let held_by = persistent_writers(&host, &aliases);
+    // serving it, a dd onto the card, a program with the file mapped) is as
+    // much a user as a mount.
+    let held_by = stack::persistent_writers(&host, &aliases);
     if !held_by.is_empty() {
-        return Err(in_use(path, format!("open for writing by {}", held_by.join(", "))));
+        return Err(in_use(
+            path,
+            format!("open or mapped for writing by {}", held_by.join(", ")),
+        ));
     }
     let mut held = Vec::new();
-    for l in &aliases.loops {
-        let users = users_of(l);
-        if !users.is_empty() {
+    for a in aliases.devices() {
+        let Node::Device { major, minor } = a.node else {
+            continue;
+        };
+        let Some(node) = &a.path else { continue };
+        let uses = stack::mounts_of_device(&host, major, minor, node);
+        if !uses.is_empty() {
             return Err(in_use(
                 path,
-                format!("{} shows the same bytes and {}", l.display(), users.join(", ")),
+                format!("{} shows the same bytes and {}", node.display(), uses.join(", ")),
             ));
+        }
+        if a.partly() {
+            continue;
         }
         match std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
-            .open(l)
+            .open(node)
         {
             Ok(f) => held.push(f),
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                let users = users_of(node);
+                let why = if users.is_empty() {
+                    "is open exclusively by another program (another flashlab run?)".to_string()
+                } else {
+                    users.join(", ")
+                };
                 return Err(in_use(
                     path,
-                    format!(
-                        "{} shows the same bytes and is open exclusively by another program (another flashlab run?)",
-                        l.display()
-                    ),
+                    format!("{} shows the same bytes and {why}", node.display()),
                 ));
             }
-            // A loop device that vanished meanwhile shows nothing any more.
+            // A device that vanished meanwhile shows nothing any more.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(in_use(path, format!("{} cannot be claimed: {e}", l.display()))),
+            Err(e) => return Err(in_use(path, format!("{} cannot be claimed: {e}", node.display()))),
         }
     }
-    for &(ref file, key) in &aliases.files {
+    for (file, key) in aliases.files() {
+        let shown = file.as_ref().map_or_else(
+            || format!("a deleted file (inode {})", key.ino),
+            |f| f.display().to_string(),
+        );
         if let Some(point) = stack::mounts_of_file(&host, key).first() {
-            return Err(in_use(path, format!("{} is mounted on {point}", file.display())));
+            return Err(in_use(path, format!("{shown} is mounted on {point}")));
         }
+        // A deleted file has no name to lock; only its loop devices reach
+        // it, and they are claimed above.
+        let Some(file) = file else { continue };
         let f = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(file)
-            .map_err(|e| in_use(path, format!("{} cannot be locked: {e}", file.display())))?;
+            .open(&file)
+            .map_err(|e| in_use(path, format!("{shown} cannot be locked: {e}")))?;
         match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => held.push(f),
             Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-                return Err(in_use(
-                    path,
-                    format!("{} is locked by another flashlab run", file.display()),
-                ));
+                return Err(in_use(path, format!("{shown} is locked by another flashlab run")));
             }
             Err(e) => {
                 return Err(in_use(
                     path,
-                    format!("{} cannot be locked: {}", file.display(), std::io::Error::from(e)),
+                    format!("{shown} cannot be locked: {}", std::io::Error::from(e)),
                 ));
             }
         }
@@ -147,8 +139,9 @@ pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
 }
 
 /// Refuse a journal directory whose filesystem rests, through any stack of
-/// partitions, loop devices and volumes, on the target or one of its aliases:
-/// restoring would need the bytes being restored.
+/// partitions, loop devices (over files or over other loop devices) and
+/// volumes, on the target's bytes: restoring would need the bytes being
+/// restored.
 pub fn check_journal_dir_off_target(dir: &Path, target: &Path, aliases: &Aliases) -> Result<(), SafetyError> {
     let host = Host::system();
     // The directory may not exist yet: judge where it would be created.
@@ -158,19 +151,8 @@ pub fn check_journal_dir_off_target(dir: &Path, target: &Path, aliases: &Aliases
     {
         dir = parent;
     }
-    let under = stack::device_of_path(&host, dir)
-        .map(|(ma, mi)| stack::underlying(&host, ma, mi))
-        .unwrap_or_default();
-    let on_device = under
-        .devices
-        .iter()
-        .any(|d| aliases.target_devices.contains(d) || aliases.loop_devices.contains(d));
-    let on_file = under.files.iter().any(|k| aliases.files.iter().any(|(_, f)| f == k));
-    // A FUSE filesystem (fuse2fs IMAGE DIR) names its image as the source.
-    let fuse_on_file = stack::mount_source(&host, dir)
-        .and_then(|s| FileKey::of(&s))
-        .is_some_and(|k| aliases.files.iter().any(|(_, f)| *f == k));
-    if on_device || on_file || fuse_on_file {
+    let under = Stack::read(&host).under_dir(dir);
+    if aliases.rest_under(&under) {
         return Err(SafetyError::JournalDir {
             dir: dir.display().to_string(),
             why: format!(

@@ -2,19 +2,22 @@
 //! identity: `/dev/loop2` can be detached and attached to another file of the
 //! same size, `/dev/sdb` is whichever card was plugged in last, and most
 //! loop devices, files and USB readers have no serial number. So a journal
-//! records the size, the file behind the target (a loop device's backing file
-//! or the target file itself, by device and inode), the serial or CID where
+//! records the size, what the target's bytes rest on (its layers, down to a
+//! regular file by device and inode or a disk by number, with where the
+//! bytes lie in it: see [`crate::device::stack`]), the serial or CID where
 //! there is one, and a fingerprint: checksums of a few blocks the test never
 //! writes. `flashlab restore` checks all of them; only `--force` gets past a
-//! difference.
+//! difference. The layers also find a pending journal whatever name the next
+//! run gives the same bytes (another loop number, a hard link, a loop over a
+//! loop, the backing file once the loop device is gone).
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::ranges::Range;
-use crate::device::stack::{self, FileKey};
+use crate::device::stack::{FileKey, Layer, Node, Stack};
 use crate::device::{self, sysfs::Host};
 use crate::seam::{AlignedBuf, Request, Target};
 
@@ -46,6 +49,10 @@ pub struct Identity {
     /// The device's serial number, or its CID serial for an SD/MMC card.
     pub serial: Option<String>,
     pub fingerprint: Vec<Sample>,
+    /// What the bytes rest on, the target first (empty in journals of
+    /// earlier versions, which are matched by path and file instead).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Layer>,
 }
 
 impl Identity {
@@ -59,26 +66,55 @@ impl Identity {
         let Ok(meta) = std::fs::metadata(path) else { return id };
         if meta.is_file() {
             id.kind = "file".into();
-            id.file = FileKey::of(path);
+        } else if meta.file_type().is_block_device() {
+            id.kind = "block".into();
+            id.serial = device::identify(&host, path, size_bytes, 512, 512)
+                .ok()
+                .and_then(|i| i.serial);
+        } else {
             return id;
         }
-        if !meta.file_type().is_block_device() {
-            return id;
+        let stack = Stack::read(&host);
+        id.layers = stack.layers_of(path);
+        // The regular file under it all, for messages and older journals.
+        if let Some(f) = id.layers.iter().find_map(|l| l.node.file_key()) {
+            id.file = Some(f);
+            if !meta.is_file() {
+                id.backing_file = Some(stack.name(Node::file(f)));
+            }
         }
-        id.kind = "block".into();
-        let (ma, mi) = (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev()));
-        let whole = stack::whole_disk(&host, ma, mi);
-        if let Some(l) = stack::loop_devices(&host)
-            .into_iter()
-            .find(|l| (l.major, l.minor) == whole)
-        {
-            id.file = l.backing_key;
-            id.backing_file = l.backing.map(|b| b.display().to_string());
-        }
-        id.serial = device::identify(&host, path, size_bytes, 512, 512)
-            .ok()
-            .and_then(|i| i.serial);
         id
+    }
+
+    /// The layers a restore or a pending-journal check can rely on: the
+    /// bottoms (regular files, disks), whose identity outlives the number
+    /// of a loop device attached over them.
+    fn bottoms(&self) -> impl Iterator<Item = &Layer> {
+        self.layers.iter().filter(|l| l.bottom)
+    }
+
+    /// Whether the bytes of `ranges` (journalled from this identity's
+    /// target) are among the bytes of `live` (another target's layers now),
+    /// whatever path either has. An identity without layers (an older
+    /// journal) never matches here.
+    pub fn covers_bytes_of(&self, ranges: &[[u64; 2]], live: &[Layer]) -> bool {
+        self.bottoms().any(|b| {
+            ranges.iter().any(|&[o, l]| {
+                let e = b.extent.sub(o, l);
+                live.iter().any(|x| x.node == b.node && x.extent.overlaps(&e))
+            })
+        })
+    }
+
+    /// Whether `live` shows this identity's bytes at the same offsets: the
+    /// same file or disk under both, from the same byte (a loop device's
+    /// journal restored onto its backing file, or onto another loop device
+    /// over it).
+    pub fn same_offsets(&self, live: &[Layer]) -> bool {
+        self.bottoms().any(|b| {
+            live.iter()
+                .any(|x| x.node == b.node && x.extent.start == b.extent.start)
+        })
     }
 
     /// Take the fingerprint through `reader`, away from the `declared` ranges
@@ -110,14 +146,39 @@ impl Identity {
     /// is the same target.
     pub fn differences(&self, live: &Identity) -> Vec<String> {
         let mut out = Vec::new();
-        if self.size_bytes != live.size_bytes {
+        // The same file or disk at the same offsets is the same bytes under
+        // another name: a loop device over the file, the file itself.
+        let same_bytes = !self.layers.is_empty() && self.same_offsets(&live.layers);
+        let shifted = self
+            .bottoms()
+            .find_map(|b| live.layers.iter().find(|x| x.node == b.node).map(|x| (b, x)));
+        if let (false, Some((b, x))) = (same_bytes, shifted) {
+            out.push(format!(
+                "its bytes start at byte {} of {}, this target's at byte {}: another part of it",
+                b.extent.start,
+                describe(b.node),
+                x.extent.start
+            ));
+        } else if !self.layers.is_empty() && !same_bytes {
+            let was = self.bottoms().map(|l| describe(l.node)).collect::<Vec<_>>().join(", ");
+            let now = live
+                .layers
+                .iter()
+                .filter(|l| l.bottom)
+                .map(|l| describe(l.node))
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push(format!("its bytes were on {was}, now on {now}"));
+        }
+        if self.size_bytes != live.size_bytes && !same_bytes {
             out.push(format!("size {} bytes, now {} bytes", self.size_bytes, live.size_bytes));
         }
-        if !self.kind.is_empty() && !live.kind.is_empty() && self.kind != live.kind {
+        if !self.kind.is_empty() && !live.kind.is_empty() && self.kind != live.kind && !same_bytes {
             out.push(format!("a {}, now a {}", self.kind, live.kind));
         }
         if let Some(f) = self.file
             && live.file != Some(f)
+            && self.layers.is_empty()
         {
             out.push(format!(
                 "backed by {} (inode {}), now by {}",
@@ -160,6 +221,14 @@ impl Identity {
             .filter(|s| s.offset + u64::from(s.len) <= size)
             .flat_map(|s| read_samples(reader, &[s.offset], s.len))
             .collect()
+    }
+}
+
+/// A node in a difference: a disk by number, a file by inode.
+fn describe(n: Node) -> String {
+    match n {
+        Node::Device { major, minor } => format!("block device {major}:{minor}"),
+        Node::File { ino, .. } => format!("the file with inode {ino}"),
     }
 }
 

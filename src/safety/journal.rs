@@ -73,10 +73,43 @@ pub struct Header {
     /// What identifies the target besides its path (checked before restoring).
     pub identity: Identity,
     pub created_unix: u64,
+    /// When it was made, in nanoseconds since 1970 (0 in older journals).
+    #[serde(default)]
+    pub created_ns: u64,
+    /// One more than the highest sequence of the journals in its directory
+    /// when it was made (0 in older journals). Journals covering the same
+    /// bytes restore newest first by ([`Header::order`]), so the oldest
+    /// journal, which holds the true original, is written back last.
+    #[serde(default)]
+    pub sequence: u64,
     pub pid: u32,
     /// `[offset, length]` of each declared range.
     pub ranges: Vec<[u64; 2]>,
     pub total_bytes: u64,
+}
+
+impl Header {
+    /// Which of two journals was made later: by sequence, then by creation
+    /// time (whole seconds in journals older than `created_ns`). Never by
+    /// file name.
+    pub fn order(&self) -> (u64, u64) {
+        let ns = if self.created_ns > 0 {
+            self.created_ns
+        } else {
+            self.created_unix.saturating_mul(1_000_000_000)
+        };
+        (self.sequence, ns)
+    }
+
+    /// The sequence a new journal in `dir` takes: above every journal there.
+    pub fn next_sequence(dir: &Path) -> u64 {
+        list(dir)
+            .into_iter()
+            .filter_map(|(_, h)| h.ok())
+            .map(|h| h.sequence)
+            .max()
+            .map_or(1, |m| m.saturating_add(1))
+    }
 }
 
 fn io(what: &Path, e: std::io::Error) -> SafetyError {
@@ -288,12 +321,17 @@ fn open_regular(path: &Path) -> Result<File, SafetyError> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| io(path, e))?;
+        .map_err(|e| match e.raw_os_error() {
+            // A directory (or a link to one) where the journal was.
+            Some(libc::EISDIR) => SafetyError::NotAJournal {
+                path: path.display().to_string(),
+            },
+            _ => io(path, e),
+        })?;
     let meta = file.metadata().map_err(|e| io(path, e))?;
     if !meta.is_file() {
-        return Err(SafetyError::Journal {
+        return Err(SafetyError::NotAJournal {
             path: path.display().to_string(),
-            why: "not a regular file".into(),
         });
     }
     Ok(file)
@@ -648,6 +686,8 @@ mod tests {
             size_bytes: 64 << 20,
             identity: Identity::default(),
             created_unix: 1,
+            created_ns: 0,
+            sequence: 0,
             pid: 2,
             ranges: ranges.to_vec(),
             total_bytes: ranges.iter().map(|r| r[1]).sum(),

@@ -33,6 +33,8 @@ pub enum SafetyError {
     JournalDir { dir: String, why: String },
     #[error("journal {path}: {why}")]
     Journal { path: String, why: String },
+    #[error("journal {path} is not a regular file (a directory, a device, a FIFO): it is no journal flashlab wrote")]
+    NotAJournal { path: String },
     #[error("journal {path} is corrupted at {region}; nothing was restored")]
     Corrupt { path: String, region: String },
     #[error("journal {path} belongs to {expected}, but the target differs: {found}")]
@@ -96,10 +98,11 @@ pub fn check_journal_dir(dir: &Path, bytes: u64) -> Result<(), SafetyError> {
         .saturating_add(bytes / (CHUNK as u64) * 32)
         .saturating_add(1 << 20);
     if free < need {
+        let (f, n) = (crate::units::Iec(free).to_string(), crate::units::Iec(need).to_string());
+        // Rounded alike ("2 MiB" and "2.00 MiB"), the two would read as enough.
         return Err(refuse(format!(
-            "{} free, the journal needs {}",
-            crate::units::Iec(free),
-            crate::units::Iec(need)
+            "{f} ({free} bytes) free, the journal needs {n} ({need} bytes), {} bytes more",
+            need - free
         )));
     }
     Ok(())

@@ -34,6 +34,7 @@ fn journal_error(e: SafetyError) -> TargetError {
         | SafetyError::PastEnd { .. }
         | SafetyError::JournalDir { .. }
         | SafetyError::Journal { .. }
+        | SafetyError::NotAJournal { .. }
         | SafetyError::Corrupt { .. }
         | SafetyError::IdentityMismatch { .. }
         | SafetyError::VerifyFailed { .. }
@@ -214,6 +215,10 @@ impl Target for PreservingTarget<'_> {
     fn independent_reader(&self) -> Option<Box<dyn Target>> {
         self.inner.independent_reader()
     }
+
+    fn engines_used(&self) -> Vec<crate::seam::real::EngineChoice> {
+        self.inner.engines_used()
+    }
 }
 
 #[cfg(test)]
@@ -259,6 +264,8 @@ mod tests {
             size_bytes: 64 << 20,
             identity: Identity::default(),
             created_unix: 0,
+            created_ns: 0,
+            sequence: 0,
             pid: 0,
             ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
             total_bytes: 3 << 20,

@@ -36,35 +36,79 @@ pub fn pending() -> Option<i32> {
     }
 }
 
+/// When a test hook fires: at the N-th crash point of the run, or at the
+/// k-th time the run passes the point named NAME (`restore batch#1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum At {
+    Step(u64),
+    Named(String, u64),
+}
+
+impl At {
+    fn parse(text: &str) -> Option<At> {
+        match text.rsplit_once('#') {
+            Some((name, k)) => Some(At::Named(name.to_string(), k.parse().ok()?)),
+            None => text.parse().ok().map(At::Step),
+        }
+    }
+
+    fn fires(&self, step: u64, what: &str, seen_here: u64) -> bool {
+        match self {
+            At::Step(n) => *n == step,
+            At::Named(name, k) => name == what && *k == seen_here,
+        }
+    }
+}
+
 /// A test hook for crash-safety tests: with `FLASHLAB_CRASH_AT=N` in the
 /// environment, the process kills itself with SIGKILL at the N-th step (journal
 /// record, journal sync, device write, restore write), as a power cut would stop
-/// it; with `FLASHLAB_SIGINT_AT=N` it sends itself SIGINT there instead, as a
-/// user pressing Ctrl-C at that moment would. Without the variables this costs
-/// one relaxed load.
+/// it; with `FLASHLAB_SIGINT_AT=N` or `FLASHLAB_SIGTERM_AT=N` it sends itself
+/// that signal there instead, as a user pressing Ctrl-C (or a service manager
+/// stopping it) at that moment would. `N` may also be `NAME#k`: the k-th time
+/// the run passes the step named NAME (`restore batch#1`). Without the
+/// variables this costs one load.
 pub fn crash_point(what: &str) {
-    use std::sync::OnceLock;
     use std::sync::atomic::AtomicU64;
-    static AT: OnceLock<(Option<u64>, Option<u64>)> = OnceLock::new();
+    use std::sync::{Mutex, OnceLock};
+    type Hooks = [(Option<At>, i32); 3];
+    static AT: OnceLock<Hooks> = OnceLock::new();
     static STEP: AtomicU64 = AtomicU64::new(0);
-    let step = |var: &str| std::env::var(var).ok().and_then(|v| v.parse().ok());
-    let (kill, int) = *AT.get_or_init(|| (step("FLASHLAB_CRASH_AT"), step("FLASHLAB_SIGINT_AT")));
-    if kill.is_none() && int.is_none() {
+    static SEEN: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
+    let hook = |var: &str| std::env::var(var).ok().and_then(|v| At::parse(&v));
+    let hooks = AT.get_or_init(|| {
+        [
+            (hook("FLASHLAB_CRASH_AT"), libc::SIGKILL),
+            (hook("FLASHLAB_SIGINT_AT"), libc::SIGINT),
+            (hook("FLASHLAB_SIGTERM_AT"), libc::SIGTERM),
+        ]
+    });
+    if hooks.iter().all(|(at, _)| at.is_none()) {
         return;
     }
     let n = STEP.fetch_add(1, Ordering::SeqCst) + 1;
-    if kill == Some(n) {
-        crate::errln!("crash point {n}: {what}");
-        // SAFETY: raising a signal on ourselves has no memory-safety preconditions.
-        unsafe {
-            libc::raise(libc::SIGKILL);
+    let here = {
+        let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+        match seen.iter_mut().find(|(w, _)| w == what) {
+            Some((_, k)) => {
+                *k += 1;
+                *k
+            }
+            None => {
+                seen.push((what.to_string(), 1));
+                1
+            }
         }
-    }
-    if int == Some(n) {
-        crate::errln!("interrupt point {n}: {what}");
-        // SAFETY: as above; the installed handler only stores to an atomic.
-        unsafe {
-            libc::raise(libc::SIGINT);
+    };
+    for (at, sig) in hooks {
+        if at.as_ref().is_some_and(|a| a.fires(n, what, here)) {
+            let kind = if *sig == libc::SIGKILL { "crash" } else { "interrupt" };
+            crate::errln!("{kind} point {n}: {what}");
+            // SAFETY: raising a signal on ourselves has no memory-safety
+            // preconditions; the installed handler only stores to an atomic.
+            unsafe {
+                libc::raise(*sig);
+            }
         }
     }
 }

@@ -90,6 +90,8 @@ pub enum TargetError {
     NotBlockOrFile { path: String },
     #[error("{path}: size is zero")]
     Empty { path: String },
+    #[error("{path} holds {size} bytes, less than one {block}-byte block")]
+    TooSmall { path: String, size: u64, block: u32 },
     #[error("{path} is read-only (write-protected), so a writing test cannot run")]
     WriteProtected { path: String },
     #[error("{path}: device is busy (mounted, held by another device, or opened exclusively)")]
@@ -158,6 +160,13 @@ pub trait Target {
     fn independent_reader(&self) -> Option<Box<dyn Target>> {
         None
     }
+
+    /// The engines that ran this target's batches so far (psync, io_uring),
+    /// so a run can say which it used: a silent fallback is visible. Empty
+    /// for a simulation.
+    fn engines_used(&self) -> Vec<real::EngineChoice> {
+        Vec::new()
+    }
 }
 
 /// A borrowed or boxed target is a target: each method forwards.
@@ -187,6 +196,10 @@ macro_rules! forward_target {
 
             fn independent_reader(&self) -> Option<Box<dyn Target>> {
                 (**self).independent_reader()
+            }
+
+            fn engines_used(&self) -> Vec<real::EngineChoice> {
+                (**self).engines_used()
             }
         }
     )*};

@@ -34,7 +34,7 @@ fn check(v: &serde_json::Value, want_tests: usize) {
 #[test]
 fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
     if let Some(why) = cannot_use_loop_devices() {
-        eprintln!("skipped: {why}");
+        crate::support::skip(&why);
         return;
     }
     let dir = tempfile::tempdir().unwrap();

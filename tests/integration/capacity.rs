@@ -15,7 +15,7 @@ fn capacity_of(v: &serde_json::Value) -> &serde_json::Value {
 #[test]
 fn a_loop_device_and_its_file_are_genuine_and_unchanged_with_each_engine() {
     if let Some(why) = cannot_use_loop_devices() {
-        eprintln!("skipped: {why}");
+        crate::support::skip(&why);
         return;
     }
     let dir = tempfile::tempdir().unwrap();

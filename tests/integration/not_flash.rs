@@ -82,13 +82,13 @@ impl Drop for Zram {
 #[test]
 fn a_zram_device_claims_no_flash_geometry() {
     if let Some(why) = cannot_use_loop_devices() {
-        eprintln!("skipped: {why}");
+        crate::support::skip(&why);
         return;
     }
     let z = match Zram::add() {
         Ok(z) => z,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            crate::support::skip(&why);
             return;
         }
     };
@@ -121,7 +121,7 @@ fn files_and_loop_devices_claim_no_flash_geometry() {
     }
     let loops = cannot_use_loop_devices();
     if let Some(why) = &loops {
-        eprintln!("loop-device kinds skipped: {why}");
+        crate::support::skip(&format!("the loop-device kinds: {why}"));
     }
     let jdir = tempfile::tempdir().unwrap();
     let j = jdir.path().to_str().unwrap();

@@ -69,15 +69,31 @@ pub fn cannot_use_loop_devices() -> Option<String> {
     None
 }
 
-/// Skip (with the reason printed) unless loop devices are usable. On CI they
-/// must be: CI=true turns a skip into a failure.
+/// Say that the running test is skipped, and why, where the test output
+/// shows it: written to the process's stderr directly (libtest captures
+/// `eprintln!` of a passing test, not this), and counted. Under CI=true a
+/// skip fails the test instead: CI has root, loop devices, io_uring,
+/// /dev/fuse, zram and every tool `.ci/run` installs.
+pub fn skip(why: &str) {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static SKIPPED: AtomicUsize = AtomicUsize::new(0);
+    let name = std::thread::current().name().unwrap_or("?").to_string();
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI must run {name}, but: {why}");
+    }
+    let n = SKIPPED.fetch_add(1, Ordering::SeqCst) + 1;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED (skip {n} of this run): {name}: {why}"
+    );
+}
+
+/// Skip (visibly, see [`skip`]) unless loop devices are usable.
 macro_rules! require_loop_devices {
     () => {
         if let Some(why) = crate::support::cannot_use_loop_devices() {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("CI must run loop-device tests, but: {why}");
-            }
-            eprintln!("skipped: {why}");
+            crate::support::skip(&why);
             return;
         }
     };

@@ -19,10 +19,8 @@ fn probe(t: &mut dyn Target, o: &Options, au: u64, buf: &mut AlignedBuf) -> Resu
 }
 
 fn timed(t: &mut dyn Target, o: &Options, at: Vec<u64>, buf: &mut AlignedBuf) -> Result<(f64, f64), MeasureError> {
-    let reqs: Vec<Request> = at
-        .into_iter()
-        .map(|off| Request::write(off, o.chunk as u32, 0))
-        .collect();
+    let len = crate::measure::request_len(o.chunk, "--chunk")?;
+    let reqs: Vec<Request> = at.into_iter().map(|off| Request::write(off, len, 0)).collect();
     let done = run_all(t, &reqs, 1, buf)?;
     let lat: Vec<f64> = done.iter().map(|c| c.duration_ns as f64).collect();
     let se = 1.2533 * crate::measure::robust_sigma(&lat) / (lat.len().max(1) as f64).sqrt();
@@ -31,7 +29,7 @@ fn timed(t: &mut dyn Target, o: &Options, at: Vec<u64>, buf: &mut AlignedBuf) ->
 
 /// The latency method (module documentation).
 pub(super) fn latency(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
-    let mut buf = crate::measure::test_data(o.chunk as usize);
+    let mut buf = crate::measure::test_data(o.chunk)?;
     // Two passes, the reference measured in each: a FAT area is claimed only
     // where both put it (a pause or an outlier in one pass moves nothing).
     let mut passes = Vec::new();

@@ -47,11 +47,18 @@ pub struct RealTarget {
     /// False when the filesystem refused O_DIRECT (tmpfs before Linux 6.6) and the
     /// file is read through the page cache; timings then measure memory.
     pub direct: bool,
+    /// Bytes at the end of a file past its last whole logical block: not
+    /// part of the target (O_DIRECT cannot reach them), never read or written.
+    pub tail_bytes: u64,
     engine: EngineChoice,
     /// The engine that ran the last batch (Psync or IoUring), for reports and tests.
     pub last_engine: Option<EngineChoice>,
     uring: Option<uring::Uring>,
     device_ns: u64,
+    /// See [`RealTarget::inject_submit_failure`].
+    inject_submit_failure: Option<u32>,
+    /// Every engine that ran a batch, in first use order.
+    engines_used: Vec<EngineChoice>,
 }
 
 static URING_FALLBACK_SAID: AtomicBool = AtomicBool::new(false);
@@ -73,9 +80,20 @@ impl RealTarget {
             return Err(TargetError::WriteProtected { path: p });
         }
         let (file, direct) = open_file(path, &p, kind, opts)?;
-        let (size, logical, physical) = geometry(&file, kind, &meta).map_err(|e| open_error(&p, e))?;
-        if size == 0 {
+        let (whole, logical, physical) = geometry(&file, kind, &meta).map_err(|e| open_error(&p, e))?;
+        // A file need not end on a block; O_DIRECT reaches whole blocks only,
+        // so the partial block at its end is left out (and said so).
+        let tail_bytes = whole % u64::from(logical.max(1));
+        let size = whole - tail_bytes;
+        if whole == 0 {
             return Err(TargetError::Empty { path: p });
+        }
+        if size == 0 {
+            return Err(TargetError::TooSmall {
+                path: p,
+                size: whole,
+                block: logical,
+            });
         }
         Ok(RealTarget {
             file,
@@ -89,11 +107,28 @@ impl RealTarget {
             },
             writable: opts.write,
             direct,
+            tail_bytes,
             engine: opts.engine,
             last_engine: None,
             uring: None,
             device_ns: 0,
+            inject_submit_failure: None,
+            engines_used: Vec::new(),
         })
+    }
+
+    /// For the conformance tests: the next io_uring batch fails its
+    /// submission after `after` successful ones, as a kernel refusing a
+    /// request would, leaving the request it was submitting queued.
+    fn note_engine(&mut self, e: EngineChoice) {
+        if !self.engines_used.contains(&e) {
+            self.engines_used.push(e);
+        }
+    }
+
+    #[doc(hidden)]
+    pub fn inject_submit_failure(&mut self, after: u32) {
+        self.inject_submit_failure = Some(after);
     }
 
     fn use_uring(&mut self, queue_depth: usize) -> bool {
@@ -139,10 +174,19 @@ impl Target for RealTarget {
         let started = std::time::Instant::now();
         let result = if self.use_uring(queue_depth) {
             self.last_engine = Some(EngineChoice::IoUring);
+            self.note_engine(EngineChoice::IoUring);
             let uring = self.uring.as_mut().expect("set by use_uring");
-            uring.run(requests, queue_depth, buf)
+            uring.fail_submit_after = self.inject_submit_failure.take();
+            let r = uring.run(requests, queue_depth, buf);
+            // Entries that never left a failed batch's queue point into
+            // `buf`: the ring goes, and they with it, before anything else.
+            if uring.poisoned {
+                self.uring = None;
+            }
+            r
         } else {
             self.last_engine = Some(EngineChoice::Psync);
+            self.note_engine(EngineChoice::Psync);
             psync::run(&self.file, requests, buf)
         };
         self.device_ns += started.elapsed().as_nanos() as u64;
@@ -177,6 +221,10 @@ impl Target for RealTarget {
             .ok()
             .filter(|r| r.desc.size_bytes == self.desc.size_bytes)
             .map(|r| Box::new(r) as Box<dyn Target>)
+    }
+
+    fn engines_used(&self) -> Vec<EngineChoice> {
+        self.engines_used.clone()
     }
 }
 

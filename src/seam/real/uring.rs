@@ -22,7 +22,18 @@ use crate::seam::{AlignedBuf, Completion, Op, Request, TargetError};
 pub struct Uring {
     ring: IoUring,
     entries: usize,
+    /// A batch failed with entries still in the submission queue, which were
+    /// never handed to the kernel and point into a buffer the caller may now
+    /// free: this ring must never enter the kernel again. The owner drops it
+    /// (the queue goes with it) and makes a new one.
+    pub poisoned: bool,
+    /// For the conformance tests: fail the submission after this many more
+    /// succeed, as a kernel refusing one would.
+    pub(super) fail_submit_after: Option<u32>,
 }
+
+/// `IORING_ENTER_GETEVENTS` of `<linux/io_uring.h>`: wait for completions.
+const IORING_ENTER_GETEVENTS: u32 = 1;
 
 impl Uring {
     pub fn new(file: &File, queue_depth: usize) -> io::Result<Self> {
@@ -39,7 +50,12 @@ impl Uring {
             .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries as u32))
             .or_else(|_| IoUring::new(entries as u32))?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
-        Ok(Uring { ring, entries })
+        Ok(Uring {
+            ring,
+            entries,
+            poisoned: false,
+            fail_submit_after: None,
+        })
     }
 
     pub fn entries(&self) -> usize {
@@ -64,6 +80,12 @@ impl Uring {
     /// Submit what is queued without waiting, retrying an interrupted call;
     /// a full completion queue is left for the next wait to drain.
     fn submit(&mut self) -> io::Result<()> {
+        if let Some(n) = self.fail_submit_after.as_mut() {
+            if *n == 0 {
+                return Err(io::Error::other("injected submission failure"));
+            }
+            *n -= 1;
+        }
         loop {
             match self.ring.submit() {
                 Ok(_) => return Ok(()),
@@ -74,18 +96,47 @@ impl Uring {
         }
     }
 
-    /// Wait until none of this batch's requests is left in the kernel, so the
-    /// caller's buffer is no longer referenced when `run` returns. If even
-    /// that fails the kernel may still write into memory the caller is about
-    /// to free, and the only safe thing left is to stop the process (a pending
-    /// journal then restores the data).
-    fn drain(&mut self, mut in_flight: usize) {
-        while in_flight > 0 {
-            if let Err(e) = self.submit_and_wait() {
-                crate::errln!("fatal: io_uring cannot reap {in_flight} request(s) still in flight: {e}");
-                std::process::abort();
+    /// After a failure, make sure nothing of this batch (`pushed` entries
+    /// not yet completed) is left to touch the caller's buffer once `run`
+    /// returns. Entries the kernel has taken are waited for; entries still
+    /// in the submission queue never reached it, and the ring is poisoned so
+    /// that they never will (its owner drops it, queue and all). If even the
+    /// wait fails, the kernel may still write into memory the caller is
+    /// about to free, and the only safe thing left is to stop the process (a
+    /// pending journal then restores the data).
+    fn quiesce(&mut self, pushed: usize) {
+        let queued = {
+            let mut sq = self.ring.submission();
+            sq.sync();
+            sq.len()
+        };
+        let mut in_kernel = pushed.saturating_sub(queued);
+        while in_kernel > 0 {
+            // SAFETY: to_submit is 0, so no queued entry is handed to the
+            // kernel (they point into a buffer that is about to be freed);
+            // the call only waits for completions of entries the kernel
+            // already holds. No argument struct is passed.
+            let waited = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(0, 1, IORING_ENTER_GETEVENTS, None)
+            };
+            match waited {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                    ) => {}
+                Err(e) => {
+                    crate::errln!("fatal: io_uring cannot reap {in_kernel} request(s) still in flight: {e}");
+                    std::process::abort();
+                }
             }
-            in_flight -= self.ring.completion().count();
+            in_kernel = in_kernel.saturating_sub(self.ring.completion().count());
+        }
+        if queued > 0 {
+            self.poisoned = true;
         }
     }
 
@@ -120,13 +171,17 @@ impl Uring {
                 .user_data(next as u64);
                 // SAFETY: the entry points into `buf`, which this function
                 // borrows mutably until it returns, and it never returns (not
-                // even with an error) while an entry is still in the kernel:
-                // every path out either reaped all completions or went
-                // through `drain`. Fixed(0) is the target's file, registered
-                // for the life of the ring. The queue never holds more than
-                // `entries` entries (depth <= entries), so push cannot fail.
+                // even with an error) while an entry is in the kernel or can
+                // still reach it: every path out either reaped all
+                // completions or went through `quiesce`, which waits for the
+                // entries the kernel took and poisons the ring when some
+                // never left the submission queue (the owner then drops the
+                // ring before any other call, and the entries with it).
+                // Fixed(0) is the target's file, registered for the life of
+                // the ring. The queue never holds more than `entries` entries
+                // (depth <= entries), so push cannot fail.
                 if unsafe { self.ring.submission().push(&entry) }.is_err() {
-                    self.drain(in_flight);
+                    self.quiesce(in_flight);
                     return Err(TargetError::Io {
                         op: "io_uring",
                         offset: r.offset,
@@ -143,7 +198,7 @@ impl Uring {
                 if depth > 1 {
                     started[next - 1] = Some(Instant::now());
                     if let Err(source) = self.submit() {
-                        self.drain(in_flight - 1);
+                        self.quiesce(in_flight);
                         return Err(TargetError::Io {
                             op: "io_uring",
                             offset: r.offset,
@@ -157,7 +212,7 @@ impl Uring {
                 *s = Some(now);
             }
             if let Err(source) = self.submit_and_wait() {
-                self.drain(in_flight);
+                self.quiesce(in_flight);
                 return Err(TargetError::Io {
                     op: "io_uring",
                     offset: requests[first_new.min(requests.len() - 1)].offset,

@@ -241,11 +241,9 @@ fn unwritable_output_ends_the_run_after_the_restore_without_a_panic() {
         }
         let status = c.status().unwrap();
         let code = status.code();
-        assert_eq!(
-            code,
-            Some(if out { 1 } else { 0 }),
-            "stdout full {out}, stderr full {err}"
-        );
+        // Output that cannot be written fails the run (exit 1), stderr as
+        // much as stdout, once the data is back.
+        assert_eq!(code, Some(1), "stdout full {out}, stderr full {err}");
         if let Some(p) = stderr_file {
             let text = std::fs::read_to_string(p).unwrap();
             assert!(!text.contains("panicked"), "{text}");
