@@ -188,19 +188,23 @@ fn disclaim(r: &mut AlignResult, why: &str) {
     }
 }
 
+/// The smallest target align measures: below 1 MiB the boundaries it could
+/// compare (1 KiB to half the target) cannot tell a flash page from an erase
+/// block, whose sizes start at 2 KiB and 512 KiB (the SD Physical Layer
+/// spec's smallest AU).
+pub const MIN_TARGET: u64 = 1 << 20;
+
 pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResult, MeasureError> {
     let d = t.description().clone();
     let block = block_size(d.logical_block_size);
     let cands = candidates(block, d.size_bytes);
-    if cands.len() < 2 {
+    if d.size_bytes < MIN_TARGET || cands.len() < 2 {
         return Err(MeasureError::Bad {
             why: format!(
-                "the target ({} bytes) is too small for align: it needs at least {} bytes to compare two \
-                 boundaries",
-                d.size_bytes,
-                3 * block
+                "the target ({} bytes) is too small for align: it needs at least {MIN_TARGET} bytes",
+                d.size_bytes
             ),
-            fix: "align needs a target of a few MiB to say anything about flash".into(),
+            fix: "align reads across boundaries from 1 KiB to the erase block; give a target of a few MiB".into(),
         });
     }
     let mut samples: Vec<Samples> = cands

@@ -156,18 +156,21 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     let j = Journal::open(path)?;
     let target_path = onto.map_or_else(|| PathBuf::from(&j.header.target), Path::to_path_buf);
     let shown = target_path.display().to_string();
-    // A loop device detached since the crash: its backing file still holds
-    // the bytes, at the same offsets when the loop started at byte 0.
+    // A loop device detached (or attached to another file) since the crash:
+    // its backing file still holds the bytes, at the same offsets when the
+    // loop started at byte 0.
     if onto.is_none()
-        && std::fs::symlink_metadata(&target_path).is_err()
+        && !force
+        && !j.header.identity.layers.is_empty()
+        && !j.header.identity.same_offsets(&Identity::of(&target_path, 0).layers)
         && let Some(file) = &j.header.identity.backing_file
     {
         return Err(CliError::usage(format!(
-            "journal {} was made on {shown}, which is gone; its bytes rest on {file}",
+            "journal {} was made on {shown}, which no longer shows its bytes; they rest on {file}",
             path.display()
         ))
         .hint(format!(
-            "restore onto the file: `flashlab restore {file}{}`",
+            "restore onto the file: `flashlab restore {file}{}` (--force would write {shown} instead)",
             path.parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .map(|d| format!(" --journal-dir {}", d.display()))

@@ -231,7 +231,18 @@ pub fn pending_journal(path: &Path, consent: &Consent) -> Option<(std::path::Pat
         .flat_map(|d| safety::journal::list(d))
         .find_map(|(j, header)| {
             let h = header.ok()?;
-            (belongs_to(&h, path, &live) && !safety::journal::is_live(&j)).then_some((j, h.total_bytes))
+            if !belongs_to(&h, path, &live) || safety::journal::is_live(&j) {
+                return None;
+            }
+            // What it holds: a run journals a range just before writing it,
+            // so an empty journal (a crash before the first write) holds
+            // nothing of the target and nothing of it was written. One that
+            // cannot be read is pending: restore says what is wrong with it.
+            match safety::journal::Journal::open(&j) {
+                Ok(opened) if opened.bytes() == 0 => None,
+                Ok(opened) => Some((j, opened.bytes())),
+                Err(_) => Some((j, h.total_bytes)),
+            }
         })
 }
 

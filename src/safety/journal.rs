@@ -165,6 +165,9 @@ fn record_head(seq: u32, offset: u64, data: &[u8]) -> [u8; HEAD] {
 /// `flashlab restore` can tell a live journal from one left by a crash.
 pub struct Writer {
     file: File,
+    /// The journal's directory, held open from the start so that deleting
+    /// the journal (and syncing that) needs no new descriptor.
+    dir_file: File,
     pub path: PathBuf,
     /// Where slot A starts.
     slots_at: u64,
@@ -184,16 +187,37 @@ impl Writer {
             .trim_start_matches('/')
             .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
         let path = dir.join(format!("{name}-{}-{}.{EXTENSION}", header.created_unix, header.pid));
-        let mut file = OpenOptions::new()
+        // A header that a restore would refuse to read is refused here,
+        // before the journal exists and anything is written.
+        let size = serde_json::to_vec(header).map_or(usize::MAX, |j| j.len());
+        if size > MAX_HEADER as usize {
+            return Err(SafetyError::Journal {
+                path: path.display().to_string(),
+                why: format!("its header ({size} bytes: too many declared ranges) passes the {MAX_HEADER}-byte limit"),
+            });
+        }
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| io(&path, e))?;
+        // Until its header is durable the file holds nothing of the target:
+        // a failure removes it, so it is not mistaken for a pending journal.
+        let made = Self::start(file, &path, dir, header);
+        if made.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        made
+    }
+
+    fn start(mut file: File, path: &Path, dir: &Path, header: &Header) -> Result<Writer, SafetyError> {
+        let path = path.to_path_buf();
         rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| io(&path, e.into()))?;
         let json = serde_json::to_vec(header).expect("header serialises");
         let mut bytes = MAGIC.to_vec();
+        // At most MAX_HEADER (checked in `create`).
         let len = (json.len() as u32).to_le_bytes();
         bytes.extend_from_slice(&len);
         bytes.extend_from_slice(&json);
@@ -207,9 +231,11 @@ impl Writer {
         file.write_all(&bytes)
             .and_then(|_| file.sync_all())
             .map_err(|e| io(&path, e))?;
-        sync_dir(dir)?;
+        let dir_file = File::open(dir).map_err(|e| io(dir, e))?;
+        dir_file.sync_all().map_err(|e| io(dir, e))?;
         Ok(Writer {
             file,
+            dir_file,
             path,
             slots_at,
             end: bytes.len() as u64,
@@ -304,6 +330,12 @@ struct Record {
 #[derive(Debug)]
 pub struct Journal {
     pub path: PathBuf,
+    /// The journal, open: restore reads through it, so putting data back
+    /// needs no new descriptor (a run at its descriptor limit can restore).
+    /// Where it came from a [`Writer`], its lock is held until this drops.
+    file: File,
+    /// Its directory, when a writer held it open (see [`Writer`]).
+    dir_file: Option<File>,
     pub header: Header,
     records: Vec<Record>,
     /// Records both commit slots vouch for.
@@ -404,9 +436,22 @@ impl Journal {
     /// Open and verify every record (see the module documentation for the
     /// rules); damage is refused naming the region.
     pub fn open(path: &Path) -> Result<Journal, SafetyError> {
-        let file = open_regular(path)?;
+        Journal::read(path, open_regular(path)?)
+    }
+
+    /// The journal a [`Writer`] has written, read back through the writer's
+    /// own descriptor (and lock).
+    pub fn from_writer(w: Writer) -> Result<Journal, SafetyError> {
+        let mut j = Journal::read(&w.path, w.file)?;
+        j.dir_file = Some(w.dir_file);
+        Ok(j)
+    }
+
+    fn read(path: &Path, file: File) -> Result<Journal, SafetyError> {
         let file_len = file.metadata().map_err(|e| io(path, e))?.len();
-        let mut r = std::io::BufReader::with_capacity(CHUNK, file);
+        // A writer's descriptor stands at the end of what it wrote.
+        (&file).seek(SeekFrom::Start(0)).map_err(|e| io(path, e))?;
+        let mut r = std::io::BufReader::with_capacity(CHUNK, &file);
         let (header, slots_at) = read_header(path, &mut r)?;
         let mut slots = [0u8; 2 * HEAD];
         r.read_exact(&mut slots)
@@ -528,8 +573,11 @@ impl Journal {
                 format!("records for bytes {}.. and {}.. overlap: duplicated", w[0].0, w[1].0),
             ));
         }
+        drop(r);
         Ok(Journal {
             path: path.to_path_buf(),
+            file,
+            dir_file: None,
             header,
             records,
             committed,
@@ -552,7 +600,7 @@ impl Journal {
         mut verifier: Option<&mut dyn Target>,
     ) -> Result<Restored, SafetyError> {
         use std::sync::mpsc::sync_channel;
-        let file = open_regular(&self.path)?;
+        let file = &self.file;
         let records = &self.records;
         let batch_len = records.len().clamp(1, RESTORE_BATCH);
         let (full_tx, full_rx) = sync_channel::<Result<(AlignedBuf, Vec<Request>), SafetyError>>(1);
@@ -628,8 +676,10 @@ impl Journal {
     pub fn delete(self) -> Result<(), SafetyError> {
         crash_point("journal delete");
         std::fs::remove_file(&self.path).map_err(|e| io(&self.path, e))?;
-        if let Some(dir) = self.path.parent() {
-            sync_dir(dir)?;
+        match (&self.dir_file, self.path.parent()) {
+            (Some(d), Some(dir)) => d.sync_all().map_err(|e| io(dir, e))?,
+            (None, Some(dir)) => sync_dir(dir)?,
+            (_, None) => {}
         }
         Ok(())
     }

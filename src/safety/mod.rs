@@ -97,15 +97,35 @@ pub fn check_journal_dir(dir: &Path, bytes: u64) -> Result<(), SafetyError> {
     let need = bytes
         .saturating_add(bytes / (CHUNK as u64) * 32)
         .saturating_add(1 << 20);
-    if free < need {
-        let (f, n) = (crate::units::Iec(free).to_string(), crate::units::Iec(need).to_string());
-        // Rounded alike ("2 MiB" and "2.00 MiB"), the two would read as enough.
-        return Err(refuse(format!(
-            "{f} ({free} bytes) free, the journal needs {n} ({need} bytes), {} bytes more",
-            need - free
-        )));
+    match too_little_space(free, need) {
+        Some(why) => Err(refuse(why)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Why `free` bytes cannot hold a journal of `need` bytes, in exact bytes
+/// too: rounded alike ("2 MiB free, the journal needs 2.00 MiB") the two
+/// read as enough.
+fn too_little_space(free: u64, need: u64) -> Option<String> {
+    (free < need).then(|| {
+        format!(
+            "{} ({free} bytes) free, the journal needs {} ({need} bytes), {} bytes more",
+            crate::units::Iec(free),
+            crate::units::Iec(need),
+            need - free
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_shortfall_hidden_by_rounding_is_said_in_bytes() {
+        let why = super::too_little_space(2 << 20, (2 << 20) + 32).unwrap();
+        assert!(why.contains("2097152 bytes") && why.contains("2097184 bytes"), "{why}");
+        assert!(why.ends_with("32 bytes more"), "{why}");
+        assert_eq!(super::too_little_space(2 << 20, 2 << 20), None);
+    }
 }
 
 /// What a preserving session promised and did.

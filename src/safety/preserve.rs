@@ -135,16 +135,17 @@ impl<'a> PreservingTarget<'a> {
             restore_write_bytes_per_sec: None,
         };
         self.inner.sync()?;
-        // The writer (and its lock) stays alive until the journal is gone.
-        if let Some(w) = &self.journal {
-            let j = Journal::open(&w.path)?;
+        // The journal is read back through the writer's own descriptor, so
+        // its lock stays held until the journal is gone, and a run at its
+        // descriptor limit still restores.
+        if let Some(w) = self.journal.take() {
+            let j = Journal::from_writer(w)?;
             let reader = self.reader.as_mut().map(|r| r.as_mut() as &mut dyn Target);
             let done = j.restore(self.inner.as_mut(), reader)?;
             out.bytes_restored = done.bytes;
             out.restore_bytes_per_sec = done.bytes_per_sec();
             out.restore_write_bytes_per_sec = done.write_bytes_per_sec();
             j.delete()?;
-            self.journal = None;
         }
         Ok(out)
     }

@@ -116,13 +116,32 @@ fn open_au_with_io_uring_on_a_file_gives_back_every_byte() {
     let f = random_file(dir.path(), "big.img", 128 << 20, 14);
     let before = sha(&f);
     let out = flashlab()
-        .args(["open-au", f.to_str().unwrap(), "--engine", "io_uring", "--write"])
+        .args([
+            "open-au",
+            f.to_str().unwrap(),
+            "--engine",
+            "io_uring",
+            "--write",
+            "--json",
+        ])
         .args(["--erase-size", "1M", "--max", "4", "--linear", "--journal-dir"])
         .arg(dir.path().join("j"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ran_io_uring_and_wrote(&out.stdout);
     assert_eq!(sha(&f), before);
+}
+
+/// The run really wrote, and through io_uring (no silent fallback to psync).
+fn assert_ran_io_uring_and_wrote(stdout: &[u8]) {
+    let v: serde_json::Value = serde_json::from_slice(stdout).unwrap();
+    let w = &v["writes"][0];
+    assert_eq!(w["test"], "open_au", "{v}");
+    assert_eq!(w["engines"], serde_json::json!(["io_uring"]), "{v}");
+    assert!(w["bytes_written"].as_u64().unwrap() >= 4 << 20, "{v}");
+    assert!(w["ranges_touched"].as_u64().unwrap() >= 1, "{v}");
+    assert!(w["bytes_restored"].as_u64().unwrap() >= 4 << 20, "{v}");
 }
 
 #[test]
@@ -133,12 +152,13 @@ fn open_au_with_io_uring_on_a_loop_device_gives_back_every_byte() {
     let dev = LoopDevice::attach(&f, None);
     let before = sha(&dev.path);
     let out = flashlab()
-        .args(["open-au", dev.as_str(), "--engine", "io_uring", "--write"])
+        .args(["open-au", dev.as_str(), "--engine", "io_uring", "--write", "--json"])
         .args(["--erase-size", "4M", "--max", "4", "--linear", "--journal-dir"])
         .arg(dir.path().join("j"))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ran_io_uring_and_wrote(&out.stdout);
     assert_eq!(sha(&dev.path), before);
 }
 

@@ -8,6 +8,8 @@ mod aliases;
 mod consent;
 mod crash;
 mod damage;
+mod edges;
+mod identity;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
