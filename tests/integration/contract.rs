@@ -42,9 +42,15 @@ fn keys_file(name: &str) -> PathBuf {
 /// The union of the key paths of each run's document, checked against the
 /// recorded file.
 fn check(name: &str, runs: &[Vec<&str>]) {
+    let docs: Vec<serde_json::Value> = runs.iter().map(|args| json(args)).collect();
+    check_docs(name, &docs);
+}
+
+/// The same for documents already run (failures, runs needing a store).
+fn check_docs(name: &str, docs: &[serde_json::Value]) {
     let mut got = BTreeSet::new();
-    for args in runs {
-        paths(&json(args), "", &mut got);
+    for d in docs {
+        paths(d, "", &mut got);
     }
     let file = keys_file(name);
     if std::env::var_os("FLASHLAB_BLESS_JSON_KEYS").is_some() {
@@ -99,6 +105,120 @@ fn each_test_command_keeps_every_key() {
         ],
     );
     check("fat", &[vec!["fat", "sim:demo"], vec!["fat", "sim:kingston-sa04g"]]);
+    check("au", &[vec!["au", "sim:demo"], vec!["au", "sim:kingston-sa04g"]]);
+    check("page", &[vec!["page", "sim:demo"], vec!["page", "sim:kingston-sa04g"]]);
+    check(
+        "bench",
+        &[
+            vec!["bench", "sim:demo"],
+            vec![
+                "bench", "sim:demo", "--rw", "randrw", "--bs", "4k,64k", "--qd", "1,4", "--size", "1M",
+            ],
+            vec!["bench", file, "--write", "--rw", "randwrite", "--size", "1M"],
+        ],
+    );
+    check(
+        "capacity",
+        &[
+            vec!["capacity", "sim:demo"],
+            vec!["capacity", "sim:demo,capacity=1G,real_capacity=200M,fake_mode=wrap"],
+            vec![
+                "capacity",
+                "sim:demo,capacity=1G,real_capacity=200M,fake_mode=drop-zeros",
+            ],
+            vec!["capacity", "sim:demo,capacity=1G,bad_ranges=512M+1M"],
+            vec!["capacity", file, "--write", "--push", "4M"],
+        ],
+    );
+    check(
+        "probe-file",
+        &[
+            vec!["probe", file],
+            vec!["probe", file, "--write", "--erase-size", "1M"],
+        ],
+    );
+}
+
+/// A failing command's one document: `error` beside what completed.
+fn failure(args: &[&str]) -> serde_json::Value {
+    let out = crate::support::flashlab().args(args).arg("--json").output().unwrap();
+    assert!(!out.status.success(), "{args:?} was to fail");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+#[test]
+fn error_documents_keep_every_key() {
+    check_docs(
+        "error",
+        &[
+            failure(&["align", "/nonexistent/device"]),
+            failure(&["bench", "sim:demo", "--bs", "3"]),
+            failure(&["probe", "--no-such-flag"]),
+            failure(&["open-au", "sim:demo", "--erase-size", "5000"]),
+        ],
+    );
+}
+
+#[test]
+fn results_report_and_restore_keep_every_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.sqlite");
+    let db = db.to_str().unwrap();
+    let run = |args: &[&str]| -> serde_json::Value {
+        let mut a = args.to_vec();
+        a.extend(["--db", db]);
+        json(&a)
+    };
+    run(&["probe", "sim:demo"]);
+    run(&["probe", "sim:kingston-sa04g"]);
+    check_docs("results-list", &[run(&["results", "list"])]);
+    check_docs("results-show", &[run(&["results", "show", "1"])]);
+    check_docs("results-compare", &[run(&["results", "compare", "1", "2"])]);
+    let exported = dir.path().join("run.json");
+    let out = crate::support::flashlab()
+        .args(["results", "export", "1", "--db", db])
+        .output()
+        .unwrap();
+    std::fs::write(&exported, out.stdout).unwrap();
+    check_docs(
+        "results-import",
+        &[run(&["results", "import", exported.to_str().unwrap()])],
+    );
+    let html = dir.path().join("r.html");
+    check_docs("report", &[run(&["report", "1", "2", "-o", html.to_str().unwrap()])]);
+    // restore of a crashed run, and the pattern run itself.
+    let f = crate::support::random_file(dir.path(), "t.img", 16 << 20, 6);
+    let jdir = dir.path().join("j");
+    let (f, jdir_s) = (f.to_str().unwrap(), jdir.to_str().unwrap());
+    check_docs(
+        "debug-write-pattern",
+        &[json(&[
+            "debug",
+            "write-pattern",
+            f,
+            "--range",
+            "1M+1M",
+            "--write",
+            "--journal-dir",
+            jdir_s,
+        ])],
+    );
+    let out = crate::support::flashlab()
+        .args([
+            "debug",
+            "write-pattern",
+            f,
+            "--range",
+            "1M+1M",
+            "--write",
+            "--journal-dir",
+            jdir_s,
+        ])
+        .env("FLASHLAB_CRASH_AT", "4")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed");
+    check_docs("restore", &[json(&["restore", f, "--journal-dir", jdir_s])]);
 }
 
 #[test]
