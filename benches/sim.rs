@@ -3,8 +3,8 @@
 //! in under 2 s. Run with `cargo bench --bench sim`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use flashlab::seam::{AlignedBuf, Request, Target};
 use flashlab::sim::{SimTarget, params_from_spec};
+use flashlab::target::{AlignedBuf, Request, Target};
 
 fn card(overrides: &[(&str, &str)]) -> SimTarget {
     let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

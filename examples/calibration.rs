@@ -6,9 +6,9 @@
 //! Prints each wrong card's spec (to rerun it with `flashlab probe SPEC`),
 //! then exact rates and accuracy per confidence bucket.
 
-use flashlab::measure::score::Score;
-use flashlab::run::{jobs, runner::Runner};
+use flashlab::measure::confidence::Score;
 use flashlab::sim::generate;
+use flashlab::{command as jobs, runner::Runner};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -18,7 +18,7 @@ fn main() {
     let work: Vec<_> = (0..cards).map(|_| generate::card(&mut rng)).collect();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let chunk = cards.div_ceil(threads).max(1);
-    let results: Vec<Vec<(String, flashlab::run::document::RunDocument, generate::Truth)>> = std::thread::scope(|s| {
+    let results: Vec<Vec<(String, flashlab::document::RunDocument, generate::Truth)>> = std::thread::scope(|s| {
         let handles: Vec<_> = work
             .chunks(chunk)
             .map(|part| {

@@ -4,11 +4,11 @@
 //! chunk size from 4 MiB down to 16 KiB, each to the end.
 //! Run with `cargo run --release --example flashbench_cost`.
 
-use flashlab::patterns::chunk_sizes;
-use flashlab::seam::Target;
+use flashlab::random::chunk_sizes;
 use flashlab::sim::SimTarget;
 use flashlab::sim::profiles::build;
 use flashlab::sim::reproduce::flashbench::open_au;
+use flashlab::target::Target;
 
 fn main() {
     let mut total = 0.0;

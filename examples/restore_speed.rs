@@ -11,9 +11,9 @@ use flashlab::safety::PreservingTarget;
 use flashlab::safety::identity::Identity;
 use flashlab::safety::journal::{CHUNK, Header};
 use flashlab::safety::ranges::Range;
-use flashlab::seam::{AlignedBuf, Request, Target};
 use flashlab::sim::SimTarget;
 use flashlab::sim::profiles::{PROFILES, build};
+use flashlab::target::{AlignedBuf, Request, Target};
 
 const MIB: u64 = 1 << 20;
 

@@ -2,8 +2,8 @@
 //! stays under 64 MiB of resident memory, and memory follows distinct data, not
 //! capacity or repeated patterns. Run with `cargo run --release --example sim_memory`.
 
-use flashlab::seam::{AlignedBuf, Request, Target};
 use flashlab::sim::{SimTarget, params_from_spec};
+use flashlab::target::{AlignedBuf, Request, Target};
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -25,7 +25,7 @@ pub struct CliError {
     pub hint: Option<String>,
     /// What the run completed before it stopped, still to be printed (an
     /// interrupted run's report).
-    pub partial: Option<Box<crate::run::document::RunDocument>>,
+    pub partial: Option<Box<crate::document::RunDocument>>,
 }
 
 impl CliError {
@@ -54,7 +54,7 @@ impl CliError {
         self
     }
 
-    pub fn with_document(mut self, doc: crate::run::document::RunDocument) -> Self {
+    pub fn with_document(mut self, doc: crate::document::RunDocument) -> Self {
         self.partial = Some(Box::new(doc));
         self
     }
@@ -80,7 +80,7 @@ pub type CliResult<T> = Result<T, CliError>;
 
 use crate::measure::MeasureError;
 use crate::safety::SafetyError;
-use crate::seam::TargetError;
+use crate::target::TargetError;
 
 /// Exit 130 for Ctrl-C, 143 for SIGTERM, once the data is back.
 pub fn interrupted(signal: i32) -> CliError {

@@ -11,17 +11,20 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 pub mod cli;
-pub mod device;
+pub mod command;
+pub mod console;
+pub mod document;
 pub mod error;
 pub mod files;
+pub mod identify;
 pub mod measure;
-pub mod patterns;
+pub mod random;
 pub mod registers;
 pub mod render;
 pub mod report;
-pub mod run;
+pub mod runner;
 pub mod safety;
-pub mod seam;
 pub mod sim;
 pub mod store;
+pub mod target;
 pub mod units;

@@ -7,15 +7,15 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::command::{self as jobs, On, OpenAuArgs, ScatterArgs};
+use crate::command::{debug as pattern, offline, restore, results};
+use crate::document::RunDocument;
 use crate::error::CliResult;
 use crate::registers::RegisterKind;
-use crate::run::document::RunDocument;
-use crate::run::jobs::{self, On, OpenAuArgs, ScatterArgs};
-use crate::run::session::Consent;
-use crate::run::{offline, pattern, restore, results};
+use crate::runner::session::Consent;
 use crate::safety::ranges::Range;
-use crate::seam::real::EngineChoice;
-use crate::seam::spec::DEFAULT_TARGET;
+use crate::target::real::EngineChoice;
+use crate::target::spec::DEFAULT_TARGET;
 
 /// A size argument (`4M`, `16KiB`, `0x1000`), checked at parse time.
 fn size(text: &str) -> Result<u64, String> {
@@ -283,7 +283,7 @@ pub enum Command {
         /// The card's random-write open-AU limit if known (open-au's or fat's),
         /// tried first.
         #[arg(long, value_name = "N",
-              value_parser = clap::value_parser!(u64).range(1..=crate::measure::slots::MAX_SLOT_AUS))]
+              value_parser = clap::value_parser!(u64).range(1..=crate::measure::slot_writer::MAX_SLOT_AUS))]
         open_aus: Option<u64>,
         #[command(flatten)]
         opts: WriteOpts,
@@ -726,7 +726,7 @@ pub fn main() -> i32 {
     // Output that could not be written fails the run, but only now, once any
     // data a writing test changed is back (SIGPIPE is ignored, as Rust sets it
     // up, so a closed pipe is an error here instead of a kill mid-test).
-    match crate::render::stdio::finish() {
+    match crate::console::stdio::finish() {
         Ok(()) => code,
         Err(kind) => {
             if kind != std::io::ErrorKind::BrokenPipe {
@@ -759,7 +759,7 @@ fn run(cli: Cli) -> CliResult<Output> {
                 "no TARGET given: measuring the built-in simulated card {DEFAULT_TARGET} (give a device such as \
                  /dev/mmcblk0, a file, or sim:PROFILE)"
             );
-            crate::errln!("{}", crate::render::text::wrap(&line, "", ""));
+            crate::errln!("{}", crate::console::wrap(&line, "", ""));
             DEFAULT_TARGET.to_string()
         });
         let save = if run.no_store {
@@ -799,8 +799,8 @@ fn run(cli: Cli) -> CliResult<Output> {
             let mut s = s.borrow_mut();
             s.save(doc);
             if let Some(why) = s.failure() {
-                doc.warnings.push(crate::run::document::Note {
-                    kind: crate::run::document::NoteKind::Store,
+                doc.warnings.push(crate::document::Note {
+                    kind: crate::document::NoteKind::Store,
                     message: format!("the run is not saved: {why}"),
                     hint: Some("--db PATH or FLASHLAB_DB chooses another store, --no-store skips it".into()),
                 });
@@ -810,7 +810,7 @@ fn run(cli: Cli) -> CliResult<Output> {
                     "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id} -o run.html`)",
                     path.display()
                 );
-                crate::errln!("{}", crate::render::text::wrap(&line, "", ""));
+                crate::errln!("{}", crate::console::wrap(&line, "", ""));
             }
         }
     }
@@ -863,12 +863,12 @@ fn dispatch(
             let targets: Vec<&str> = loaded
                 .iter()
                 .filter_map(|(_, d)| d.target.as_ref())
-                .filter(|t| t.kind != crate::seam::TargetKind::Sim)
+                .filter(|t| t.kind != crate::target::TargetKind::Sim)
                 .map(|t| t.spec.as_str())
                 .collect();
             crate::report::check_writable(&output, &targets)?;
             crate::report::write(&output, &loaded)?;
-            let mut doc = crate::run::document::RunDocument::new("report", None);
+            let mut doc = crate::document::RunDocument::new("report", None);
             doc.put("report", &serde_json::json!({"path": output, "runs": runs}));
             doc.finish(None);
             doc

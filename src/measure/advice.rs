@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::align::AlignResult;
 use super::fat::FatResult;
 use super::open_au::OpenAuResult;
-use crate::device::DeviceInfo;
+use crate::identify::DeviceInfo;
 use crate::units::Iec;
 
 /// Seed 004: "Any card which can handle 5 or more open-au is quite good."
@@ -349,7 +349,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::sysfs::Partition;
+    use crate::identify::sysfs::Partition;
     use crate::measure::align::Reference;
     use crate::measure::open_au::Sweep;
 

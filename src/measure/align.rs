@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, iqr, median, robust_sigma};
-use crate::seam::{Request, Target};
+use crate::target::{Request, Target};
 
 /// Largest boundary tried: SD AUs stop at 64 MiB (SD spec 4.10.2), one more
 /// step shows the level above it.
@@ -150,7 +150,7 @@ pub struct Align {
 impl super::Test for Align {
     const KEY: &'static str = "align";
     type Output = AlignResult;
-    fn plan(&self, _: &crate::seam::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
+    fn plan(&self, _: &crate::target::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
         Ok(Vec::new())
     }
     fn run(&self, t: &mut dyn Target) -> Result<AlignResult, MeasureError> {
@@ -238,7 +238,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
                 owner.extend([k, k, k]);
             }
         }
-        let done = crate::seam::run_all(t, &reqs, 1, &mut buf)?;
+        let done = crate::target::run_all(t, &reqs, 1, &mut buf)?;
         for (i, trio) in done.chunks_exact(3).enumerate() {
             let s = &mut samples[owner[3 * i]];
             let [pre, on, post] = [trio[0], trio[1], trio[2]].map(|c| c.duration_ns as f64);
@@ -258,7 +258,7 @@ pub fn run(t: &mut dyn Target, references: &[(String, u64)]) -> Result<AlignResu
             break v;
         }
         previous = Some((v.erase, v.page, v.erase_p, v.page_p));
-        crate::run::progress::advance(want as u64, MAX_SAMPLES as u64);
+        crate::runner::progress::advance(want as u64, MAX_SAMPLES as u64);
         want *= 2;
     };
     let mut rows: Vec<Row> = samples

@@ -5,7 +5,7 @@
 //! crosses one, tens of microseconds that a slow host buries. Writes see the
 //! AU far more plainly: a card keeps r AUs open for random-order writes, and
 //! two regions in one AU share one of those slots. So, with r found by the
-//! slot probe (`measure::slots`) on regions far apart, r - 1 of them are
+//! slot probe (`measure::slot_writer`) on regions far apart, r - 1 of them are
 //! written in random order together with two regions at A and A + S: while S
 //! is less than the AU both lie in one AU and the set fits; from S = AU on
 //! they are two AUs, one too many, and half the writes merge. The AU is the
@@ -14,9 +14,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
-use super::slots::{MAX_SLOT_AUS, SlotWriter};
+use super::slot_writer::{MAX_SLOT_AUS, SlotWriter};
 use crate::safety::ranges::Range;
-use crate::seam::{Target, TargetDescription};
+use crate::target::{Target, TargetDescription};
 
 /// Chunks written in each region, downwards (an even count: the round
 /// starts again between visits, never inside one).
@@ -198,7 +198,7 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<AuResult, MeasureError> {
     let last = cands.len() - 1;
     match decide(&mut w, t, last)? {
         None => {
-            out.notes.push(super::slots::NoLimit::Budget(r + 1).why());
+            out.notes.push(super::slot_writer::NoLimit::Budget(r + 1).why());
             return Ok(out);
         }
         Some(false) => {
@@ -214,14 +214,14 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<AuResult, MeasureError> {
     let (mut lo, mut hi) = (None::<usize>, last);
     while hi > lo.map_or(0, |l| l + 1) {
         // Progress: how far the bisection has closed in on the AU.
-        crate::run::progress::advance(
+        crate::runner::progress::advance(
             (cands.len() - (hi - lo.map_or(0, |l| l + 1))) as u64,
             cands.len() as u64,
         );
         let m = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
         match decide(&mut w, t, m)? {
             None => {
-                out.notes.push(super::slots::NoLimit::Budget(r + 1).why());
+                out.notes.push(super::slot_writer::NoLimit::Budget(r + 1).why());
                 return Ok(out);
             }
             Some(true) => hi = m,
@@ -276,7 +276,7 @@ mod tests {
             block: u64::from(p.sector_size),
             random_aus: None,
         };
-        let mut runner = crate::run::runner::Runner::for_sim("au", SimTarget::new("demo", p));
+        let mut runner = crate::runner::Runner::for_sim("au", SimTarget::new("demo", p));
         runner
             .run(&Au {
                 options: o,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
-use crate::seam::{Request, Target, TargetDescription, run_all};
+use crate::target::{Request, Target, TargetDescription, run_all};
 use crate::units::Iec;
 
 /// Largest block size: fio allows more, but flash tests stop at the erase
@@ -236,7 +236,7 @@ impl super::Test for Bench {
     }
 }
 
-use crate::patterns::xorshift as next;
+use crate::random::xorshift as next;
 
 /// The `k`th request of the test.
 fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
@@ -270,7 +270,7 @@ pub fn run(t: &mut dyn Target, o: &Options) -> Result<BenchTest, MeasureError> {
 fn run_counted(t: &mut dyn Target, o: &Options, of: (usize, usize)) -> Result<BenchTest, MeasureError> {
     const PER_TEST: u64 = 1000;
     let progress = |part: f64| {
-        crate::run::progress::advance(
+        crate::runner::progress::advance(
             of.0 as u64 * PER_TEST + (part.clamp(0.0, 1.0) * PER_TEST as f64) as u64,
             of.1 as u64 * PER_TEST,
         )
@@ -475,7 +475,7 @@ mod tests {
             rwmix_read: 70,
             seed: 1,
         };
-        let mut runner = crate::run::runner::Runner::for_sim("bench", SimTarget::new(profile, p));
+        let mut runner = crate::runner::Runner::for_sim("bench", SimTarget::new(profile, p));
         runner
             .run(&Bench {
                 options: vec![o],
@@ -522,7 +522,7 @@ mod tests {
             rwmix_read: 70,
             seed: 3,
         };
-        let mut runner = crate::run::runner::Runner::for_sim("bench", SimTarget::new("demo", p));
+        let mut runner = crate::runner::Runner::for_sim("bench", SimTarget::new("demo", p));
         let b = runner
             .run(&Bench {
                 options: vec![o],
@@ -574,7 +574,7 @@ mod tests {
         let card = SimTarget::new(profile, p.clone());
         let middle = p.capacity / 2 / 512 * 512;
         let options = options_for(preset(Preset::A1), |area| (middle, area.unwrap()), 0);
-        crate::run::runner::Runner::for_sim("bench", card)
+        crate::runner::Runner::for_sim("bench", card)
             .run(&Bench {
                 options,
                 medium: Default::default(),

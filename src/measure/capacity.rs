@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
-use crate::seam::{AlignedBuf, Request, Target, TargetDescription};
+use crate::target::{AlignedBuf, Request, Target, TargetDescription};
 use crate::units::Iec;
 
 /// Sample blocks written in each stage. 32 keeps a stage to 32 small
@@ -218,7 +218,7 @@ fn tag(nonce: u64, offset: u64, block: u64, buf: &mut [u8]) {
         chunk[16..24].copy_from_slice(&at.to_le_bytes());
         let mut s = (nonce ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
         for w in chunk[24..].chunks_mut(8) {
-            let x = crate::patterns::xorshift(&mut s).to_le_bytes();
+            let x = crate::random::xorshift(&mut s).to_le_bytes();
             w.copy_from_slice(&x[..w.len()]);
         }
     }
@@ -379,7 +379,7 @@ impl super::Test for Stage {
         // Progress in bytes written, then read back (the dense region twice).
         let work = 2 * dense.len + 2 * total;
         while off < dense.end() {
-            crate::run::progress::advance(total + off - dense.offset, work);
+            crate::runner::progress::advance(total + off - dense.offset, work);
             let n = (dense.end() - off).min(CHUNK);
             tag(nonce, off, block, &mut chunk.as_mut_slice()[..n as usize]);
             t.run(&[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
@@ -387,7 +387,7 @@ impl super::Test for Stage {
             off += n;
         }
         t.sync()?;
-        crate::run::progress::advance(dense.len + total, work);
+        crate::runner::progress::advance(dense.len + total, work);
         let mut checked = self.read_back(t, &samples, block)?;
         for (c, e) in checked.iter_mut().zip(&early) {
             c.before_push = e.ok();
@@ -681,9 +681,9 @@ mod tests {
     /// the runner does (so nothing of an earlier stage is left).
     /// A simulated card's parameters from its spec, as the CLI reads it.
     fn params_of(spec: &str) -> crate::sim::params::Params {
-        match crate::seam::spec::TargetSpec::parse(spec).unwrap() {
-            crate::seam::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides).unwrap(),
-            crate::seam::spec::TargetSpec::Path(_) => panic!("{spec} is not a simulated card"),
+        match crate::target::spec::TargetSpec::parse(spec).unwrap() {
+            crate::target::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides).unwrap(),
+            crate::target::spec::TargetSpec::Path(_) => panic!("{spec} is not a simulated card"),
         }
     }
 
@@ -790,14 +790,14 @@ mod tests {
     fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
         use crate::safety::journal::Header;
         use crate::safety::preserve::PreservingTarget;
-        use crate::seam::{AlignedBuf, Request};
+        use crate::target::{AlignedBuf, Request};
         let real: u64 = 40 << 20;
         let spec = format!("sim:demo,capacity=256M,real_capacity={real},fake_mode=wrap,au_size=1M");
         let mut t = SimTarget::new(&spec, params_of(&spec));
         let mut user = AlignedBuf::new(real as usize);
         let mut x = 99u64;
         for w in user.as_mut_slice().chunks_mut(8) {
-            w.copy_from_slice(&crate::patterns::xorshift(&mut x).to_le_bytes());
+            w.copy_from_slice(&crate::random::xorshift(&mut x).to_le_bytes());
         }
         t.run(&[Request::write(0, real as u32, 0)], 1, &mut user).unwrap();
         let o = Options::new(DEFAULT_SKIP, 4 << 20);

@@ -1,5 +1,5 @@
 //! The characterisation tests of DESIGN.md (align, open-au, fat, scatter): each
-//! drives a [`Target`](crate::seam::Target) through the seam, never reads a
+//! drives a [`Target`](crate::target::Target) through the seam, never reads a
 //! clock, and interprets its own numbers, so the same code measures a real card
 //! and runs deterministically on a simulated one. Each is a [`Test`]: a plan
 //! (the ranges it will write) and a run; the runner (`crate::run`) hands a
@@ -11,12 +11,12 @@ pub mod au;
 pub mod bench;
 pub mod capacity;
 pub mod classes;
+pub mod confidence;
 pub mod fat;
 pub mod open_au;
 pub mod page;
 pub mod scatter;
-pub mod score;
-pub mod slots;
+pub mod slot_writer;
 
 #[cfg(test)]
 mod property_tests;
@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::safety::SafetyError;
 use crate::safety::ranges::Range;
-use crate::seam::{Target, TargetDescription, TargetError};
+use crate::target::{Target, TargetDescription, TargetError};
 use crate::units::Iec;
 
 /// A characterisation test. The runner asks for its plan before any I/O,
@@ -56,7 +56,7 @@ pub struct Medium {
 impl Medium {
     /// From what `info` found: a regular file, a loop device, memory and
     /// layered or virtual disks put something between the reads and any flash.
-    pub fn of(info: &crate::device::DeviceInfo) -> Medium {
+    pub fn of(info: &crate::identify::DeviceInfo) -> Medium {
         let why = match info.transport.as_str() {
             "file" => Some(
                 "a regular file: its timing comes from the filesystem's extents and caches, not from flash".to_string(),
@@ -80,7 +80,7 @@ impl Medium {
 /// A write buffer of `len` bytes holding the tests' fixed data: a
 /// non-uniform pattern, so a card that compresses or deduplicates gains
 /// nothing (bench writes a seeded stream instead, as fio does).
-pub fn test_data(len: u64) -> Result<crate::seam::AlignedBuf, MeasureError> {
+pub fn test_data(len: u64) -> Result<crate::target::AlignedBuf, MeasureError> {
     let mut buf = buffer(len)?;
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         // Below 251: fits a byte.
@@ -129,9 +129,9 @@ pub const MAX_BUFFER: u64 = MAX_ERASE;
 /// A buffer of `len` bytes, refused (not cut short, not an out-of-memory
 /// abort) beyond [`MAX_BUFFER`]. Callers check their own options first and
 /// name them; this is the last line.
-pub fn buffer(len: u64) -> Result<crate::seam::AlignedBuf, MeasureError> {
+pub fn buffer(len: u64) -> Result<crate::target::AlignedBuf, MeasureError> {
     match usize::try_from(len) {
-        Ok(n) if len <= MAX_BUFFER => Ok(crate::seam::AlignedBuf::new(n)),
+        Ok(n) if len <= MAX_BUFFER => Ok(crate::target::AlignedBuf::new(n)),
         _ => Err(MeasureError::Bad {
             why: format!(
                 "a buffer of {} is more than flashlab allocates ({})",

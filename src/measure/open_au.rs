@@ -11,9 +11,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
-use crate::patterns::lfsr_positions;
+use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
-use crate::seam::{AlignedBuf, Request, Target, run_all};
+use crate::target::{AlignedBuf, Request, Target, run_all};
 
 /// A run whose writes take this many times what the same positions took with
 /// one AU is collapsed; checked as writes come in, so a collapsed run stops
@@ -427,7 +427,7 @@ impl Sweeper<'_> {
         let mut hi = None;
         let mut n = 2;
         while n <= self.o.max {
-            crate::run::progress::advance(n, self.o.max);
+            crate::runner::progress::advance(n, self.o.max);
             let (r, _) = self.run(n, random, &chunk, &baseline)?;
             let collapsed = r.collapsed;
             runs.push(r);
@@ -481,7 +481,7 @@ impl Sweeper<'_> {
         if self.o.full {
             // flashbench's table: every chunk size at one AU (the baselines),
             // at the limit, and one past it.
-            let chunks = crate::patterns::chunk_sizes(self.o.erase, self.o.chunk);
+            let chunks = crate::random::chunk_sizes(self.o.erase, self.o.chunk);
             let (one, baselines) = self.run(1, random, &chunks, &[])?;
             runs.push(one);
             for n in [lo, lo + 1] {
@@ -512,7 +512,7 @@ pub struct OpenAu {
 impl super::Test for OpenAu {
     const KEY: &'static str = "open_au";
     type Output = OpenAuResult;
-    fn plan(&self, d: &crate::seam::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+    fn plan(&self, d: &crate::target::TargetDescription) -> Result<Vec<Range>, MeasureError> {
         super::check_blocks(self.options.erase, self.options.chunk, d)?;
         plan(d.size_bytes, &self.options)
     }
@@ -603,7 +603,7 @@ mod tests {
             random: true,
             full,
         };
-        let mut runner = crate::run::runner::Runner::for_sim("open-au", SimTarget::new(profile, params));
+        let mut runner = crate::runner::Runner::for_sim("open-au", SimTarget::new(profile, params));
         let r = runner
             .run(&OpenAu {
                 options: o,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, median, robust_sigma};
 use crate::safety::ranges::Range;
-use crate::seam::{Request, Target, TargetDescription, run_all};
+use crate::target::{Request, Target, TargetDescription, run_all};
 
 /// Largest page looked for, and the first candidate past the pages of the
 /// cards flashlab knows (SD and eMMC NAND pages run 2-64 KiB; the boundary
@@ -213,7 +213,7 @@ pub fn run(t: &mut dyn Target, o: Options) -> Result<PageResult, MeasureError> {
             return Ok(decide(o, w, cands));
         }
         // Progress against the most it may take (it usually stops sooner).
-        crate::run::progress::advance(round as u64, MOST_PAIRS as u64);
+        crate::runner::progress::advance(round as u64, MOST_PAIRS as u64);
         round = (round * 2).min(MOST_PAIRS);
     }
 }
@@ -269,7 +269,7 @@ mod tests {
             erase: p.au_size,
             block: u64::from(p.sector_size),
         };
-        let mut runner = crate::run::runner::Runner::for_sim("page", SimTarget::new("demo", p));
+        let mut runner = crate::runner::Runner::for_sim("page", SimTarget::new("demo", p));
         runner
             .run(&Page {
                 options: o,

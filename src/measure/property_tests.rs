@@ -18,7 +18,7 @@ struct Card {
     seed: u64,
 }
 
-use crate::patterns::xorshift;
+use crate::random::xorshift;
 
 fn card(rng: &mut u64) -> Card {
     const AUS: [u64; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
@@ -47,8 +47,7 @@ type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
 /// on align's erase size, each writing test on a fresh card with the same
 /// parameters behind the preserving target).
 fn characterise(card: SimTarget) -> Answers {
-    let doc =
-        crate::run::jobs::probe_with(crate::run::runner::Runner::for_sim("probe", card), Default::default()).unwrap();
+    let doc = crate::command::probe_with(crate::runner::Runner::for_sim("probe", card), Default::default()).unwrap();
     let a: align::AlignResult = doc.get("align").expect("align ran");
     let r: Option<open_au::OpenAuResult> = doc.get("open_au");
     let f: Option<fat::FatResult> = doc.get("fat");
@@ -159,7 +158,7 @@ fn random_cards_are_characterised_exactly() {
 /// regression, the note of issue 13 says how far the goals are.
 #[test]
 fn generated_cards_get_calibrated_confidence() {
-    use crate::measure::score::{BUCKETS, Score, Tally};
+    use crate::measure::confidence::{BUCKETS, Score, Tally};
     use crate::sim::generate;
     let seed: u64 = std::env::var("FLASHLAB_PROPERTY_SEED")
         .ok()
@@ -176,8 +175,8 @@ fn generated_cards_get_calibrated_confidence() {
                     part.iter()
                         .map(|(t, spec, truth)| {
                             let card = SimTarget::new(spec, t.params.clone());
-                            let doc = crate::run::jobs::probe_with(
-                                crate::run::runner::Runner::for_sim("probe", card),
+                            let doc = crate::command::probe_with(
+                                crate::runner::Runner::for_sim("probe", card),
                                 Default::default(),
                             )
                             .unwrap_or_else(|e| panic!("{spec}: {e}"));

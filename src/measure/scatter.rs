@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
-use crate::seam::{Request, Target};
+use crate::target::{Request, Target};
 
 /// Reads per batch: bounds memory for the request list, not the result.
 const BATCH: u64 = 4096;
@@ -39,7 +39,7 @@ pub struct Scatter {
 impl super::Test for Scatter {
     const KEY: &'static str = "scatter";
     type Output = ScatterResult;
-    fn plan(&self, _: &crate::seam::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
+    fn plan(&self, _: &crate::target::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
         Ok(Vec::new())
     }
     fn run(&self, t: &mut dyn Target) -> Result<ScatterResult, MeasureError> {
@@ -85,8 +85,8 @@ pub fn run(t: &mut dyn Target, offset: u64, length: u64, block: u64) -> Result<S
     while i < count {
         let n = (count - i).min(BATCH);
         let reqs: Vec<Request> = (i..i + n).map(|k| Request::read(offset + k * block, len, 0)).collect();
-        let done = crate::seam::run_all(t, &reqs, 1, &mut buf)?;
-        crate::run::progress::advance(i + n, count);
+        let done = crate::target::run_all(t, &reqs, 1, &mut buf)?;
+        crate::runner::progress::advance(i + n, count);
         for (r, c) in reqs.iter().zip(done) {
             points.push(Point {
                 offset: r.offset,

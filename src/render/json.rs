@@ -2,7 +2,7 @@
 //! one document on stdout.
 
 use super::Renderer;
-use crate::run::document::RunDocument;
+use crate::document::RunDocument;
 
 pub struct Json;
 

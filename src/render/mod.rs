@@ -5,11 +5,9 @@
 //! table layout.
 
 pub mod json;
-pub mod stdio;
-pub mod table;
 pub mod text;
 
-use crate::run::document::RunDocument;
+use crate::document::RunDocument;
 
 /// One output format.
 pub trait Renderer {

@@ -7,9 +7,9 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::metrics::{self, Unit};
 use super::svg::{Chart, Kind, Scale, Series, render};
+use crate::document::RunDocument;
 use crate::measure::bench::BenchResult;
 use crate::measure::{align::AlignResult, fat::FatResult, open_au::OpenAuResult, scatter::ScatterResult};
-use crate::run::document::RunDocument;
 use crate::units::Iec;
 
 const STYLE: &str = r#"
@@ -378,7 +378,7 @@ fn comparison(runs: &[(String, RunDocument)]) -> Markup {
 /// The whole report for one run or several (a comparison).
 pub fn report(runs: &[(String, RunDocument)]) -> String {
     let title = match runs {
-        [(id, d)] => format!("flashlab report: run {id}, {}", crate::store::identity::of(d).name),
+        [(id, d)] => format!("flashlab report: run {id}, {}", crate::store::device_key::of(d).name),
         _ => format!("flashlab comparison of {} runs", runs.len()),
     };
     let page = html! {

@@ -5,10 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::document::RunDocument;
 use crate::measure::bench::BenchResult;
 use crate::measure::capacity::CapacityResult;
 use crate::measure::{align::AlignResult, fat::FatResult, open_au::OpenAuResult};
-use crate::run::document::RunDocument;
 
 /// Which way is better for a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,8 @@ pub mod svg;
 
 use std::path::Path;
 
+use crate::document::RunDocument;
 use crate::error::{CliError, CliResult};
-use crate::run::document::RunDocument;
 
 /// Refuse, before any work, a report path that cannot be written, that is
 /// not a regular file (a device node, a FIFO, a symbolic link: the report is
@@ -25,8 +25,8 @@ pub fn check_writable(path: &Path, targets: &[&str]) -> CliResult<()> {
                 .hint("give a new file name, as in -o report.html"),
         );
     }
-    if let Some(key) = crate::device::stack::FileKey::of(path) {
-        let stack = crate::device::stack::Stack::read(&crate::device::sysfs::Host::system());
+    if let Some(key) = crate::identify::stack::FileKey::of(path) {
+        let stack = crate::identify::stack::Stack::read(&crate::identify::sysfs::Host::system());
         for t in targets.iter().map(Path::new).filter(|t| t.exists()) {
             if stack.aliases(t).files().iter().any(|(_, k)| *k == key) {
                 return Err(CliError::usage(format!(

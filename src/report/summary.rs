@@ -3,16 +3,16 @@
 //! speeds, as label and value lines. probe's text output and the HTML
 //! report both print it first; details follow.
 
+use crate::document::RunDocument;
 use crate::measure::bench::{BenchResult, Rw};
 use crate::measure::capacity::{CapacityResult, FakeKind, Verdict};
 use crate::measure::{CONFIDENT, align::AlignResult, fat::FatResult, open_au, open_au::OpenAuResult};
-use crate::run::document::RunDocument;
 use crate::units::Iec;
 
 /// (label, value) lines, in reading order.
 pub fn lines(doc: &RunDocument) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    out.push(("device", crate::store::identity::of(doc).name));
+    out.push(("device", crate::store::device_key::of(doc).name));
     if let Some(c) = doc.get::<CapacityResult>("capacity") {
         out.push(("capacity", capacity(&c)));
     }

@@ -14,8 +14,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::SafetyError;
-use crate::device::stack::{self, Aliases, Node, Stack};
-use crate::device::{self, sysfs::Host};
+use crate::identify::stack::{self, Aliases, Node, Stack};
+use crate::identify::{self, sysfs::Host};
 
 /// Held locks: dropped when the run (and its restore) is over.
 #[derive(Debug)]
@@ -34,7 +34,7 @@ fn in_use(path: &Path, what: String) -> SafetyError {
 /// What uses a block device (mounts, swap, holders), as text; empty when
 /// nothing does.
 pub fn users_of(dev: &Path) -> Vec<String> {
-    let Ok(i) = device::identify(&Host::system(), dev, 0, 512, 512) else {
+    let Ok(i) = identify::identify(&Host::system(), dev, 0, 512, 512) else {
         return Vec::new();
     };
     let mut u: Vec<String> = i

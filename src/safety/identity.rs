@@ -4,7 +4,7 @@
 //! loop devices, files and USB readers have no serial number. So a journal
 //! records the size, what the target's bytes rest on (its layers, down to a
 //! regular file by device and inode or a disk by number, with where the
-//! bytes lie in it: see [`crate::device::stack`]), the serial or CID where
+//! bytes lie in it: see [`crate::identify::stack`]), the serial or CID where
 //! there is one, and a fingerprint: checksums of a few blocks the test never
 //! writes. `flashlab restore` checks all of them; only `--force` gets past a
 //! difference. The layers also find a pending journal whatever name the next
@@ -17,9 +17,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ranges::Range;
-use crate::device::stack::{FileKey, Layer, Node, Stack};
-use crate::device::{self, sysfs::Host};
-use crate::seam::{AlignedBuf, Request, Target};
+use crate::identify::stack::{FileKey, Layer, Node, Stack};
+use crate::identify::{self, sysfs::Host};
+use crate::target::{AlignedBuf, Request, Target};
 
 /// Blocks in a fingerprint: spread over the target, so a different device
 /// that shares a partition table or a filesystem header still differs.
@@ -68,7 +68,7 @@ impl Identity {
             id.kind = "file".into();
         } else if meta.file_type().is_block_device() {
             id.kind = "block".into();
-            id.serial = device::identify(&host, path, size_bytes, 512, 512)
+            id.serial = identify::identify(&host, path, size_bytes, 512, 512)
                 .ok()
                 .and_then(|i| i.serial);
         } else {

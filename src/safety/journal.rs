@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use super::SafetyError;
 use super::identity::Identity;
 use super::signals::crash_point;
-use crate::seam::{AlignedBuf, Request, Target};
+use crate::target::{AlignedBuf, Request, Target};
 
 pub const EXTENSION: &str = "fljournal";
 const MAGIC: &[u8] = b"flashlab-journal v2\n";

@@ -11,7 +11,7 @@ use super::journal::{CHUNK, Header, Journal, Writer};
 use super::ranges::Range;
 use super::signals::{self, crash_point};
 use super::{Outcome, SafetyError};
-use crate::seam::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
+use crate::target::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
 
 /// A target that journals before it writes. Reads pass straight through.
 pub struct PreservingTarget<'a> {
@@ -217,7 +217,7 @@ impl Target for PreservingTarget<'_> {
         self.inner.independent_reader()
     }
 
-    fn engines_used(&self) -> Vec<crate::seam::real::EngineChoice> {
+    fn engines_used(&self) -> Vec<crate::target::real::EngineChoice> {
         self.inner.engines_used()
     }
 }

@@ -2,9 +2,9 @@
 //! registers decoded exactly as a real card's sysfs would give them.
 
 use super::SimTarget;
-use crate::device::DeviceInfo;
-use crate::device::mmc::{MmcInfo, MmcRaw, kernel_preferred_erase};
-use crate::seam::Target;
+use crate::identify::DeviceInfo;
+use crate::identify::mmc::{MmcInfo, MmcRaw, kernel_preferred_erase};
+use crate::target::Target;
 use crate::units::Iec;
 
 /// What `info` shows for a simulated card: its geometry, and its registers

@@ -17,7 +17,7 @@ pub struct Truth {
     pub sector: u32,
 }
 
-use crate::patterns::xorshift as next;
+use crate::random::xorshift as next;
 
 const AUS: [u64; 14] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128];
 const HOSTS: [&[(&str, &str)]; 4] = [

@@ -15,7 +15,7 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-use crate::seam::{
+use crate::target::{
     AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
 };
 use params::{Erased, FakeMode, ParamError, Params, Protocol};
@@ -505,8 +505,8 @@ mod tests {
     use super::*;
 
     fn sim(spec: &str) -> SimTarget {
-        let crate::seam::spec::TargetSpec::Sim { base, overrides } =
-            crate::seam::spec::TargetSpec::parse(spec).unwrap()
+        let crate::target::spec::TargetSpec::Sim { base, overrides } =
+            crate::target::spec::TargetSpec::parse(spec).unwrap()
         else {
             panic!()
         };

@@ -9,7 +9,7 @@
 //! listener), so a late failure keeps what completed; a store that cannot
 //! be opened or written costs a warning, never the run.
 
-pub mod identity;
+pub mod device_key;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::run::document::RunDocument;
+use crate::document::RunDocument;
 
 /// How long a writer waits for another run's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -134,7 +134,7 @@ impl Store {
     /// Returns the row's id.
     pub fn save(&mut self, id: Option<i64>, doc: &RunDocument) -> Result<i64, StoreError> {
         let text = canonical(doc);
-        let d = identity::of(doc);
+        let d = device_key::of(doc);
         let host = format!("{} ({} {})", doc.host.hostname, doc.host.kernel, doc.host.arch);
         let target = doc.target.as_ref().map_or(String::new(), |t| t.spec.clone());
         match id {
@@ -320,9 +320,9 @@ mod tests {
 
     fn doc(command: &str, spec: &str) -> RunDocument {
         let mut d = RunDocument::new(command, None);
-        d.target = Some(crate::seam::TargetDescription {
+        d.target = Some(crate::target::TargetDescription {
             spec: spec.into(),
-            kind: crate::seam::TargetKind::Sim,
+            kind: crate::target::TargetKind::Sim,
             size_bytes: 1 << 30,
             logical_block_size: 512,
             physical_block_size: 512,

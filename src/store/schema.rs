@@ -74,10 +74,10 @@ fn to_v2(tx: &rusqlite::Transaction) -> Result<(), MigrateError> {
     for (id, text) in rows {
         // A document that no longer reads keeps empty columns: it is still
         // listed and exported as it is.
-        let Ok(doc) = serde_json::from_str::<crate::run::document::RunDocument>(&text) else {
+        let Ok(doc) = serde_json::from_str::<crate::document::RunDocument>(&text) else {
             continue;
         };
-        let d = super::identity::of(&doc);
+        let d = super::device_key::of(&doc);
         tx.execute(
             "UPDATE runs SET device_key = ?1, device = ?2, host = ?3, flashlab_version = ?4 WHERE id = ?5",
             params![
@@ -102,10 +102,10 @@ mod tests {
     fn a_version_1_store_is_migrated_and_keeps_its_runs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.sqlite");
-        let mut doc = crate::run::document::RunDocument::new("probe", None);
+        let mut doc = crate::document::RunDocument::new("probe", None);
         doc.put(
             "device",
-            &super::super::identity::DeviceId {
+            &super::super::device_key::DeviceId {
                 key: "target:sim:kingston-sa04g:3904897024".into(),
                 name: "flashlab simulator kingston-sa04g, 3.64 GiB (sim)".into(),
             },

@@ -13,9 +13,9 @@ use flashlab::safety::PreservingTarget;
 use flashlab::safety::identity::Identity;
 use flashlab::safety::journal::Header;
 use flashlab::safety::ranges::Range;
-use flashlab::seam::real::{EngineChoice, OpenOptions, RealTarget};
-use flashlab::seam::{AlignedBuf, Request, Target, TargetError};
 use flashlab::sim::{SimTarget, params_from_spec};
+use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
+use flashlab::target::{AlignedBuf, Request, Target, TargetError};
 
 use crate::support::{LoopDevice, pattern, random_file, require_loop_devices};
 

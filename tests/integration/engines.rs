@@ -1,8 +1,8 @@
 //! The real-device side of the Target seam: both engines write and read back the
 //! right bytes at the right offsets, on a file and on a loop device.
 
-use flashlab::seam::real::{EngineChoice, OpenOptions, RealTarget};
-use flashlab::seam::{AlignedBuf, Request, Target, TargetError};
+use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
+use flashlab::target::{AlignedBuf, Request, Target, TargetError};
 
 use crate::support::{LoopDevice, pattern, random_file, require_loop_devices};
 

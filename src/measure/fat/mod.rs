@@ -4,7 +4,7 @@
 //! flashbench writes each leading AU in order and leaves the reading to the
 //! user. Here each candidate AU is written in random order together with r
 //! ordinary AUs, r being the card's random-write open-AU limit (open-au's
-//! answer as a hint, confirmed, or found by `measure::slots`): the *slot*
+//! answer as a hint, confirmed, or found by `measure::slot_writer`): the *slot*
 //! method. An AU of the FAT area takes small random writes without a
 //! random-write slot of its own, so the r others fit and nothing is merged;
 //! an ordinary AU is one too many and every visit merges a whole AU. That is
@@ -25,9 +25,9 @@ mod slots;
 pub use slots::MAX_SLOT_AUS;
 
 use super::MeasureError;
-use crate::patterns::lfsr_positions;
+use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
-use crate::seam::Target;
+use crate::target::Target;
 
 /// Most leading AUs examined. A FAT area holds the filesystem's metadata:
 /// seed 004's cards show 0 to 2 AUs; a few dozen would be a whole partition.
@@ -185,7 +185,7 @@ pub struct Fat {
 impl super::Test for Fat {
     const KEY: &'static str = "fat";
     type Output = FatResult;
-    fn plan(&self, d: &crate::seam::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+    fn plan(&self, d: &crate::target::TargetDescription) -> Result<Vec<Range>, MeasureError> {
         super::check_blocks(self.options.erase, self.options.chunk, d)?;
         plan(d.size_bytes, &self.options)
     }
@@ -250,7 +250,7 @@ mod tests {
                 slots: true,
             };
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
-            let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new(prof.name, params));
+            let mut runner = crate::runner::Runner::for_sim("fat", SimTarget::new(prof.name, params));
             let r = runner
                 .run(&Fat {
                     options: o,
@@ -275,7 +275,7 @@ mod tests {
             random_aus,
             slots,
         };
-        let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
+        let mut runner = crate::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
         runner
             .run(&Fat {
                 options: o,
@@ -334,7 +334,7 @@ mod tests {
     #[test]
     fn an_unsure_erase_size_makes_the_area_unsure() {
         let params = build("demo").unwrap();
-        let mut runner = crate::run::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
+        let mut runner = crate::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
         let r = runner
             .run(&Fat {
                 options: demo_options(),

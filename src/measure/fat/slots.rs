@@ -3,11 +3,11 @@
 
 use super::{AuRow, FatResult, Method, Options, in_order_au};
 use crate::measure::MeasureError;
-use crate::measure::slots::{NoLimit, SLOT_POSITIONS, SlotWriter};
+use crate::measure::slot_writer::{NoLimit, SLOT_POSITIONS, SlotWriter};
 use crate::safety::ranges::Range;
-use crate::seam::Target;
+use crate::target::Target;
 
-pub use crate::measure::slots::MAX_SLOT_AUS;
+pub use crate::measure::slot_writer::MAX_SLOT_AUS;
 
 /// The slot method's write size: 4 KiB, a FAT cluster's write (or the
 /// block where that is larger, the chunk where that is smaller).
@@ -84,7 +84,7 @@ pub(super) fn slots(t: &mut dyn Target, o: &Options) -> Result<Result<FatResult,
     let mut unclear = unsure_limit;
     let mut area = o.max_aus;
     for au in 0..o.max_aus {
-        crate::run::progress::advance(au, o.max_aus);
+        crate::runner::progress::advance(au, o.max_aus);
         let Some(d) = w.decide(t, &with(au))? else {
             return Ok(Err(over(r + 1)));
         };

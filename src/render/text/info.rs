@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::device::DeviceInfo;
-use crate::render::table;
+use crate::console::table;
+use crate::identify::DeviceInfo;
 use crate::units::Iec;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {

@@ -2,11 +2,11 @@
 
 use std::fmt::Write;
 
+use crate::console::table;
 use crate::measure::{
     align::AlignResult, au::AuResult, fat::FatResult, fat::Method, median, open_au::OpenAuResult, page::PageResult,
     scatter::ScatterResult,
 };
-use crate::render::table;
 use crate::units::{Iec, duration_ns, mb_per_s};
 
 pub fn align(o: &mut String, r: &AlignResult, device_s: f64) {

@@ -2,16 +2,16 @@
 
 use std::fmt::Write;
 
-use crate::render::table;
-use crate::run::document::RunDocument;
-use crate::run::offline::{ReproduceAll, SimList, SimShow};
-use crate::run::restore::Pending;
+use crate::command::offline::{ReproduceAll, SimList, SimShow};
+use crate::command::restore::Pending;
+use crate::console::table;
+use crate::document::RunDocument;
 use crate::sim::params::KEYS;
 use crate::sim::reproduce::Report;
 use crate::units::Iec;
 
 pub fn sim_list(o: &mut String, l: &SimList) {
-    let rows = |v: &[crate::run::offline::Entry]| {
+    let rows = |v: &[crate::command::offline::Entry]| {
         v.iter()
             .map(|e| vec![e.name.clone(), e.summary.clone(), e.source.clone()])
             .collect::<Vec<_>>()

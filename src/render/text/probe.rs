@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::document::RunDocument;
 use crate::measure::advice::Advice;
-use crate::run::document::RunDocument;
 
 use super::wrap;
 
@@ -29,7 +29,7 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
     let sim = doc
         .target
         .as_ref()
-        .is_some_and(|t| t.kind == crate::seam::TargetKind::Sim);
+        .is_some_and(|t| t.kind == crate::target::TargetKind::Sim);
     let line = format!(
         "{:.1} device-seconds: the time the device spent on this run's I/O{}",
         doc.device_time_s.unwrap_or(0.0),

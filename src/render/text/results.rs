@@ -2,10 +2,10 @@
 
 use std::fmt::Write;
 
-use crate::render::table;
+use crate::command::results::{Comparison, ImportResult, Listing};
+use crate::console::table;
+use crate::document::RunDocument;
 use crate::report::metrics::Unit;
-use crate::run::document::RunDocument;
-use crate::run::results::{Comparison, ImportResult, Listing};
 use crate::units::{Iec, date_time, duration_ns};
 
 pub fn list(o: &mut String, doc: &RunDocument) {

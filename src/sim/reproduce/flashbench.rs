@@ -3,8 +3,8 @@
 //! tables of seeds 004 and 003.
 
 use super::{Builder, card, csv, latencies, num};
-use crate::patterns::{chunk_sizes, lfsr_positions};
-use crate::seam::{Request, Target};
+use crate::random::{chunk_sizes, lfsr_positions};
+use crate::target::{Request, Target};
 
 const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
 const OPEN_AU: &str = include_str!("../../../calibration/kingston_sa04g_open_au.csv");

@@ -10,8 +10,8 @@ mod hsq;
 use serde::{Deserialize, Serialize};
 
 use super::{SimTarget, params_from_spec};
-use crate::seam::spec::TargetSpec;
-use crate::seam::{AlignedBuf, Request, Target};
+use crate::target::spec::TargetSpec;
+use crate::target::{AlignedBuf, Request, Target};
 
 /// One compared cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]

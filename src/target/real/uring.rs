@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use io_uring::{IoUring, opcode, types};
 
-use crate::seam::{AlignedBuf, Completion, Op, Request, TargetError};
+use crate::target::{AlignedBuf, Completion, Op, Request, TargetError};
 
 pub struct Uring {
     ring: IoUring,

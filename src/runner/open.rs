@@ -1,9 +1,9 @@
 //! From a TARGET as the user typed it to an opened [`Target`].
 
 use crate::error::CliError;
-use crate::seam::real::{OpenOptions, RealTarget};
-use crate::seam::spec::TargetSpec;
 use crate::sim::{SimTarget, params_from_spec};
+use crate::target::real::{OpenOptions, RealTarget};
+use crate::target::spec::TargetSpec;
 
 /// The opened target, kept concrete where a command needs to know its kind.
 pub enum Opened {
@@ -12,14 +12,14 @@ pub enum Opened {
 }
 
 impl Opened {
-    pub fn into_target(self) -> Box<dyn crate::seam::Target> {
+    pub fn into_target(self) -> Box<dyn crate::target::Target> {
         match self {
             Opened::Real(t) => t,
             Opened::Sim(t) => t,
         }
     }
 
-    pub fn as_target(&self) -> &dyn crate::seam::Target {
+    pub fn as_target(&self) -> &dyn crate::target::Target {
         match self {
             Opened::Real(t) => t.as_ref(),
             Opened::Sim(t) => t.as_ref(),
@@ -39,7 +39,7 @@ pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
         TargetSpec::Path(path) => match RealTarget::open(&path, text, opts) {
             Ok(t) => Ok(Opened::Real(Box::new(t))),
             // `probe kingston-sa04g`: a profile's name, not a path.
-            Err(e @ crate::seam::TargetError::NotFound { .. })
+            Err(e @ crate::target::TargetError::NotFound { .. })
                 if crate::sim::profiles::profile(text.split(',').next().unwrap_or(text)).is_some() =>
             {
                 Err(CliError::usage(e.to_string()).hint(format!("did you mean sim:{text}? (a simulated card)")))
@@ -56,7 +56,7 @@ pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
 }
 
 /// Open read-only, as every read-only test and every plan does.
-pub fn read_only(text: &str, engine: crate::seam::real::EngineChoice) -> Result<Opened, CliError> {
+pub fn read_only(text: &str, engine: crate::target::real::EngineChoice) -> Result<Opened, CliError> {
     open(
         text,
         OpenOptions {

@@ -4,16 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use super::open::{self, Opened};
 use crate::error::{CliError, CliResult};
+use crate::runner::open::{self, Opened};
 use crate::safety::claim::Claim;
 use crate::safety::identity::Identity;
 use crate::safety::journal::Header;
 use crate::safety::ranges::{self, Range};
 use crate::safety::{self, PreservingTarget};
-use crate::seam::real::{EngineChoice, OpenOptions, RealTarget};
-use crate::seam::spec::TargetSpec;
-use crate::seam::{Target, TargetError};
+use crate::target::real::{EngineChoice, OpenOptions, RealTarget};
+use crate::target::spec::TargetSpec;
+use crate::target::{Target, TargetError};
 use crate::units::Iec;
 
 /// What the user allowed a writing test to do.

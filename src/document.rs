@@ -6,7 +6,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::seam::TargetDescription;
+use crate::target::TargetDescription;
 
 /// Bumped when a field changes meaning or disappears; adding fields keeps it.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -169,7 +169,7 @@ fn to_value<T: Serialize>(value: &T) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seam::TargetKind;
+    use crate::target::TargetKind;
 
     #[test]
     fn a_document_reads_back_with_its_results_at_the_top_level() {

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::DeviceInfo;
-use crate::run::document::RunDocument;
+use crate::document::RunDocument;
+use crate::identify::DeviceInfo;
 use crate::units::Iec;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

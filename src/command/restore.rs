@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::document::RunDocument;
-use super::open::{self, Opened};
-use super::session;
+use crate::document::RunDocument;
 use crate::error::{CliError, CliResult};
+use crate::runner::open::{self, Opened};
+use crate::runner::session;
 use crate::safety::identity::Identity;
 use crate::safety::journal::{self, EXTENSION, Journal};
 use crate::safety::{self, SafetyError};
-use crate::seam::Target;
-use crate::seam::real::{EngineChoice, OpenOptions};
+use crate::target::Target;
+use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
 /// A journal waiting in the directory.

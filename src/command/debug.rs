@@ -4,13 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::document::RunDocument;
-use super::session::{self, Consent, report_interrupted};
+use crate::document::RunDocument;
 use crate::error::CliResult;
+use crate::runner::session::{self, Consent, report_interrupted};
 use crate::safety::ranges::Range;
 use crate::safety::{self, Outcome, signals};
-use crate::seam::real::EngineChoice;
-use crate::seam::{AlignedBuf, Request, Target, TargetError, run_all};
+use crate::target::real::EngineChoice;
+use crate::target::{AlignedBuf, Request, Target, TargetError, run_all};
 
 /// What `--json` shows under `outcome` and `interrupted_by`.
 #[derive(Debug, Serialize, Deserialize)]

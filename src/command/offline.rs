@@ -3,12 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::document::RunDocument;
+use crate::document::RunDocument;
 use crate::error::{CliError, CliResult};
 use crate::registers::{self, Family, RegisterKind};
-use crate::seam::spec::TargetSpec;
 use crate::sim::params::{KEYS, Params};
 use crate::sim::{params_from_spec, profiles, reproduce};
+use crate::target::spec::TargetSpec;
 
 /// A built-in profile or host preset as `sim list` shows it.
 #[derive(Debug, Serialize, Deserialize)]
@@ -62,7 +62,7 @@ pub fn sim_params(profile: &str) -> CliResult<Params> {
         format!("sim:{profile}")
     };
     let bad = |e: String| CliError::usage(format!("bad simulated card '{profile}': {e}"));
-    match super::open::parse(&spec)? {
+    match crate::runner::open::parse(&spec)? {
         TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
             .map_err(|e| bad(e.to_string()).hint("`flashlab sim list` names the profiles")),
         TargetSpec::Path(_) => Err(bad("not a simulated card".into()).hint("`flashlab sim list` names the profiles")),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::document::RunDocument;
+use crate::document::RunDocument;
 use crate::error::{CliError, CliResult};
 use crate::report::metrics;
 use crate::store::{self, Imported, RunRow, Store, StoreError};
@@ -83,7 +83,7 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
             .hint("give a file written by `flashlab ... --json` or `flashlab results export`")
     })?;
     if doc.schema_version == 0
-        || doc.schema_version > super::document::SCHEMA_VERSION
+        || doc.schema_version > crate::document::SCHEMA_VERSION
         || !MEASURING.contains(&doc.command.as_str())
     {
         return Err(CliError::usage(format!(
@@ -148,7 +148,7 @@ pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
             .map(|(id, d)| Compared {
                 id: id.clone(),
                 command: d.command.clone(),
-                device: store::identity::of(d).name,
+                device: store::device_key::of(d).name,
                 started_unix: d.started_unix,
             })
             .collect(),

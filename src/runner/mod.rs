@@ -6,17 +6,21 @@
 //! goes into the run document as soon as its test ends, and to whoever
 //! listens (the results store), so a late failure loses nothing.
 
+pub mod open;
+pub mod progress;
+pub mod session;
+
 use serde::Serialize;
 
-use super::document::{NoteKind, RunDocument};
-use super::open::{self, Opened};
-use super::session::{self, Consent};
-use crate::device::DeviceInfo;
+use crate::document::{NoteKind, RunDocument};
 use crate::error::{CliError, CliResult};
+use crate::identify::DeviceInfo;
 use crate::measure::{MeasureError, Test};
-use crate::seam::real::EngineChoice;
-use crate::seam::{Target, TargetDescription, TargetError, TargetKind};
+use crate::target::real::EngineChoice;
+use crate::target::{Target, TargetDescription, TargetError, TargetKind};
 use crate::units::Iec;
+use open::Opened;
+use session::Consent;
 
 /// Called with the document each time a result lands in it.
 pub type Listener = Box<dyn FnMut(&RunDocument)>;
@@ -75,7 +79,7 @@ impl Runner {
                  {} bytes before them",
                 t.tail_bytes, desc.logical_block_size, desc.size_bytes
             );
-            crate::errln!("{}", crate::render::text::wrap(&format!("note: {line}"), "", "      "));
+            crate::errln!("{}", crate::console::wrap(&format!("note: {line}"), "", "      "));
             doc.note(NoteKind::Geometry, line, None);
         }
         let mut r = Runner {
@@ -100,7 +104,7 @@ impl Runner {
     /// left out.
     fn stamp_device(&mut self) {
         if let Ok(info) = self.identify() {
-            let id = crate::store::identity::DeviceId::of_info(&info, &self.spec);
+            let id = crate::store::device_key::DeviceId::of_info(&info, &self.spec);
             self.doc.put("device", &id);
         }
     }
@@ -159,8 +163,8 @@ impl Runner {
     fn read_identity(&self) -> CliResult<DeviceInfo> {
         let d = self.description();
         match &self.reader {
-            Opened::Real(_) => crate::device::identify(
-                &crate::device::sysfs::Host::system(),
+            Opened::Real(_) => crate::identify::identify(
+                &crate::identify::sysfs::Host::system(),
                 std::path::Path::new(&self.spec),
                 d.size_bytes,
                 d.logical_block_size,
@@ -229,7 +233,7 @@ impl Runner {
             return Err(crate::error::interrupted(signal));
         }
         let ranges = test.plan(self.description())?;
-        let progress = super::progress::Progress::start(&T::KEY.replace('_', "-"));
+        let progress = crate::runner::progress::Progress::start(&T::KEY.replace('_', "-"));
         let before = self.device_ns;
         let out = self.run_planned(test, ranges);
         progress.finish(out.is_ok(), (self.device_ns - before) as f64 / 1e9, self.announce);

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{MeasureError, median};
-use crate::seam::{AlignedBuf, Request, Target, run_all};
+use crate::target::{AlignedBuf, Request, Target, run_all};
 
 /// Writes measured per slot-method set between looks at the share that
 /// merged: 8, four merges in an overflowing set. One batch decides a clean

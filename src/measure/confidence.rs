@@ -3,8 +3,8 @@
 //! verdicts given with confidence at least 0.9, at least 90% right, and so
 //! on down the scale). Used by the property tests and `examples/calibration`.
 
+use crate::document::RunDocument;
 use crate::measure::{align::AlignResult, fat::FatResult, open_au::OpenAuResult};
-use crate::run::document::RunDocument;
 use crate::sim::generate::Truth;
 
 /// Confidence buckets: [0, 0.5), [0.5, 0.7), [0.7, 0.9), [0.9, 1].

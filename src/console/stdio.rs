@@ -73,19 +73,19 @@ pub fn finish() -> Result<(), io::ErrorKind> {
 /// `println!` that cannot panic (see the module documentation).
 #[macro_export]
 macro_rules! outln {
-    () => { $crate::render::stdio::out(format_args!("\n")) };
-    ($($arg:tt)*) => { $crate::render::stdio::out(format_args!("{}\n", format_args!($($arg)*))) };
+    () => { $crate::console::stdio::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::console::stdio::out(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
 /// `print!` that cannot panic.
 #[macro_export]
 macro_rules! out {
-    ($($arg:tt)*) => { $crate::render::stdio::out(format_args!($($arg)*)) };
+    ($($arg:tt)*) => { $crate::console::stdio::out(format_args!($($arg)*)) };
 }
 
 /// `eprintln!` that cannot panic.
 #[macro_export]
 macro_rules! errln {
-    () => { $crate::render::stdio::err(format_args!("\n")) };
-    ($($arg:tt)*) => { $crate::render::stdio::err(format_args!("{}\n", format_args!($($arg)*))) };
+    () => { $crate::console::stdio::err(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::console::stdio::err(format_args!("{}\n", format_args!($($arg)*))) };
 }

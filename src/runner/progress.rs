@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// terminal it does nothing. Tests call it between batches, never per
 /// request.
 pub fn advance(done: u64, total: u64) {
-    let Some(b) = crate::render::stdio::spinner() else {
+    let Some(b) = crate::console::stdio::spinner() else {
         return;
     };
     let total = total.max(1);
@@ -45,7 +45,7 @@ impl Progress {
             }
             b.set_message(what.to_string());
             b.enable_steady_tick(Duration::from_millis(120));
-            crate::render::stdio::set_spinner(Some(b.clone()));
+            crate::console::stdio::set_spinner(Some(b.clone()));
             b
         });
         Progress {
@@ -60,7 +60,7 @@ impl Progress {
     pub fn finish(self, ok: bool, device_s: f64, announce: bool) {
         let shown = self.bar.is_some();
         if let Some(b) = self.bar {
-            crate::render::stdio::set_spinner(None);
+            crate::console::stdio::set_spinner(None);
             b.finish_and_clear();
         }
         if shown || announce {

@@ -2,13 +2,18 @@
 //! arguments arrive parsed and validated (sizes included) by the CLI; each
 //! job returns the run document its renderers print.
 
-use super::document::{NoteKind, RunDocument};
-use super::runner::Runner;
-use super::session::Consent;
+pub mod debug;
+pub mod offline;
+pub mod restore;
+pub mod results;
+
+use crate::document::{NoteKind, RunDocument};
 use crate::error::{CliError, CliResult};
 use crate::measure::advice::{Measured, advise};
 use crate::measure::{CONFIDENT, Test, align, fat, open_au, page, scatter};
-use crate::seam::real::EngineChoice;
+use crate::runner::Runner;
+use crate::runner::session::Consent;
+use crate::target::real::EngineChoice;
 use crate::units::Iec;
 
 /// flashbench users sweep up to a few dozen; the most any seed reports is 20
@@ -156,7 +161,7 @@ fn open_au_test(g: &Geometry, a: &OpenAuArgs, medium: crate::measure::Medium) ->
 }
 
 /// The erase-size test by writes, over the whole card.
-fn au_test(d: &crate::seam::TargetDescription, medium: crate::measure::Medium) -> crate::measure::au::Au {
+fn au_test(d: &crate::target::TargetDescription, medium: crate::measure::Medium) -> crate::measure::au::Au {
     crate::measure::au::Au {
         options: crate::measure::au::Options {
             size: d.size_bytes,
@@ -233,7 +238,7 @@ pub fn au(on: &On, open_aus: Option<u64>) -> CliResult<RunDocument> {
 
 /// capacity's push unless the user gave one: 32 MiB, or on a small target
 /// at most half of what lies past the untouched start.
-fn default_push(d: &crate::seam::TargetDescription, skip: u64) -> u64 {
+fn default_push(d: &crate::target::TargetDescription, skip: u64) -> u64 {
     let block = u64::from(d.logical_block_size.max(1));
     crate::measure::capacity::DEFAULT_PUSH.min(d.size_bytes.saturating_sub(skip) / 2 / block * block)
 }
@@ -335,7 +340,7 @@ pub fn bench(on: &On, a: &BenchArgs) -> CliResult<RunDocument> {
 
 /// bench's tests for `a` on a target like `d`: a custom test's every
 /// combination, or a preset's.
-fn bench_options(d: &crate::seam::TargetDescription, a: &BenchArgs) -> Vec<crate::measure::bench::Options> {
+fn bench_options(d: &crate::target::TargetDescription, a: &BenchArgs) -> Vec<crate::measure::bench::Options> {
     use crate::measure::bench::{Preset, Rw, Spec, options_for, preset};
     let block = u64::from(d.logical_block_size.max(1));
     let middle = d.size_bytes / 2 / block * block;
@@ -385,7 +390,7 @@ const PROBE_SCATTER: u64 = 8 << 20;
 pub fn probe(on: &On, erase: Option<u64>) -> CliResult<RunDocument> {
     let mut r = on.runner("probe")?;
     if r.is_real() && on.consent.write {
-        super::session::preflight(&on.spec, &on.consent, on.engine)?;
+        crate::runner::session::preflight(&on.spec, &on.consent, on.engine)?;
     }
     r.announce_steps();
     probe_with(
@@ -476,7 +481,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     };
     // capacity and bench ask no flash of the target, only leave to write.
     let pending = real
-        .then(|| super::session::pending_journal(std::path::Path::new(&r.description().spec), r.consent()))
+        .then(|| crate::runner::session::pending_journal(std::path::Path::new(&r.description().spec), r.consent()))
         .flatten()
         .map(|(j, _)| j.display().to_string());
     let may_write = steps.capacity_and_bench && (!real || r.consent().write);
