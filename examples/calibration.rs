@@ -8,7 +8,7 @@
 
 use flashlab::measure::confidence::Score;
 use flashlab::sim::generate;
-use flashlab::{command as jobs, runner::Runner};
+use flashlab::{command::probe::probe_with, runner::Runner};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -26,8 +26,8 @@ fn main() {
                     part.iter()
                         .map(|(t, spec, truth)| {
                             let card = flashlab::sim::SimTarget::new(spec, t.params.clone());
-                            let doc = jobs::probe_with(Runner::for_sim("probe", card), Default::default())
-                                .expect("probe runs");
+                            let doc =
+                                probe_with(Runner::for_sim("probe", card), Default::default()).expect("probe runs");
                             (spec.clone(), doc, truth.clone())
                         })
                         .collect()
@@ -38,7 +38,7 @@ fn main() {
     });
     let mut score = Score::default();
     for (spec, doc, truth) in results.iter().flatten() {
-        let wrong = score.add(doc, truth);
+        let wrong = score.add(&doc.results, truth);
         if !wrong.is_empty() {
             println!("{spec}: {}", wrong.join(", "));
         }

@@ -18,7 +18,7 @@ pub enum Exit {
 }
 
 /// An error ready to print as `error: ...` plus an optional `hint: ...` line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CliError {
     pub exit: Exit,
     pub message: String,

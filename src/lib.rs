@@ -10,21 +10,22 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![deny(clippy::wildcard_enum_match_arm)]
 
+pub mod args;
 pub mod cli;
 pub mod command;
 pub mod console;
 pub mod document;
 pub mod error;
 pub mod files;
+pub mod format;
 pub mod identify;
 pub mod measure;
 pub mod random;
 pub mod registers;
-pub mod render;
-pub mod report;
 pub mod runner;
 pub mod safety;
 pub mod sim;
 pub mod store;
+pub mod svg;
 pub mod target;
 pub mod units;

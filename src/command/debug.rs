@@ -2,39 +2,45 @@
 //! pattern through the preserving write path, then restore. The crash and
 //! damage tests drive the journal end to end with it.
 
-use serde::{Deserialize, Serialize};
-
+use crate::args;
 use crate::document::RunDocument;
+use crate::document::bodies::{Body, PatternBody};
 use crate::error::CliResult;
-use crate::runner::session::{self, Consent, report_interrupted};
+use crate::runner::open;
+use crate::runner::session::{self, Consent, Writable, report_interrupted};
 use crate::safety::ranges::Range;
-use crate::safety::{self, Outcome, signals};
+use crate::safety::{self, signals};
 use crate::target::real::EngineChoice;
 use crate::target::{AlignedBuf, Request, Target, TargetError, run_all};
-
-/// What `--json` shows under `outcome` and `interrupted_by`.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct PatternBody {
-    pub outcome: Outcome,
-    pub interrupted_by: Option<String>,
-}
 
 /// Write the pattern `passes` times, `pause_ms` between writes (for signal
 /// tests); the data is back before anything is reported.
 pub fn run(
-    spec: &str,
+    target: &args::Target,
     declared: Vec<Range>,
     passes: u32,
     pause_ms: u64,
     consent: &Consent,
     engine: EngineChoice,
 ) -> CliResult<RunDocument> {
-    let mut s = session::open_for_writing(spec, declared, consent, engine)?;
+    let spec = target.text.as_str();
+    let opened = open::read_only(target, engine)?;
+    let d = opened.as_target().description().clone();
+    let ranges = session::consented(spec, &d, declared, consent)?;
+    let mut held = None;
+    let mut p = match opened {
+        open::Opened::Sim(card) => session::simulated(spec, *card, ranges)?,
+        open::Opened::Real(t) => {
+            drop(t);
+            held.insert(Writable::open(target, consent, engine)?)
+                .preserve(ranges, consent)?
+        }
+    };
     signals::install();
-    if let Some(j) = s.target.journal_path() {
+    if let Some(j) = p.journal_path() {
         crate::errln!("journal: {}", j.display());
     }
-    let ranges = s.target.ranges().to_vec();
+    let ranges = p.ranges().to_vec();
     let mut buf = AlignedBuf::new(safety::journal::CHUNK);
     let mut interrupted = None;
     let mut failed = None;
@@ -48,7 +54,7 @@ pub fn run(
                     w.copy_from_slice(&v.to_le_bytes());
                 }
                 // The preserving target refuses to write once a signal is pending.
-                match run_all(&mut s.target, &[Request::write(off, n, 0)], 1, &mut buf) {
+                match run_all(&mut p, &[Request::write(off, n, 0)], 1, &mut buf) {
                     Ok(_) => {}
                     Err(TargetError::Interrupted { signal }) => {
                         interrupted = Some(signal);
@@ -67,9 +73,11 @@ pub fn run(
         }
     }
     // Put back what we can before reporting anything, failures included.
-    let journal = s.target.journal_path().map(std::path::Path::to_path_buf);
-    let (target, outcome) = s.target.finish();
-    drop(s.claim);
+    let journal = p.journal_path().map(std::path::Path::to_path_buf);
+    let (written, outcome) = p.finish();
+    let (desc, device_ns) = (written.description().clone(), written.device_time_ns());
+    drop(written);
+    drop(held);
     let outcome = outcome.map_err(|e| session::restore_failed(spec, journal.as_deref(), consent, e))?;
     if let Some(e) = failed {
         return Err(e.into());
@@ -83,12 +91,12 @@ pub fn run(
             outcome.bytes_restored
         );
     }
-    let mut doc = RunDocument::new("debug write-pattern", Some(target.description().clone()));
-    doc.merge(&PatternBody {
+    let mut doc = RunDocument::new("debug write-pattern", Some(desc));
+    doc.body = Body::Pattern(PatternBody {
         outcome,
         interrupted_by: interrupted.map(|s| signals::name(s).to_string()),
     });
-    doc.finish(Some(target.device_time_ns()));
+    doc.finish(Some(device_ns));
     match interrupted {
         // The document is still printed: the caller renders it, then exits
         // with the signal's code.

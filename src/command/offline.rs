@@ -1,28 +1,13 @@
 //! Commands that touch no device: `sim list`, `sim show`, `sim reproduce`,
 //! `decode`. Each gives a run document with no target.
 
-use serde::{Deserialize, Serialize};
-
 use crate::document::RunDocument;
+use crate::document::bodies::{Body, DecodeBody, Entry, ReproduceAll, SimList, SimShow};
 use crate::error::{CliError, CliResult};
 use crate::registers::{self, Family, RegisterKind};
 use crate::sim::params::{KEYS, Params};
 use crate::sim::{params_from_spec, profiles, reproduce};
 use crate::target::spec::TargetSpec;
-
-/// A built-in profile or host preset as `sim list` shows it.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Entry {
-    pub name: String,
-    pub summary: String,
-    pub source: String,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SimList {
-    pub profiles: Vec<Entry>,
-    pub hosts: Vec<Entry>,
-}
 
 pub fn sim_list() -> RunDocument {
     let entry = |name: &str, summary: &str, source: &str| Entry {
@@ -31,7 +16,7 @@ pub fn sim_list() -> RunDocument {
         source: source.into(),
     };
     let mut doc = RunDocument::new("sim list", None);
-    doc.merge(&SimList {
+    doc.body = Body::SimList(SimList {
         profiles: profiles::PROFILES
             .iter()
             .map(|p| entry(p.name, p.summary, p.source))
@@ -45,16 +30,6 @@ pub fn sim_list() -> RunDocument {
     doc
 }
 
-/// `sim show`: every parameter with its JSON type, plus (for text and TOML)
-/// the key table.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SimShow {
-    pub profile: String,
-    pub summary: Option<String>,
-    pub source: Option<String>,
-    pub params: serde_json::Map<String, serde_json::Value>,
-}
-
 pub fn sim_params(profile: &str) -> CliResult<Params> {
     let spec = if profile.starts_with("sim:") {
         profile.to_string()
@@ -62,7 +37,9 @@ pub fn sim_params(profile: &str) -> CliResult<Params> {
         format!("sim:{profile}")
     };
     let bad = |e: String| CliError::usage(format!("bad simulated card '{profile}': {e}"));
-    match crate::runner::open::parse(&spec)? {
+    let parsed =
+        TargetSpec::parse(&spec).map_err(|e| bad(e.to_string()).hint("`flashlab sim list` names the profiles"))?;
+    match parsed {
         TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
             .map_err(|e| bad(e.to_string()).hint("`flashlab sim list` names the profiles")),
         TargetSpec::Path(_) => Err(bad("not a simulated card".into()).hint("`flashlab sim list` names the profiles")),
@@ -103,25 +80,15 @@ pub fn sim_show(profile: &str) -> CliResult<RunDocument> {
         map.insert(k.key.to_string(), v);
     }
     let mut doc = RunDocument::new("sim show", None);
-    doc.merge(&SimShow {
+    doc.body = Body::SimShow(SimShow {
         profile: profile.to_string(),
         summary: known.map(|p| p.summary.to_string()),
         source: known.map(|p| p.source.to_string()),
         params: map,
+        toml: sim_toml(profile)?,
     });
     doc.finish(None);
     Ok(doc)
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ReproduceAll {
-    pub experiments: Vec<reproduce::Report>,
-    pub max_abs_error_pct: f64,
-    /// Cells within 15% over every experiment, and how many there are.
-    #[serde(default)]
-    pub within_15_pct: usize,
-    #[serde(default)]
-    pub cells: usize,
 }
 
 pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
@@ -139,12 +106,12 @@ pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
     }
     let mut doc = RunDocument::new("sim reproduce", None);
     if reports.len() == 1 {
-        doc.merge(&reports[0]);
+        doc.body = Body::Reproduced(reports.remove(0));
     } else {
         let max = reports.iter().map(|r| r.max_abs_error_pct).fold(0.0, f64::max);
         let within_15_pct = reports.iter().map(|r| r.within_15_pct).sum();
         let cells = reports.iter().map(|r| r.rows.len()).sum();
-        doc.merge(&ReproduceAll {
+        doc.body = Body::ReproduceAll(ReproduceAll {
             experiments: reports,
             max_abs_error_pct: max,
             within_15_pct,
@@ -163,9 +130,11 @@ pub fn decode(kind: RegisterKind, hex: &str, mmc: bool) -> CliResult<RunDocument
         )
     })?;
     let mut doc = RunDocument::new("decode", None);
-    doc.put("register", &kind.name().to_ascii_lowercase());
-    doc.put("layout", &if mmc { "MMC" } else { "SD" });
-    doc.merge(&decoded);
+    doc.body = Body::Decode(DecodeBody {
+        register: kind.name().to_ascii_lowercase(),
+        layout: if mmc { "MMC" } else { "SD" }.to_string(),
+        decoded,
+    });
     doc.finish(None);
     Ok(doc)
 }

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+use crate::args;
 use crate::document::RunDocument;
+use crate::document::bodies::{Body, Pending, PendingList, Restored, RestoredList};
 use crate::error::{CliError, CliResult};
 use crate::runner::open::{self, Opened};
 use crate::runner::session;
@@ -16,32 +16,6 @@ use crate::safety::{self, SafetyError};
 use crate::target::Target;
 use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
-
-/// A journal waiting in the directory.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Pending {
-    pub journal: String,
-    /// A running flashlab owns it (it restores the data itself).
-    pub live: bool,
-    pub target: Option<String>,
-    pub size_bytes: Option<u64>,
-    pub bytes: Option<u64>,
-    pub created_unix: Option<u64>,
-    pub error: Option<String>,
-}
-
-/// A journal put back.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Restored {
-    pub journal: String,
-    pub target: String,
-    pub bytes_restored: u64,
-    /// A record past the committed ones was torn by the crash; its range was
-    /// never written.
-    pub torn_tail_skipped: bool,
-    /// Differences from the journal's identity that --force overrode.
-    pub forced_past: Vec<String>,
-}
 
 pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: EngineChoice) -> CliResult<RunDocument> {
     let dir = dir.unwrap_or_else(safety::default_journal_dir);
@@ -101,7 +75,7 @@ pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: Engine
         done.push(r);
     }
     let mut doc = RunDocument::new("restore", None);
-    doc.put("restored", &done);
+    doc.body = Body::Restored(RestoredList { restored: done });
     doc.finish(None);
     Ok(doc)
 }
@@ -181,7 +155,8 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     // (through any alias) while they are put back.
     let _claim = safety::claim::claim(&target_path)?;
     let opened = open::open(
-        &shown,
+        &args::target(&shown)
+            .map_err(|e| CliError::usage(e).hint("the journal names a target flashlab cannot parse"))?,
         OpenOptions {
             write: true,
             exclusive: true,
@@ -261,8 +236,10 @@ fn list(dir: &Path) -> RunDocument {
         })
         .collect();
     let mut doc = RunDocument::new("restore", None);
-    doc.put("journal_dir", &dir.display().to_string());
-    doc.put("pending", &pending);
+    doc.body = Body::Pending(PendingList {
+        journal_dir: dir.display().to_string(),
+        pending,
+    });
     doc.finish(None);
     doc
 }

@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::document::RunDocument;
+use crate::document::bodies::{Body, Compared, Comparison, ImportResult, Listing};
 use crate::error::{CliError, CliResult};
-use crate::report::metrics;
-use crate::store::{self, Imported, RunRow, Store, StoreError};
+use crate::measure::metrics;
+use crate::measure::registry::TestCommand;
+use crate::store::{self, Imported, Store, StoreError};
 
 /// The store a `results` command reads: `--db`, else the default.
 pub fn path(db: Option<&Path>) -> CliResult<PathBuf> {
@@ -37,17 +37,11 @@ fn open(db: Option<&Path>) -> CliResult<Store> {
     Store::open(&p).map_err(error)
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Listing {
-    pub store: String,
-    pub runs: Vec<RunRow>,
-}
-
 pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
     let s = open(db)?;
     let runs = s.list(device).map_err(error)?;
     let mut doc = RunDocument::new("results list", None);
-    doc.merge(&Listing {
+    doc.body = Body::Listing(Listing {
         store: s.path().display().to_string(),
         runs,
     });
@@ -66,10 +60,11 @@ pub fn export(db: Option<&Path>, id: i64) -> CliResult<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()))
 }
 
-/// The commands whose runs are stored, compared and drawn.
-pub const MEASURING: &[&str] = &[
-    "info", "align", "au", "page", "open-au", "fat", "scatter", "bench", "capacity", "probe",
-];
+/// The commands whose runs are stored, compared and drawn: every test's,
+/// `info` and `probe`.
+pub fn is_measuring(command: &str) -> bool {
+    TestCommand::is_test(command) || matches!(command, "info" | "probe")
+}
 
 /// A run document from a file: what `import` and `report FILE` read.
 pub fn read_document(file: &Path) -> CliResult<RunDocument> {
@@ -82,10 +77,7 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
         CliError::usage(format!("{shown} is not a flashlab run document: {e}"))
             .hint("give a file written by `flashlab ... --json` or `flashlab results export`")
     })?;
-    if doc.schema_version == 0
-        || doc.schema_version > crate::document::SCHEMA_VERSION
-        || !MEASURING.contains(&doc.command.as_str())
-    {
+    if doc.schema_version == 0 || doc.schema_version > crate::document::SCHEMA_VERSION || !is_measuring(&doc.command) {
         return Err(CliError::usage(format!(
             "{shown}: schema version {} of command '{}' is not one this flashlab reads",
             doc.schema_version, doc.command
@@ -93,12 +85,6 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
         .hint("export it again with this flashlab, or use a newer one"));
     }
     Ok(doc)
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ImportResult {
-    pub id: i64,
-    pub duplicate: bool,
 }
 
 pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
@@ -110,24 +96,9 @@ pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
         Imported::Duplicate(id) => (id, true),
     };
     let mut doc = RunDocument::new("results import", None);
-    doc.merge(&ImportResult { id, duplicate });
+    doc.body = Body::Imported(ImportResult { id, duplicate });
     doc.finish(None);
     Ok(doc)
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Comparison {
-    /// The runs compared, in the order given.
-    pub runs: Vec<Compared>,
-    pub rows: Vec<metrics::Row>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Compared {
-    pub id: String,
-    pub command: String,
-    pub device: String,
-    pub started_unix: u64,
 }
 
 /// A run named on the command line: a stored run's id, or a file.
@@ -140,19 +111,19 @@ pub fn load(db: Option<&Path>, what: &str) -> CliResult<(String, RunDocument)> {
 
 pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
     let runs: Vec<(String, RunDocument)> = which.iter().map(|w| load(db, w)).collect::<CliResult<_>>()?;
-    let docs: Vec<RunDocument> = runs.iter().map(|(_, d)| d.clone()).collect();
+    let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
     let mut doc = RunDocument::new("results compare", None);
-    doc.merge(&Comparison {
+    doc.body = Body::Comparison(Comparison {
         runs: runs
             .iter()
             .map(|(id, d)| Compared {
                 id: id.clone(),
                 command: d.command.clone(),
-                device: store::device_key::of(d).name,
+                device: crate::document::device::of(d).name,
                 started_unix: d.started_unix,
             })
             .collect(),
-        rows: metrics::compare(&docs),
+        rows: metrics::compare(&results),
     });
     doc.finish(None);
     Ok(doc)

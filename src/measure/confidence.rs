@@ -3,8 +3,7 @@
 //! verdicts given with confidence at least 0.9, at least 90% right, and so
 //! on down the scale). Used by the property tests and `examples/calibration`.
 
-use crate::document::RunDocument;
-use crate::measure::{align::AlignResult, fat::FatResult, open_au::OpenAuResult};
+use crate::measure::Results;
 use crate::sim::generate::Truth;
 
 /// Confidence buckets: [0, 0.5), [0.5, 0.7), [0.7, 0.9), [0.9, 1].
@@ -91,29 +90,27 @@ impl Score {
     /// Score one probe document against the card's truth. The page is
     /// scored only where it is at least twice the read block (a smaller page
     /// sits inside every read and cannot show).
-    pub fn add(&mut self, doc: &RunDocument, truth: &Truth) -> Vec<String> {
+    pub fn add(&mut self, results: &Results, truth: &Truth) -> Vec<String> {
         let mut wrong = Vec::new();
-        let Some(a) = doc.get::<AlignResult>("align") else {
+        let Some(a) = results.align.get() else {
             wrong.push("no align result".into());
             return wrong;
         };
-        let au: Option<crate::measure::au::AuResult> = doc.get("au");
-        let (got, conf) = crate::measure::au::best(&a, au.as_ref());
+        let (got, conf) = crate::measure::au::best(a, results.au.get());
         let ok = got == Some(truth.au);
         self.au.add(ok, conf);
         if !ok {
             wrong.push(format!("AU {got:?} ({conf:.2})"));
         }
         if truth.page >= 2 * a.block_size {
-            let page: Option<crate::measure::page::PageResult> = doc.get("page");
-            let (got, conf) = crate::measure::page::best(&a, page.as_ref());
+            let (got, conf) = crate::measure::page::best(a, results.page.get());
             let ok = got == Some(truth.page);
             self.page.add(ok, conf);
             if !ok {
                 wrong.push(format!("page {got:?} ({conf:.2})"));
             }
         }
-        let o: Option<OpenAuResult> = doc.get("open_au");
+        let o = results.open_au.get();
         for (name, tally, want, sweep) in [
             (
                 "linear",
@@ -137,8 +134,10 @@ impl Score {
                 wrong.push(format!("{name} {got:?} ({conf:.2})"));
             }
         }
-        let f: Option<FatResult> = doc.get("fat");
-        let (got, conf) = f.map_or((None, 0.0), |f| (Some(f.fat_area_aus), f.confidence));
+        let (got, conf) = results
+            .fat
+            .get()
+            .map_or((None, 0.0), |f| (Some(f.fat_area_aus), f.confidence));
         let ok = got == Some(truth.fat);
         self.fat.add(ok, conf);
         if !ok {

@@ -1,25 +1,28 @@
-//! The characterisation tests of DESIGN.md (align, open-au, fat, scatter): each
-//! drives a [`Target`](crate::target::Target) through the seam, never reads a
-//! clock, and interprets its own numbers, so the same code measures a real card
-//! and runs deterministically on a simulated one. Each is a [`Test`]: a plan
-//! (the ranges it will write) and a run; the runner (`crate::run`) hands a
-//! writing test only the preserving target for its plan.
+//! The characterisation tests of DESIGN.md: each drives a
+//! [`Target`](crate::target::Target), never reads a clock, and interprets
+//! its own numbers, so the same code measures a real card and runs
+//! deterministically on a simulated one. Each test has its own folder (its
+//! measurement, its arguments and steps, how it shows), listed once in
+//! [`registry`]. A measurement is a [`Test`]: a plan (the ranges it will
+//! write) and a run in a [`Cx`]; the runner above hands a writing test only
+//! the preserving target for its plan, through the [`session::Session`] a
+//! test's steps run in.
 
 pub mod advice;
 pub mod align;
 pub mod au;
 pub mod bench;
 pub mod capacity;
-pub mod classes;
 pub mod confidence;
 pub mod fat;
+pub mod metrics;
 pub mod open_au;
 pub mod page;
+pub mod registry;
 pub mod scatter;
+pub mod session;
+pub mod show;
 pub mod slot_writer;
-
-#[cfg(test)]
-mod property_tests;
 
 use serde::Serialize;
 
@@ -27,19 +30,78 @@ use crate::safety::SafetyError;
 use crate::safety::ranges::Range;
 use crate::target::{Target, TargetDescription, TargetError};
 use crate::units::Iec;
+pub use registry::{Results, Slot};
+
+/// Where a test says how far it is: `done` of `total` units of its own
+/// (bytes, requests, sweep steps), between batches, never per request. The
+/// runner shows it (a bar with an ETA on a terminal); tests never reach a
+/// global.
+pub trait Progress {
+    fn advance(&self, done: u64, total: u64);
+}
+
+/// No progress shown (the unit tests, the property tests).
+impl Progress for () {
+    fn advance(&self, _: u64, _: u64) {}
+}
+
+/// What a test runs with: the target (read-only, or the preserving target
+/// of its plan), where to say how far it is, and whether to stop (Ctrl-C,
+/// SIGTERM: a long read-only test stops at its next batch; a writing test's
+/// next write is refused by the preserving target anyway).
+pub struct Cx<'a> {
+    pub target: &'a mut dyn Target,
+    pub progress: &'a dyn Progress,
+    pub cancelled: &'a dyn Fn() -> Option<i32>,
+}
+
+impl Cx<'_> {
+    /// Stop here when asked to: the signal as the error that carries it.
+    pub fn check(&self) -> Result<(), MeasureError> {
+        match (self.cancelled)() {
+            Some(signal) => Err(MeasureError::Target(TargetError::Interrupted { signal })),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Run `test` on `target` as the runner would without a journal: its plan
+/// enforced by a preserving target when it writes, no progress shown, never
+/// cancelled. For tests of the tests.
+pub fn run_alone<T: Test>(test: &T, target: &mut dyn Target) -> Result<T::Output, MeasureError> {
+    let ranges = test.plan(target.description())?;
+    let never = || None;
+    if ranges.is_empty() {
+        let mut cx = Cx {
+            target,
+            progress: &(),
+            cancelled: &never,
+        };
+        return test.run(&mut cx);
+    }
+    let mut p = crate::safety::PreservingTarget::new(Box::new(target), ranges, None)?;
+    let mut cx = Cx {
+        target: &mut p,
+        progress: &(),
+        cancelled: &never,
+    };
+    test.run(&mut cx)
+}
 
 /// A characterisation test. The runner asks for its plan before any I/O,
-/// journals and enforces the planned ranges, and stores the result under
-/// [`Test::KEY`]; a new test is one file implementing this plus its CLI
-/// variant.
+/// journals and enforces the planned ranges, runs it, and has it record its
+/// result in the run's [`Results`].
 pub trait Test {
-    /// Its key in the run document and the JSON contract (`align`, `open_au`).
+    /// Its name in progress lines and notes (`align`, `open_au`).
     const KEY: &'static str;
-    type Output: Serialize;
+    type Output: Serialize + Clone;
     /// The byte ranges it will write on a target like `d`, checked before any
     /// I/O; empty for a read-only test.
     fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError>;
-    fn run(&self, t: &mut dyn Target) -> Result<Self::Output, MeasureError>;
+    fn run(&self, cx: &mut Cx<'_>) -> Result<Self::Output, MeasureError>;
+    /// Put the result where it belongs: its own field of the results (a
+    /// capacity stage puts nothing; the command records the verdict).
+    fn record(out: &Self::Output, results: &mut Results);
 }
 
 /// What lies under the target, as far as flash verdicts go. Identification

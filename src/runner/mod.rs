@@ -1,38 +1,90 @@
 //! The one runner (DESIGN.md "Tests, the runner, the run document"): every
 //! command, `probe` and the property tests run their tests through it. It
-//! opens the target, asks each test for its plan before any I/O, and runs a
-//! read-only test on one shared read-only handle and a writing test on a
-//! preserving target (consent, claim, journal, restore, signals). Each result
-//! goes into the run document as soon as its test ends, and to whoever
-//! listens (the results store), so a late failure loses nothing.
+//! opens the target once read-only (a bad target is refused here, before
+//! any test), asks each test for its plan before any I/O, and runs a
+//! read-only test on that handle and a writing test on a preserving target
+//! over the target it opened for writing once (consent, claim, journal,
+//! restore, signals). Each result goes into the run document as soon as its
+//! test ends, and to whoever listens (the results store), so a late failure
+//! loses nothing. To the tests' own sequences it is a
+//! [`Session`](crate::measure::session::Session).
 
 pub mod open;
 pub mod progress;
 pub mod session;
 
-use serde::Serialize;
+use std::path::PathBuf;
 
-use crate::document::{NoteKind, RunDocument};
+use crate::args;
+use crate::document::{NoteKind, RunDocument, WriteRecord};
 use crate::error::{CliError, CliResult};
 use crate::identify::DeviceInfo;
-use crate::measure::{MeasureError, Test};
+use crate::measure::session::Session;
+use crate::measure::{Cx, MeasureError, Medium, Results, Test};
+use crate::safety::PreservingTarget;
 use crate::target::real::EngineChoice;
 use crate::target::{Target, TargetDescription, TargetError, TargetKind};
 use crate::units::Iec;
 use open::Opened;
-use session::Consent;
+use session::{Consent, Writable};
 
-/// Called with the document each time a result lands in it.
-pub type Listener = Box<dyn FnMut(&RunDocument)>;
+/// Called as results land, and once more with the finished document (which
+/// it may annotate: a store that could not save says so in it).
+pub trait Listener {
+    fn landed(&mut self, doc: &RunDocument);
+    fn finished(&mut self, doc: &mut RunDocument) {
+        self.landed(doc);
+    }
+}
+
+/// The results store saves each result as it lands, and says at the end
+/// where the run went (or why it could not).
+impl Listener for crate::store::Saver {
+    fn landed(&mut self, doc: &RunDocument) {
+        self.save(doc);
+    }
+
+    fn finished(&mut self, doc: &mut RunDocument) {
+        self.save(doc);
+        if let Some(why) = self.failure() {
+            doc.warnings.push(crate::document::Note {
+                kind: NoteKind::Store,
+                message: format!("the run is not saved: {why}"),
+                hint: Some("--db PATH or FLASHLAB_DB chooses another store, --no-store skips it".into()),
+            });
+        }
+        if let Some((id, path)) = self.saved() {
+            let line = format!(
+                "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id} -o run.html`)",
+                path.display()
+            );
+            crate::errln!("{}", crate::console::wrap(&line, "", ""));
+        }
+    }
+}
+
+/// What a measuring command runs on and how, resolved once from its
+/// arguments: the target, the engine, the user's consent to writing, and
+/// the results store (None: --no-store).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub target: args::Target,
+    pub engine: EngineChoice,
+    pub consent: Consent,
+    pub store: Option<PathBuf>,
+}
 
 pub struct Runner {
-    spec: String,
+    target: args::Target,
     engine: EngineChoice,
     consent: Consent,
     reader: Opened,
+    /// The real target opened exclusively at the first writing test (or by
+    /// [`Runner::hold_for_writing`]), kept for the rest of the run.
+    writer: Option<Writable>,
     device_ns: u64,
     doc: RunDocument,
-    listeners: Vec<Listener>,
+    listeners: Vec<Box<dyn Listener>>,
     /// Say each step's end on stderr even without a terminal (probe).
     announce: bool,
     /// Identification, read from sysfs once: info, the references align
@@ -42,24 +94,12 @@ pub struct Runner {
     writes: Vec<WriteRecord>,
 }
 
-/// What one writing test did to a real target, under `writes` in the run
-/// document: which engines ran it (a silent fallback shows), what it wrote
-/// and what it put back.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct WriteRecord {
-    pub test: String,
-    pub engines: Vec<EngineChoice>,
-    pub bytes_written: u64,
-    pub ranges_declared: usize,
-    pub ranges_touched: usize,
-    pub bytes_restored: u64,
-}
-
 impl Runner {
-    /// Open `spec` read-only (a bad target is refused here, before any test)
-    /// and start the document of `command`.
-    pub fn new(command: &str, spec: &str, engine: EngineChoice, consent: Consent) -> CliResult<Self> {
-        let reader = open::read_only(spec, engine)?;
+    /// Open the target read-only (a bad target is refused here, before any
+    /// test) and start the document of `command`; the store, if any,
+    /// listens.
+    pub fn new(command: &str, r: &Resolved) -> CliResult<Self> {
+        let reader = open::read_only(&r.target, r.engine)?;
         let desc = reader.as_target().description().clone();
         let mut doc = RunDocument::new(command, Some(desc.clone()));
         if let Opened::Real(t) = &reader
@@ -75,18 +115,19 @@ impl Runner {
             && t.tail_bytes > 0
         {
             let line = format!(
-                "the last {} bytes of {spec} are not a whole {}-byte block: the tests measure and write only the \
+                "the last {} bytes of {} are not a whole {}-byte block: the tests measure and write only the \
                  {} bytes before them",
-                t.tail_bytes, desc.logical_block_size, desc.size_bytes
+                t.tail_bytes, r.target.text, desc.logical_block_size, desc.size_bytes
             );
             crate::errln!("{}", crate::console::wrap(&format!("note: {line}"), "", "      "));
             doc.note(NoteKind::Geometry, line, None);
         }
-        let mut r = Runner {
-            spec: spec.to_string(),
-            engine,
-            consent,
+        let mut runner = Runner {
+            target: r.target.clone(),
+            engine: r.engine,
+            consent: r.consent.clone(),
             reader,
+            writer: None,
             device_ns: 0,
             doc,
             listeners: Vec::new(),
@@ -94,19 +135,11 @@ impl Runner {
             identity: std::cell::OnceCell::new(),
             writes: Vec::new(),
         };
-        r.stamp_device();
-        Ok(r)
-    }
-
-    /// Which device this is, in every document, so the results store lists
-    /// runs of one card together. An identification that fails here says
-    /// why where identification is needed (info, probe); the stamp is
-    /// left out.
-    fn stamp_device(&mut self) {
-        if let Ok(info) = self.identify() {
-            let id = crate::store::device_key::DeviceId::of_info(&info, &self.spec);
-            self.doc.put("device", &id);
+        if let Some(p) = &r.store {
+            runner.listen(Box::new(crate::store::Saver::open(p)));
         }
+        runner.stamp_device();
+        Ok(runner)
     }
 
     /// A runner over a simulated card built in code (the property tests'
@@ -114,11 +147,19 @@ impl Runner {
     /// parameters, as a spec reopened by the CLI would.
     pub fn for_sim(command: &str, card: crate::sim::SimTarget) -> Self {
         let desc = card.description().clone();
+        let text = desc.spec.clone();
         let mut r = Runner {
-            spec: desc.spec.clone(),
+            target: args::Target {
+                spec: crate::target::spec::TargetSpec::Sim {
+                    base: text.clone(),
+                    overrides: Vec::new(),
+                },
+                text,
+            },
             engine: EngineChoice::Auto,
             consent: Consent::default(),
             reader: Opened::Sim(Box::new(card)),
+            writer: None,
             device_ns: 0,
             doc: RunDocument::new(command, Some(desc)),
             listeners: Vec::new(),
@@ -130,21 +171,28 @@ impl Runner {
         r
     }
 
+    /// Which device this is, in every document, so the results store lists
+    /// runs of one card together. An identification that fails here says
+    /// why where identification is needed (info, probe); the stamp is
+    /// left out.
+    fn stamp_device(&mut self) {
+        if let Ok(info) = self.identify() {
+            let id = crate::document::DeviceId::of_info(&info, &self.target.text);
+            self.doc.extras.device.set(id);
+        }
+    }
+
     /// One line on stderr as each step ends, terminal or not.
     pub fn announce_steps(&mut self) {
         self.announce = true;
     }
 
-    pub fn listen(&mut self, l: Listener) {
+    pub fn listen(&mut self, l: Box<dyn Listener>) {
         self.listeners.push(l);
     }
 
-    pub fn description(&self) -> &TargetDescription {
-        self.reader.as_target().description()
-    }
-
-    pub fn is_real(&self) -> bool {
-        self.description().kind != TargetKind::Sim
+    pub fn spec(&self) -> &str {
+        &self.target.text
     }
 
     pub fn consent(&self) -> &Consent {
@@ -161,11 +209,11 @@ impl Runner {
     }
 
     fn read_identity(&self) -> CliResult<DeviceInfo> {
-        let d = self.description();
+        let d = self.reader.as_target().description();
         match &self.reader {
             Opened::Real(_) => crate::identify::identify(
                 &crate::identify::sysfs::Host::system(),
-                std::path::Path::new(&self.spec),
+                std::path::Path::new(&self.target.text),
                 d.size_bytes,
                 d.logical_block_size,
                 d.physical_block_size,
@@ -178,20 +226,197 @@ impl Runner {
         }
     }
 
+    /// Hold the real target for writing now: the writing run's refusals (a
+    /// pending journal, an alias in use, the device busy) come before any
+    /// step, and the exclusive open is kept for every writing step. probe
+    /// with --write does this first.
+    pub fn hold_for_writing(&mut self) -> CliResult<()> {
+        if self.writer.is_none() && self.is_real() {
+            self.writer = Some(Writable::open(&self.target, &self.consent, self.engine)?);
+        }
+        Ok(())
+    }
+
+    /// Hand the document on to whoever listens.
+    pub fn publish(&mut self) {
+        self.doc.device_time_s = Some(self.device_ns as f64 / 1e9);
+        for l in &mut self.listeners {
+            l.landed(&self.doc);
+        }
+    }
+
+    /// Stop here if a signal came after the last write (honoured between
+    /// steps).
+    pub fn check_signal(&self) -> CliResult<()> {
+        match crate::safety::signals::pending() {
+            Some(signal) => Err(crate::error::interrupted(signal)),
+            None => Ok(()),
+        }
+    }
+
+    /// Run one test: its plan first (refused before any I/O), then on the
+    /// read-only handle or through a preserving target; its result
+    /// recorded and handed on.
+    pub fn run_test<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
+        // A Ctrl-C or SIGTERM that came after the last step's last write
+        // (while it restored, or during a read-only step) stops the run here.
+        self.check_signal()?;
+        let ranges = test.plan(self.reader.as_target().description())?;
+        let progress = progress::Progress::start(&T::KEY.replace('_', "-"));
+        let before = self.device_ns;
+        let out = if ranges.is_empty() {
+            let t = self.reader.as_target_mut();
+            let start = t.device_time_ns();
+            let never = crate::safety::signals::pending;
+            let mut cx = Cx {
+                target: t,
+                progress: &progress,
+                cancelled: &never,
+            };
+            let r = test.run(&mut cx);
+            self.device_ns += t_device(&self.reader).saturating_sub(start);
+            r.map_err(CliError::from)
+        } else {
+            self.run_writing(test, ranges, &progress)
+        };
+        progress.finish(out.is_ok(), (self.device_ns - before) as f64 / 1e9, self.announce);
+        let out = out?;
+        T::record(&out, &mut self.doc.results);
+        self.publish();
+        Ok(out)
+    }
+
+    fn run_writing<T: Test>(
+        &mut self,
+        test: &T,
+        ranges: Vec<crate::safety::ranges::Range>,
+        progress: &progress::Progress,
+    ) -> CliResult<T::Output> {
+        let d = self.reader.as_target().description().clone();
+        let ranges = session::consented(&self.target.text, &d, ranges, &self.consent)?;
+        let consent = self.consent.clone();
+        let spec = self.target.text.clone();
+        if let Opened::Sim(card) = &self.reader {
+            // A fresh card with the same parameters for each writing test,
+            // as a spec reopened by the CLI would give.
+            let fresh = crate::sim::SimTarget::new(&spec, card.params.clone());
+            let p = session::simulated(&spec, fresh, ranges)?;
+            let (out, (_, ns, _)) = run_preserved(test, p, progress, &spec, None, &consent)?;
+            self.device_ns += ns;
+            return Ok(out);
+        }
+        self.hold_for_writing()?;
+        let writer = self.writer.as_mut().expect("held above");
+        let p = writer.preserve(ranges, &consent)?;
+        let journal = p.journal_path().map(std::path::Path::to_path_buf);
+        let (out, (outcome, ns, engines)) = run_preserved(test, p, progress, &spec, journal.as_deref(), &consent)?;
+        self.device_ns += ns;
+        self.note_written(T::KEY, &outcome, engines);
+        Ok(out)
+    }
+
+    /// What a writing test did to a real target: a line on stderr, a note,
+    /// and its record under `writes`.
+    fn note_written(&mut self, key: &str, outcome: &crate::safety::Outcome, engines: Vec<EngineChoice>) {
+        if outcome.preserved {
+            let line = format!(
+                "{key}: wrote {} in {} of {} declared range{}; restored and verified {}; journal deleted",
+                Iec(outcome.bytes_written),
+                outcome.ranges_touched,
+                outcome.ranges.len(),
+                if outcome.ranges.len() == 1 { "" } else { "s" },
+                Iec(outcome.bytes_restored)
+            );
+            crate::errln!("{}", line.split_once(": ").map_or(line.as_str(), |x| x.1));
+            self.doc.note(NoteKind::Restored, line, None);
+        }
+        self.writes.push(WriteRecord {
+            test: key.to_string(),
+            engines,
+            bytes_written: outcome.bytes_written,
+            ranges_declared: outcome.ranges.len(),
+            ranges_touched: outcome.ranges_touched,
+            bytes_restored: outcome.bytes_restored,
+        });
+        self.doc.extras.writes.set(self.writes.clone());
+    }
+
+    /// The finished document, handed to the listeners once more.
+    pub fn finish(mut self) -> RunDocument {
+        self.doc.finish(Some(self.device_ns));
+        for l in &mut self.listeners {
+            l.finished(&mut self.doc);
+        }
+        // Held aliases and the exclusive open go only now.
+        self.writer = None;
+        self.doc
+    }
+}
+
+fn t_device(o: &Opened) -> u64 {
+    o.as_target().device_time_ns()
+}
+
+/// Run a writing test on its preserving target, then put the data back
+/// (also after a failure or a signal) before anything is reported. Returns
+/// the test's output, and what the restore did, the device time and the
+/// engines that ran.
+type Written = (crate::safety::Outcome, u64, Vec<EngineChoice>);
+
+fn run_preserved<T: Test>(
+    test: &T,
+    mut p: PreservingTarget<'_>,
+    progress: &progress::Progress,
+    spec: &str,
+    journal: Option<&std::path::Path>,
+    consent: &Consent,
+) -> CliResult<(T::Output, Written)> {
+    // Ctrl-C stops the test before its next write; the restore below runs.
+    crate::safety::signals::install();
+    let never = crate::safety::signals::pending;
+    let before = p.device_time_ns();
+    let result = {
+        let mut cx = Cx {
+            target: &mut p,
+            progress,
+            cancelled: &never,
+        };
+        test.run(&mut cx)
+    };
+    let engines = p.engines_used();
+    let (target, outcome) = p.finish();
+    let ns = target.device_time_ns().saturating_sub(before);
+    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal, consent, e))?;
+    match result {
+        Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
+            session::report_interrupted(signal, &outcome);
+            Err(crate::error::interrupted(signal))
+        }
+        r => Ok((r?, (outcome, ns, engines))),
+    }
+}
+
+impl Session for Runner {
+    type Error = CliError;
+
+    fn description(&self) -> &TargetDescription {
+        self.reader.as_target().description()
+    }
+
     /// What lies under the target, for the tests' verdicts: a simulated card
     /// is flash; a real target is what identification says (a file, a loop
     /// device, a RAM disk cannot show flash geometry). Unidentifiable real
     /// targets count as possibly flash: the statistics still have to hold.
-    pub fn medium(&self) -> crate::measure::Medium {
+    fn medium(&self) -> Medium {
         match (&self.reader, self.identify()) {
-            (Opened::Sim(_), _) => crate::measure::Medium::default(),
-            (Opened::Real(_), Ok(info)) => crate::measure::Medium::of(&info),
-            (Opened::Real(_), Err(_)) => crate::measure::Medium::default(),
+            (Opened::Sim(_), _) => Medium::default(),
+            (Opened::Real(_), Ok(info)) => Medium::of(&info),
+            (Opened::Real(_), Err(_)) => Medium::default(),
         }
     }
 
     /// What the card and the kernel say the AU is, for align to compare with.
-    pub fn references(&self) -> Vec<(String, u64)> {
+    fn references(&self) -> Vec<(String, u64)> {
         let Ok(info) = self.identify() else {
             return Vec::new();
         };
@@ -210,109 +435,27 @@ impl Runner {
         out
     }
 
-    /// Put a result that is not a test's (identification, advice) into the
-    /// document and hand it on.
-    pub fn put<T: Serialize>(&mut self, key: &str, value: &T) {
-        self.doc.put(key, value);
+    fn is_real(&self) -> bool {
+        self.description().kind != TargetKind::Sim
+    }
+
+    fn psync_only(&self) -> bool {
+        self.engine == EngineChoice::Psync
+    }
+
+    fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
+        self.run_test(test)
+    }
+
+    fn update(&mut self, f: impl FnOnce(&mut Results)) {
+        f(&mut self.doc.results);
         self.publish();
     }
 
-    fn publish(&mut self) {
-        self.doc.device_time_s = Some(self.device_ns as f64 / 1e9);
-        for l in &mut self.listeners {
-            l(&self.doc);
+    fn note(&mut self, kind: NoteKind, message: String, hint: Option<&str>, say: bool) {
+        if say {
+            crate::errln!("{message}");
         }
-    }
-
-    /// Run one test: its plan first (refused before any I/O), then on the
-    /// shared read-only handle or through a preserving target.
-    pub fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {
-        // A Ctrl-C or SIGTERM that came after the last step's last write
-        // (while it restored, or during a read-only step) stops the run here.
-        if let Some(signal) = crate::safety::signals::pending() {
-            return Err(crate::error::interrupted(signal));
-        }
-        let ranges = test.plan(self.description())?;
-        let progress = crate::runner::progress::Progress::start(&T::KEY.replace('_', "-"));
-        let before = self.device_ns;
-        let out = self.run_planned(test, ranges);
-        progress.finish(out.is_ok(), (self.device_ns - before) as f64 / 1e9, self.announce);
-        let out = out?;
-        self.doc.put(T::KEY, &out);
-        self.publish();
-        Ok(out)
-    }
-
-    fn run_planned<T: Test>(&mut self, test: &T, ranges: Vec<crate::safety::ranges::Range>) -> CliResult<T::Output> {
-        Ok(if ranges.is_empty() {
-            let t = match &mut self.reader {
-                Opened::Real(t) => t.as_mut() as &mut dyn Target,
-                Opened::Sim(t) => t.as_mut() as &mut dyn Target,
-            };
-            let before = t.device_time_ns();
-            let r = test.run(t);
-            self.device_ns += t.device_time_ns().saturating_sub(before);
-            r?
-        } else {
-            self.run_writing(test, ranges)?
-        })
-    }
-
-    fn run_writing<T: Test>(&mut self, test: &T, ranges: Vec<crate::safety::ranges::Range>) -> CliResult<T::Output> {
-        let mut s = match &self.reader {
-            Opened::Sim(card) => {
-                let fresh = crate::sim::SimTarget::new(&self.spec, card.params.clone());
-                session::simulated(&self.spec, fresh, ranges)?
-            }
-            Opened::Real(_) => session::open_for_writing(&self.spec, ranges, &self.consent, self.engine)?,
-        };
-        // Ctrl-C stops the test before its next write; the restore below runs.
-        crate::safety::signals::install();
-        let journal = s.target.journal_path().map(std::path::Path::to_path_buf);
-        let result = test.run(&mut s.target);
-        let (target, outcome) = s.target.finish();
-        drop(s.claim);
-        self.device_ns += target.device_time_ns();
-        let outcome = outcome.map_err(|e| session::restore_failed(&self.spec, journal.as_deref(), &self.consent, e))?;
-        if self.is_real() {
-            self.writes.push(WriteRecord {
-                test: T::KEY.to_string(),
-                engines: target.engines_used(),
-                bytes_written: outcome.bytes_written,
-                ranges_declared: outcome.ranges.len(),
-                ranges_touched: outcome.ranges_touched,
-                bytes_restored: outcome.bytes_restored,
-            });
-            let writes = self.writes.clone();
-            self.doc.put("writes", &writes);
-        }
-        match result {
-            Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
-                session::report_interrupted(signal, &outcome);
-                Err(crate::error::interrupted(signal))
-            }
-            r => {
-                if outcome.preserved {
-                    let line = format!(
-                        "{}: wrote {} in {} of {} declared range{}; restored and verified {}; journal deleted",
-                        T::KEY,
-                        Iec(outcome.bytes_written),
-                        outcome.ranges_touched,
-                        outcome.ranges.len(),
-                        if outcome.ranges.len() == 1 { "" } else { "s" },
-                        Iec(outcome.bytes_restored)
-                    );
-                    crate::errln!("{}", line.split_once(": ").map_or(line.as_str(), |x| x.1));
-                    self.doc.note(NoteKind::Restored, line, None);
-                }
-                Ok(r?)
-            }
-        }
-    }
-
-    /// The finished document.
-    pub fn finish(mut self) -> RunDocument {
-        self.doc.finish(Some(self.device_ns));
-        self.doc
+        self.doc.note(kind, message, hint);
     }
 }

@@ -1,9 +1,12 @@
-//! From a TARGET as the user typed it to an opened [`Target`].
+//! From a parsed TARGET to an opened [`Target`]: once read-only for the
+//! run, once exclusively for its writing tests.
 
+use crate::args;
 use crate::error::CliError;
 use crate::sim::{SimTarget, params_from_spec};
-use crate::target::real::{OpenOptions, RealTarget};
+use crate::target::real::{EngineChoice, OpenOptions, RealTarget};
 use crate::target::spec::TargetSpec;
+use crate::target::{Target, TargetError};
 
 /// The opened target, kept concrete where a command needs to know its kind.
 pub enum Opened {
@@ -12,41 +15,47 @@ pub enum Opened {
 }
 
 impl Opened {
-    pub fn into_target(self) -> Box<dyn crate::target::Target> {
+    pub fn into_target(self) -> Box<dyn Target> {
         match self {
             Opened::Real(t) => t,
             Opened::Sim(t) => t,
         }
     }
 
-    pub fn as_target(&self) -> &dyn crate::target::Target {
+    pub fn as_target(&self) -> &dyn Target {
         match self {
             Opened::Real(t) => t.as_ref(),
             Opened::Sim(t) => t.as_ref(),
         }
     }
+
+    pub fn as_target_mut(&mut self) -> &mut dyn Target {
+        match self {
+            Opened::Real(t) => t.as_mut(),
+            Opened::Sim(t) => t.as_mut(),
+        }
+    }
 }
 
-pub fn parse(text: &str) -> Result<TargetSpec, CliError> {
-    TargetSpec::parse(text).map_err(|e| {
-        CliError::usage(format!("bad target '{text}': {e}"))
-            .hint("a TARGET is a block device (/dev/mmcblk0), a regular file, or sim:PROFILE[,key=value...]")
-    })
-}
-
-pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
-    match parse(text)? {
-        TargetSpec::Path(path) => match RealTarget::open(&path, text, opts) {
+pub fn open(target: &args::Target, opts: OpenOptions) -> Result<Opened, CliError> {
+    let text = &target.text;
+    match &target.spec {
+        TargetSpec::Path(path) => match RealTarget::open(path, text, opts) {
             Ok(t) => Ok(Opened::Real(Box::new(t))),
             // `probe kingston-sa04g`: a profile's name, not a path.
-            Err(e @ crate::target::TargetError::NotFound { .. })
+            Err(e @ TargetError::NotFound { .. })
                 if crate::sim::profiles::profile(text.split(',').next().unwrap_or(text)).is_some() =>
             {
                 Err(CliError::usage(e.to_string()).hint(format!("did you mean sim:{text}? (a simulated card)")))
             }
+            Err(TargetError::Busy { .. }) if opts.exclusive => Err(CliError::usage(format!(
+                "{text} is in use{}; nothing was written",
+                users(path)
+            ))
+            .hint("unmount it and its partitions (and stop what holds it) first")),
             Err(e) => Err(e.into()),
         },
-        TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
+        TargetSpec::Sim { base, overrides } => params_from_spec(base, overrides)
             .map(|p| Opened::Sim(Box::new(SimTarget::new(text, p))))
             .map_err(|e| {
                 CliError::usage(format!("bad simulated card '{text}': {e}"))
@@ -55,10 +64,20 @@ pub fn open(text: &str, opts: OpenOptions) -> Result<Opened, CliError> {
     }
 }
 
-/// Open read-only, as every read-only test and every plan does.
-pub fn read_only(text: &str, engine: crate::target::real::EngineChoice) -> Result<Opened, CliError> {
+/// What uses a busy block device, for the refusal message.
+fn users(path: &std::path::Path) -> String {
+    let u = crate::safety::claim::users_of(path);
+    if u.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", u.join(", "))
+    }
+}
+
+/// Open read-only, as every read-only test does.
+pub fn read_only(target: &args::Target, engine: EngineChoice) -> Result<Opened, CliError> {
     open(
-        text,
+        target,
         OpenOptions {
             write: false,
             exclusive: false,

@@ -1,39 +1,39 @@
-//! The one progress helper: a spinner with the elapsed time on stderr while a
-//! test runs, a bar with an ETA once the test says how far it is
-//! ([`advance`]), and a line when it ends; only when stderr is a terminal (a
-//! script reading stderr sees only notes and errors). Never on stdout, so
-//! nothing of it reaches `--json`.
+//! The one progress display: a spinner with the elapsed time on stderr while
+//! a test runs, a bar with an ETA once the test says how far it is (the
+//! test's [`Progress`](crate::measure::Progress) sink), and a line when it
+//! ends; only when stderr is a terminal (a script reading stderr sees only
+//! notes and errors). Never on stdout, so nothing of it reaches `--json`.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// How far the running test is: `done` of `total` units of its own (bytes,
-/// requests, sweep steps). The first call turns the spinner into a bar with
-/// a percentage and an ETA (indicatif's, from the rate so far); without a
-/// terminal it does nothing. Tests call it between batches, never per
-/// request.
-pub fn advance(done: u64, total: u64) {
-    let Some(b) = crate::console::stdio::spinner() else {
-        return;
-    };
-    let total = total.max(1);
-    if b.length() != Some(total) {
-        if let Ok(style) =
-            ProgressStyle::with_template("{spinner} {msg} [{bar:24}] {percent:>3}% ETA {eta} ({elapsed})")
-        {
-            b.set_style(style.progress_chars("=> "));
-        }
-        b.set_length(total);
-    }
-    b.set_position(done.min(total));
-}
-
 pub struct Progress {
     bar: Option<ProgressBar>,
     what: String,
     started: Instant,
+}
+
+impl crate::measure::Progress for Progress {
+    /// The first call turns the spinner into a bar with a percentage and
+    /// an ETA (indicatif's, from the rate so far); without a terminal it
+    /// does nothing.
+    fn advance(&self, done: u64, total: u64) {
+        let Some(b) = &self.bar else {
+            return;
+        };
+        let total = total.max(1);
+        if b.length() != Some(total) {
+            if let Ok(style) =
+                ProgressStyle::with_template("{spinner} {msg} [{bar:24}] {percent:>3}% ETA {eta} ({elapsed})")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b.set_length(total);
+        }
+        b.set_position(done.min(total));
+    }
 }
 
 impl Progress {

@@ -1,19 +1,22 @@
-//! Opening a target for a writing test: consent for real targets, every alias
-//! claimed, the journal directory checked, the identity taken, and the
-//! preserving target built. Refusals happen here, before anything is written.
+//! Opening a target for writing: consent for real targets, every alias
+//! claimed and the device opened exclusively once for the run, then for
+//! each writing test the journal directory checked, the identity taken, and
+//! the preserving target built. Refusals happen here, before anything is
+//! written.
 
 use std::path::{Path, PathBuf};
 
+use crate::args;
 use crate::error::{CliError, CliResult};
-use crate::runner::open::{self, Opened};
+use crate::runner::open;
 use crate::safety::claim::Claim;
 use crate::safety::identity::Identity;
 use crate::safety::journal::Header;
 use crate::safety::ranges::{self, Range};
 use crate::safety::{self, PreservingTarget};
-use crate::target::real::{EngineChoice, OpenOptions, RealTarget};
+use crate::target::real::{EngineChoice, OpenOptions};
 use crate::target::spec::TargetSpec;
-use crate::target::{Target, TargetError};
+use crate::target::{Target, TargetDescription, TargetKind};
 use crate::units::Iec;
 
 /// What the user allowed a writing test to do.
@@ -27,11 +30,14 @@ pub struct Consent {
     pub journal_dir: Option<PathBuf>,
 }
 
-/// A target opened for writing behind the preserving target, with its
-/// aliases claimed until the data is back.
-pub struct Session {
-    pub target: PreservingTarget<'static>,
-    pub claim: Option<Claim>,
+impl From<&args::WriteArgs> for Consent {
+    fn from(w: &args::WriteArgs) -> Self {
+        Consent {
+            write: w.write,
+            no_preserve: w.no_preserve,
+            journal_dir: w.journal_dir.clone(),
+        }
+    }
 }
 
 /// The declared ranges for the consent line: every one when there are few, the
@@ -49,42 +55,127 @@ fn listing(ranges: &[Range]) -> String {
     out.join("\n")
 }
 
-/// What uses a busy block device, for the refusal message.
-fn users(path: &Path) -> String {
-    let u = safety::claim::users_of(path);
-    if u.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", u.join(", "))
+/// A test's ranges, normalised for a target like `d`, and the user's
+/// consent to writing them on a real target (refused, naming them, without
+/// `--write`).
+pub fn consented(spec: &str, d: &TargetDescription, declared: Vec<Range>, consent: &Consent) -> CliResult<Vec<Range>> {
+    let ranges = ranges::normalize(declared, d.size_bytes, d.logical_block_size.into())?;
+    if d.kind != TargetKind::Sim && !consent.write {
+        let total: u64 = ranges.iter().map(|r| r.len).sum();
+        return Err(CliError::usage(format!(
+            "this test writes to {spec}; it would write {} in these ranges:\n{}",
+            Iec(total),
+            listing(&ranges)
+        ))
+        .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
     }
+    Ok(ranges)
 }
 
-/// Open `spec` read-write and exclusively; a busy device names its users.
-fn open_exclusive(spec: &str, engine: EngineChoice) -> CliResult<Box<dyn Target>> {
-    let opts = OpenOptions {
-        write: true,
-        exclusive: true,
-        engine,
-    };
-    match open::parse(spec)? {
-        TargetSpec::Path(path) => match RealTarget::open(&path, spec, opts) {
-            Ok(t) => Ok(Box::new(t)),
-            Err(TargetError::Busy { .. }) => Err(CliError::usage(format!(
-                "{spec} is in use{}; nothing was written",
-                users(&path)
-            ))
-            .hint("unmount it and its partitions (and stop what holds it) first")),
-            Err(e) => Err(e.into()),
-        },
-        TargetSpec::Sim { .. } => Ok(open::open(spec, opts)?.into_target()),
+/// A real target held for writing for the whole run: no pending journal for
+/// its bytes, every alias claimed, and the device opened exclusively, once.
+/// Each writing test then gets a preserving target of its own over it
+/// ([`Writable::preserve`]), with its ranges and its journal.
+pub struct Writable {
+    pub target: Box<dyn Target>,
+    pub claim: Claim,
+    spec: String,
+    path: std::path::PathBuf,
+}
+
+impl Writable {
+    /// The refusals of a writing run, before anything is written: a
+    /// pending journal for the same bytes, an alias in use, the device
+    /// busy; then the exclusive open.
+    pub fn open(target: &args::Target, consent: &Consent, engine: EngineChoice) -> CliResult<Writable> {
+        let TargetSpec::Path(path) = &target.spec else {
+            return Err(
+                CliError::failed("internal: a simulated card is not opened for writing this way")
+                    .hint("this is a flashlab bug; please report it with the command line"),
+            );
+        };
+        let spec = target.text.as_str();
+        refuse_pending(spec, path, consent)?;
+        // Every alias of the target (a file's loop devices, a loop device's
+        // backing file, loops over loops) is claimed before the target
+        // itself is opened.
+        let claim = safety::claim::claim(path)?;
+        let opened = open::open(
+            target,
+            OpenOptions {
+                write: true,
+                exclusive: true,
+                engine,
+            },
+        )?;
+        Ok(Writable {
+            target: opened.into_target(),
+            claim,
+            spec: spec.to_string(),
+            path: path.clone(),
+        })
+    }
+
+    /// A preserving target over the held target for one test's `ranges`
+    /// (already consented): the journal directory checked off the target,
+    /// the identity and fingerprint taken, the journal's header made
+    /// durable. With `--no-preserve`, no journal, and a line saying what
+    /// is destroyed.
+    pub fn preserve(&mut self, ranges: Vec<Range>, consent: &Consent) -> CliResult<PreservingTarget<'_>> {
+        let (spec, path) = (self.spec.as_str(), self.path.as_path());
+        let d = self.target.description().clone();
+        let total: u64 = ranges.iter().map(|r| r.len).sum();
+        let journal = if consent.no_preserve {
+            None
+        } else {
+            let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
+            safety::claim::check_journal_dir_off_target(&dir, path, &self.claim.aliases)?;
+            safety::check_journal_dir(&dir, total)?;
+            let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            let mut identity = Identity::of(path, d.size_bytes);
+            let mut reader = self.target.independent_reader().ok_or_else(|| {
+                CliError::failed(format!("{spec}: cannot open a second, read-only descriptor"))
+                    .hint("the journal reads originals and verifies restores through one; check permissions")
+            })?;
+            identity.take_fingerprint(reader.as_mut(), &ranges);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            let header = Header {
+                target: canon.display().to_string(),
+                size_bytes: d.size_bytes,
+                identity,
+                created_unix: now.as_secs(),
+                created_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
+                sequence: Header::next_sequence(&dir),
+                pid: std::process::id(),
+                ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+                total_bytes: total,
+            };
+            Some((dir, header))
+        };
+        crate::errln!(
+            "will write {} of {spec} in these ranges:\n{}",
+            Iec(total),
+            listing(&ranges)
+        );
+        if consent.no_preserve {
+            crate::errln!(
+                "--no-preserve: no journal; {total} bytes ({}) of {spec} will be destroyed",
+                Iec(total)
+            );
+        }
+        Ok(PreservingTarget::new(
+            Box::new(self.target.as_mut()),
+            ranges,
+            journal.as_ref().map(|(d, h)| (d.as_path(), h.clone())),
+        )?)
     }
 }
 
 /// A writing test on a simulated card: no consent or journal (nothing real is
 /// written), the ranges still enforced.
-pub fn simulated(spec: &str, card: crate::sim::SimTarget, declared: Vec<Range>) -> CliResult<Session> {
-    let d = card.description().clone();
-    let ranges = ranges::normalize(declared, d.size_bytes, d.logical_block_size.into())?;
+pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) -> CliResult<PreservingTarget<'static>> {
     let total: u64 = ranges.iter().map(|r| r.len).sum();
     // One line: nothing real is at stake, and the ranges of every test of
     // a probe would bury its result.
@@ -94,96 +185,7 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, declared: Vec<Range>) 
         ranges.len(),
         if ranges.len() == 1 { "" } else { "s" }
     );
-    let target = PreservingTarget::new(Box::new(card), ranges, None)?;
-    Ok(Session { target, claim: None })
-}
-
-/// Everything before a writing test's first write, in order: geometry
-/// (read-only), ranges checked and shown, consent, aliases claimed, the
-/// exclusive open, the journal directory checked off the target, identity and
-/// fingerprint, and the journal's header made durable.
-pub fn open_for_writing(
-    spec: &str,
-    declared: Vec<Range>,
-    consent: &Consent,
-    engine: EngineChoice,
-) -> CliResult<Session> {
-    let probe = open::read_only(spec, engine)?;
-    let d = probe.as_target().description().clone();
-    let real = matches!(probe, Opened::Real(_));
-    drop(probe);
-    let ranges = ranges::normalize(declared, d.size_bytes, d.logical_block_size.into())?;
-    let total: u64 = ranges.iter().map(|r| r.len).sum();
-    let listing = listing(&ranges);
-    if real && !consent.write {
-        return Err(CliError::usage(format!(
-            "this test writes to {spec}; it would write {} in these ranges:\n{listing}",
-            Iec(total)
-        ))
-        .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
-    }
-    let path = Path::new(spec);
-    if real {
-        refuse_pending(spec, path, consent)?;
-    }
-    // Every alias of the target (a file's loop devices, a loop device's
-    // backing file) is claimed before the target itself is opened.
-    let claim = if real { Some(safety::claim::claim(path)?) } else { None };
-    let target = open_exclusive(spec, engine)?;
-    let journal = if real && !consent.no_preserve {
-        let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
-        if let Some(c) = &claim {
-            safety::claim::check_journal_dir_off_target(&dir, path, &c.aliases)?;
-        }
-        safety::check_journal_dir(&dir, total)?;
-        let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let mut identity = Identity::of(path, d.size_bytes);
-        let mut reader = target.independent_reader().ok_or_else(|| {
-            CliError::failed(format!("{spec}: cannot open a second, read-only descriptor"))
-                .hint("the journal reads originals and verifies restores through one; check permissions")
-        })?;
-        identity.take_fingerprint(reader.as_mut(), &ranges);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let header = Header {
-            target: canon.display().to_string(),
-            size_bytes: d.size_bytes,
-            identity,
-            created_unix: now.as_secs(),
-            created_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
-            sequence: Header::next_sequence(&dir),
-            pid: std::process::id(),
-            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
-            total_bytes: total,
-        };
-        Some((dir, header))
-    } else {
-        None
-    };
-    crate::errln!("will write {} of {spec} in these ranges:\n{listing}", Iec(total));
-    if real && consent.no_preserve {
-        crate::errln!(
-            "--no-preserve: no journal; {total} bytes ({}) of {spec} will be destroyed",
-            Iec(total)
-        );
-    }
-    let target = PreservingTarget::new(target, ranges, journal.as_ref().map(|(d, h)| (d.as_path(), h.clone())))?;
-    Ok(Session { target, claim })
-}
-
-/// A writing run's refusals, made before anything runs: a pending journal
-/// for the same bytes, an alias in use, the device busy. probe makes them up
-/// front, so `probe --write` on a mounted card is refused (exit 2) as
-/// `bench --write` is, instead of leaving out its writing steps.
-pub fn preflight(spec: &str, consent: &Consent, engine: EngineChoice) -> CliResult<()> {
-    let path = Path::new(spec);
-    refuse_pending(spec, path, consent)?;
-    let claim = safety::claim::claim(path)?;
-    let target = open_exclusive(spec, engine)?;
-    drop(target);
-    drop(claim);
-    Ok(())
+    Ok(PreservingTarget::new(Box::new(card), ranges, None)?)
 }
 
 /// A journal an earlier run left (a crash, a power cut) holds bytes of

@@ -77,7 +77,7 @@ fn to_v2(tx: &rusqlite::Transaction) -> Result<(), MigrateError> {
         let Ok(doc) = serde_json::from_str::<crate::document::RunDocument>(&text) else {
             continue;
         };
-        let d = super::device_key::of(&doc);
+        let d = crate::document::device::of(&doc);
         tx.execute(
             "UPDATE runs SET device_key = ?1, device = ?2, host = ?3, flashlab_version = ?4 WHERE id = ?5",
             params![
@@ -103,13 +103,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.sqlite");
         let mut doc = crate::document::RunDocument::new("probe", None);
-        doc.put(
-            "device",
-            &super::super::device_key::DeviceId {
-                key: "target:sim:kingston-sa04g:3904897024".into(),
-                name: "flashlab simulator kingston-sa04g, 3.64 GiB (sim)".into(),
-            },
-        );
+        doc.extras.device.set(crate::document::DeviceId {
+            key: "target:sim:kingston-sa04g:3904897024".into(),
+            name: "flashlab simulator kingston-sa04g, 3.64 GiB (sim)".into(),
+        });
         {
             let c = Connection::open(&path).unwrap();
             c.execute_batch(V1).unwrap();

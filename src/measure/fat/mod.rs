@@ -19,8 +19,13 @@
 
 use serde::{Deserialize, Serialize};
 
+mod command;
 mod latency;
+mod show;
 mod slots;
+
+pub use command::Args;
+pub use show::Entry;
 
 pub use slots::MAX_SLOT_AUS;
 
@@ -51,7 +56,7 @@ pub struct Options {
     pub slots: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuRow {
     pub au: u64,
     pub median_ns: f64,
@@ -77,7 +82,7 @@ pub enum Method {
     Latency,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FatResult {
     /// Why this target cannot show flash behaviour; then no area is claimed.
     #[serde(default)]
@@ -189,8 +194,8 @@ impl super::Test for Fat {
         super::check_blocks(self.options.erase, self.options.chunk, d)?;
         plan(d.size_bytes, &self.options)
     }
-    fn run(&self, t: &mut dyn Target) -> Result<FatResult, MeasureError> {
-        let mut r = run(t, self.options)?;
+    fn run(&self, cx: &mut super::Cx<'_>) -> Result<FatResult, MeasureError> {
+        let mut r = run(cx.target, self.options, cx.progress)?;
         if r.confidence > self.erase_confidence {
             r.confidence = self.erase_confidence;
             r.notes.push(format!(
@@ -209,14 +214,47 @@ impl super::Test for Fat {
         }
         Ok(r)
     }
+    fn record(out: &FatResult, results: &mut super::Results) {
+        results.fat.set(out.clone());
+    }
+}
+
+/// Leading AUs the test examines by default: a FAT area is a few AUs at the
+/// start, where the filesystem's metadata lives (flashbench's --find-fat in
+/// Andrew Bradford's "Flashbenching" post looks at 6).
+pub const DEFAULT_AUS: u64 = 8;
+
+impl Fat {
+    /// The test on geometry `g`, `max` leading AUs, with the card's
+    /// random-write limit when known. A card too small for the slot
+    /// method's AUs gets the latency method (the result's notes say so)
+    /// rather than no fat at all.
+    pub fn on(g: &super::session::Geometry, max: u64, random_aus: Option<u64>, medium: super::Medium) -> Fat {
+        let mut options = Options {
+            erase: g.erase,
+            chunk: default_chunk(g.erase, g.page, g.block),
+            max_aus: max,
+            block: g.block,
+            random_aus,
+            slots: true,
+        };
+        if plan(g.size, &options).is_err() {
+            options.slots = false;
+        }
+        Fat {
+            options,
+            medium,
+            erase_confidence: g.erase_confidence,
+        }
+    }
 }
 
 /// The FAT area by the slot method where the random-write limit is known
 /// and the method can tell its controls apart, else by the latency method;
 /// the result's notes say which and why.
-pub fn run(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
+pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<FatResult, MeasureError> {
     let why = if o.slots {
-        match slots::slots(t, &o)? {
+        match slots::slots(t, &o, progress)? {
             Ok(found) => return Ok(found),
             Err(why) => why,
         }
@@ -250,14 +288,12 @@ mod tests {
                 slots: true,
             };
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
-            let mut runner = crate::runner::Runner::for_sim("fat", SimTarget::new(prof.name, params));
-            let r = runner
-                .run(&Fat {
-                    options: o,
-                    medium: Default::default(),
-                    erase_confidence: 1.0,
-                })
-                .unwrap();
+            let fat = Fat {
+                options: o,
+                medium: Default::default(),
+                erase_confidence: 1.0,
+            };
+            let r = crate::measure::run_alone(&fat, &mut SimTarget::new(prof.name, params)).unwrap();
             assert_eq!(r.fat_area_aus, want, "{}: {:#?}", prof.name, r.aus);
         }
     }
@@ -275,14 +311,12 @@ mod tests {
             random_aus,
             slots,
         };
-        let mut runner = crate::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
-        runner
-            .run(&Fat {
-                options: o,
-                medium: Default::default(),
-                erase_confidence: 1.0,
-            })
-            .unwrap()
+        let fat = Fat {
+            options: o,
+            medium: Default::default(),
+            erase_confidence: 1.0,
+        };
+        crate::measure::run_alone(&fat, &mut SimTarget::new("demo", params)).unwrap()
     }
 
     #[test]
@@ -334,14 +368,12 @@ mod tests {
     #[test]
     fn an_unsure_erase_size_makes_the_area_unsure() {
         let params = build("demo").unwrap();
-        let mut runner = crate::runner::Runner::for_sim("fat", SimTarget::new("demo", params));
-        let r = runner
-            .run(&Fat {
-                options: demo_options(),
-                medium: Default::default(),
-                erase_confidence: 0.3,
-            })
-            .unwrap();
+        let fat = Fat {
+            options: demo_options(),
+            medium: Default::default(),
+            erase_confidence: 0.3,
+        };
+        let r = crate::measure::run_alone(&fat, &mut SimTarget::new("demo", params)).unwrap();
         assert_eq!(r.fat_area_aus, 2);
         assert_eq!(r.confidence, 0.3);
         assert!(r.notes.iter().any(|n| n.contains("confidence 0.30")), "{:?}", r.notes);

@@ -63,7 +63,11 @@ pub(super) fn ranges(o: &Options) -> Vec<Range> {
 
 /// The slot method (module documentation); `Err` says why it could not
 /// decide, and the caller falls back.
-pub(super) fn slots(t: &mut dyn Target, o: &Options) -> Result<Result<FatResult, String>, MeasureError> {
+pub(super) fn slots(
+    t: &mut dyn Target,
+    o: &Options,
+    progress: &dyn crate::measure::Progress,
+) -> Result<Result<FatResult, String>, MeasureError> {
     let aus = aus(o);
     let place = |au: u64, k: u64| slot_offset(o, au, k);
     let mut w = SlotWriter::new(t, &place, slot_chunk(o), aus[0])?;
@@ -84,7 +88,7 @@ pub(super) fn slots(t: &mut dyn Target, o: &Options) -> Result<Result<FatResult,
     let mut unclear = unsure_limit;
     let mut area = o.max_aus;
     for au in 0..o.max_aus {
-        crate::runner::progress::advance(au, o.max_aus);
+        progress.advance(au, o.max_aus);
         let Some(d) = w.decide(t, &with(au))? else {
             return Ok(Err(over(r + 1)));
         };

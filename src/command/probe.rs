@@ -1,0 +1,282 @@
+//! `flashlab probe`: everything the user's consent allows, in order:
+//! identify, align and scatter (reads); au and page (the geometry from
+//! writes, which a slow host cannot hide), then open-au and fat on that
+//! geometry, fat's limit checked against open-au's; capacity and bench's
+//! quick preset; then advice from what was measured. A step that cannot run
+//! says why in the document, and what ran before a failure is kept.
+
+use crate::document::{NoteKind, RunDocument};
+use crate::error::CliResult;
+use crate::measure::advice::{Measured, advise};
+use crate::measure::fat::{self, DEFAULT_AUS, Fat};
+use crate::measure::open_au::{self, Choices, OpenAu};
+use crate::measure::session::{Geometry, Session};
+use crate::measure::{CONFIDENT, Test, align, au, bench, capacity, page, scatter};
+use crate::runner::{Resolved, Runner};
+
+/// The arguments `probe` takes besides the shared groups.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbeSteps {
+    /// The user's erase size, taken over what align and au find.
+    pub erase: Option<u64>,
+    /// capacity and bench's quick preset (the property tests, which judge
+    /// the geometry verdicts on hundreds of cards, leave them out).
+    pub capacity_and_bench: bool,
+}
+
+/// The region probe's scatter reads: the first 8 MiB, where a FAT area and
+/// the first erase-block boundaries are (flashbench users map the start).
+const PROBE_SCATTER: u64 = 8 << 20;
+
+pub fn probe(r: &Resolved, erase: Option<u64>) -> CliResult<RunDocument> {
+    let mut runner = Runner::new("probe", r)?;
+    // probe --write on a card in use is refused as bench --write is,
+    // before any step, and the card stays held for every writing step.
+    if r.consent.write {
+        runner.hold_for_writing()?;
+    }
+    runner.announce_steps();
+    probe_with(
+        runner,
+        ProbeSteps {
+            erase,
+            capacity_and_bench: true,
+        },
+    )
+}
+
+/// probe on a runner already made (the property tests' random cards). A
+/// step that fails keeps what the steps before it found: the error carries
+/// the document, which is printed and saved.
+pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
+    match probe_steps(&mut r, steps) {
+        Ok(()) => Ok(r.finish()),
+        Err(e) if e.exit == crate::error::Exit::Usage && e.partial.is_none() => Err(e),
+        Err(e) => {
+            let what = e.message.clone();
+            r.doc().note(
+                NoteKind::Skipped,
+                format!("probe stopped: {what}; the results above were complete before it"),
+                None,
+            );
+            let hint = e.hint.clone().unwrap_or_default();
+            let doc = r.finish();
+            let mut e = e.with_document(doc);
+            e.hint = Some(format!(
+                "{hint}{}what completed is printed above and saved",
+                if hint.is_empty() { "" } else { "; " }
+            ));
+            Err(e)
+        }
+    }
+}
+
+/// A step probe leaves out, and why: in `skipped` and as a note.
+fn skip_step(r: &mut Runner, why: String, hint: Option<&str>) {
+    let line = match hint {
+        Some(h) => format!("{why}; {h}"),
+        None => why.clone(),
+    };
+    let doc = r.doc();
+    doc.note(NoteKind::Skipped, why, hint);
+    let mut all = doc.extras.skipped.get().cloned().unwrap_or_default();
+    all.push(line);
+    doc.extras.skipped.set(all);
+    r.publish();
+}
+
+fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
+    r.doc().extras.skipped.set(Vec::new());
+    let info = r.identify().ok();
+    r.doc().extras.info = info.clone().into();
+    r.publish();
+    let references = r.references();
+    let medium = r.medium();
+    let a = r.run(&align::Align {
+        references,
+        medium: medium.clone(),
+    })?;
+    let size = r.description().size_bytes;
+    let length = PROBE_SCATTER.min(size - size % 4096);
+    if length > 0 {
+        r.run(&scatter::Scatter {
+            offset: 0,
+            length,
+            block: None,
+        })?;
+    }
+    let real = r.is_real();
+    let write = r.consent().write;
+    if a.not_flash.is_some() {
+        skip_step(
+            r,
+            "au, page, open-au and fat: the target shows no flash behaviour".into(),
+            Some("they would measure the medium, not flash (align says why)"),
+        );
+    } else if real && !write {
+        skip_step(
+            r,
+            "au, page, open-au, fat, capacity and bench write to the target".into(),
+            Some("add --write (its data is journalled, restored and verified)"),
+        );
+    } else {
+        writing_steps(r, &a, medium.clone(), steps.erase)?;
+    }
+    // capacity and bench ask no flash of the target, only leave to write.
+    let may_write = steps.capacity_and_bench && (!real || write);
+    if steps.capacity_and_bench && !may_write && a.not_flash.is_some() && !write {
+        // The geometry steps were skipped for the medium; these two for consent.
+        skip_step(
+            r,
+            "capacity and bench write to the target; add --write (its data is journalled, restored and verified)"
+                .into(),
+            None,
+        );
+    }
+    if may_write {
+        let d = r.description().clone();
+        let skip = capacity::DEFAULT_SKIP;
+        let push = capacity::default_push(&d, skip);
+        let survey = capacity::Stage {
+            options: capacity::Options::new(skip, push),
+            window: None,
+        };
+        match survey.plan(&d) {
+            Ok(_) => {
+                let found = capacity::steps(r, skip, push)?;
+                r.update(|res| res.capacity.set(found));
+            }
+            Err(e) => skip_step(r, format!("capacity: {e}"), None),
+        }
+        let quick = bench::BenchArgs {
+            preset: Some(bench::Preset::Quick),
+            rwmix_read: 50,
+            ..Default::default()
+        };
+        let test = bench::Bench {
+            options: bench::options_of(&d, &quick),
+            medium,
+        };
+        match test.plan(&d) {
+            Ok(_) => {
+                r.run(&test)?;
+            }
+            Err(e) => skip_step(r, format!("bench: {e}"), None),
+        }
+    }
+    let pending = real
+        .then(|| crate::runner::session::pending_journal(std::path::Path::new(r.spec()), r.consent()))
+        .flatten()
+        .map(|(j, _)| j.display().to_string());
+    let doc = r.doc();
+    let res = &mut doc.results;
+    for slot_not_run in [
+        &mut res.au as &mut dyn NotRun,
+        &mut res.page,
+        &mut res.open_au,
+        &mut res.fat,
+        &mut res.capacity,
+        &mut res.bench,
+    ] {
+        slot_not_run.not_run();
+    }
+    let advice = advise(&Measured {
+        info: info.as_ref(),
+        align: Some(&a),
+        au: doc.results.au.get(),
+        page: doc.results.page.get(),
+        open_au: doc.results.open_au.get(),
+        fat: doc.results.fat.get(),
+        capacity: doc.results.capacity.get(),
+        bench: doc.results.bench.get(),
+        pending_journal: pending.as_deref(),
+    });
+    doc.extras.advice.set(advice);
+    r.check_signal()?;
+    r.publish();
+    Ok(())
+}
+
+/// A step that did not run shows as `null` in probe's JSON.
+trait NotRun {
+    fn not_run(&mut self);
+}
+
+impl<T> NotRun for crate::measure::Slot<T> {
+    fn not_run(&mut self) {
+        self.mark_not_run();
+    }
+}
+
+/// probe's writing steps, in order: au and page (the geometry from
+/// writes, which a slow host cannot hide), then open-au and fat on that
+/// geometry, fat's limit checked against open-au's.
+fn writing_steps(
+    r: &mut Runner,
+    a: &align::AlignResult,
+    medium: crate::measure::Medium,
+    given: Option<u64>,
+) -> CliResult<()> {
+    let d = r.description().clone();
+    let at = au::Au::over(&d, medium.clone());
+    let mut au_found = None;
+    if given.is_none() && at.plan(&d).is_ok() {
+        au_found = Some(r.run(&at)?);
+    }
+    // The user's erase size stands (they know the card, or its datasheet).
+    let (erase, erase_confidence) = match given {
+        Some(e) => (Some(e), 1.0),
+        None => au::best(a, au_found.as_ref()),
+    };
+    let mut g = Geometry {
+        erase: erase.unwrap_or(page::DEFAULT_REGION),
+        erase_confidence,
+        page: a.page_size_bytes,
+        block: u64::from(d.logical_block_size),
+        size: d.size_bytes,
+    };
+    // The page before open-au and fat: they write page-sized chunks.
+    let pt = page::Page::at_middle(&d, g.erase, medium.clone());
+    if pt.plan(&d).is_ok() {
+        let found = r.run(&pt)?;
+        g.page = page::best(a, Some(&found)).0;
+    }
+    if erase.is_none() {
+        skip_step(
+            r,
+            "open-au and fat: neither align's reads nor the writes showed an erase block".into(),
+            Some("run them with --erase-size SIZE if you know it"),
+        );
+        return Ok(());
+    }
+    let (ot, ft) = (
+        OpenAu::on(&g, Choices::default(), medium.clone()),
+        Fat::on(&g, DEFAULT_AUS, None, medium.clone()),
+    );
+    // A plan that cannot fit (an erase block too large for the card) is a
+    // reason to skip, not to lose what probe already measured.
+    let mut fits = true;
+    for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
+        if let Err(e) = plan {
+            skip_step(r, format!("{name}: {e}"), None);
+            fits = false;
+        }
+    }
+    if !fits {
+        return Ok(());
+    }
+    let found = r.run(&ot)?;
+    // fat's slot method starts from open-au's random-write limit ("no
+    // collapse up to N" says N fit) and falls back by itself.
+    let limit = found
+        .random
+        .as_ref()
+        .and_then(|s| s.max_open_aus.or((s.tried_up_to > 0).then_some(s.tried_up_to)));
+    let fat = r.run(&Fat::on(&g, DEFAULT_AUS, limit, medium))?;
+    if let (fat::Method::Slots, Some(n), true) = (fat.method, fat.random_aus, fat.confidence >= CONFIDENT) {
+        let mut checked = found;
+        open_au::cross_check(&mut checked, n);
+        r.update(|res| res.open_au.set(checked));
+    }
+    Ok(())
+}

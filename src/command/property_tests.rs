@@ -1,0 +1,223 @@
+//! Issue 5's robustness goal: random simulated cards (AU 1-64 MiB including
+//! 3 x 2^n, pages 2-64 KiB, open AUs 1-30 each way, FAT area 0-4 AUs, jitter
+//! 0-10%), every test run on each, exact-answer rates checked against the
+//! goals. The seed is printed; FLASHLAB_PROPERTY_SEED=N reruns one set.
+
+use crate::measure::{align, fat, open_au};
+use crate::sim::{SimTarget, params_from_spec};
+
+const CARDS: usize = 200;
+
+struct Card {
+    au: u64,
+    page: u64,
+    linear: u64,
+    random: u64,
+    fat: u64,
+    jitter: f64,
+    seed: u64,
+}
+
+use crate::random::xorshift;
+
+fn card(rng: &mut u64) -> Card {
+    const AUS: [u64; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+    let au = AUS[(xorshift(rng) % AUS.len() as u64) as usize] << 20;
+    let page = (2u64 << 10) << (xorshift(rng) % 6);
+    let linear = 1 + xorshift(rng) % 30;
+    // The model's random-order AUs come out of its open AUs, so a card cannot
+    // keep more AUs open for random writes than for in-order ones.
+    let random = 1 + xorshift(rng) % linear;
+    Card {
+        au,
+        page,
+        linear,
+        random,
+        fat: xorshift(rng) % 5,
+        jitter: (xorshift(rng) % 101) as f64 / 1000.0,
+        seed: xorshift(rng) % 1_000_000,
+    }
+}
+
+/// (erase size, page size, open AUs in order, open AUs random, FAT area AUs).
+type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
+
+/// What the CLI runs: `probe` through the runner (align, scatter, then
+/// open-au in both orders with the largest sweep up to 32 that fits, and fat
+/// on align's erase size, each writing test on a fresh card with the same
+/// parameters behind the preserving target).
+fn characterise(card: SimTarget) -> Answers {
+    let doc = super::probe::probe_with(crate::runner::Runner::for_sim("probe", card), Default::default()).unwrap();
+    let a: &align::AlignResult = doc.results.align.get().expect("align ran");
+    let r: Option<&open_au::OpenAuResult> = doc.results.open_au.get();
+    let f: Option<&fat::FatResult> = doc.results.fat.get();
+    (
+        a.erase_size_bytes,
+        a.page_size_bytes,
+        r.as_ref().and_then(|r| r.linear.as_ref()).and_then(|s| s.max_open_aus),
+        r.as_ref().and_then(|r| r.random.as_ref()).and_then(|s| s.max_open_aus),
+        f.map_or(0, |f| f.fat_area_aus),
+    )
+}
+
+/// Issue 5: exact on every built-in card. Two answers are what the card's
+/// physics allow rather than its settings: a page-mapped FTL (emmc-hs400) has
+/// no open-AU limit, and a page no larger than half the read block
+/// (sandisk-512mb's 512 B small-block NAND pages) puts a page boundary inside
+/// every read, so no boundary stands out.
+#[test]
+fn builtin_cards_are_characterised_exactly() {
+    for prof in crate::sim::profiles::PROFILES {
+        let params = crate::sim::profiles::build(prof.name).unwrap();
+        let got = characterise(SimTarget::new(&format!("sim:{}", prof.name), params.clone()));
+        let block = align::block_size(params.sector_size);
+        let limit = |n: u64| (!params.page_mapped).then_some(n);
+        let want = (
+            Some(params.au_size),
+            (params.page_size > block / 2).then_some(params.page_size),
+            limit(params.open_aus_linear),
+            limit(params.open_aus_random),
+            params.fat_area_aus,
+        );
+        assert_eq!(got, want, "{}", prof.name);
+    }
+}
+
+#[test]
+fn random_cards_are_characterised_exactly() {
+    let seed: u64 = std::env::var("FLASHLAB_PROPERTY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64);
+    println!("property seed {seed} (FLASHLAB_PROPERTY_SEED={seed} reruns it)");
+    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let (mut au_ok, mut page_ok, mut lin_ok, mut rnd_ok, mut fat_ok) = (0, 0, 0, 0, 0);
+    for i in 0..CARDS {
+        let c = card(&mut rng);
+        let spec = format!(
+            "capacity=64G,au_size={},page_size={},open_aus_linear={},open_aus_random={},fat_area_aus={},jitter={},seed={},keep_data=false",
+            c.au, c.page, c.linear, c.random, c.fat, c.jitter, c.seed
+        );
+        let overrides: Vec<(String, String)> = spec
+            .split(',')
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        let got = characterise(SimTarget::new(
+            &format!("sim:demo,{spec}"),
+            params_from_spec("demo", &overrides).unwrap(),
+        ));
+        let want = (Some(c.au), Some(c.page), Some(c.linear), Some(c.random), c.fat);
+        au_ok += usize::from(got.0 == want.0);
+        page_ok += usize::from(got.1 == want.1);
+        lin_ok += usize::from(got.2 == want.2);
+        rnd_ok += usize::from(got.3 == want.3);
+        fat_ok += usize::from(got.4 == want.4);
+        if got != want {
+            println!("card {i}: sim:demo,{spec}: got {got:?}, want {want:?}");
+        }
+    }
+    let pct = |n: usize| 100.0 * n as f64 / CARDS as f64;
+    println!(
+        "{CARDS} cards: AU {:.1}%, page {:.1}%, open linear {:.1}%, open random {:.1}%, FAT {:.1}%",
+        pct(au_ok),
+        pct(page_ok),
+        pct(lin_ok),
+        pct(rnd_ok),
+        pct(fat_ok)
+    );
+    assert!(pct(au_ok) >= 98.0, "AU size exact on {:.1}% (goal 98%)", pct(au_ok));
+    assert!(
+        pct(page_ok) >= 95.0,
+        "page size exact on {:.1}% (goal 95%)",
+        pct(page_ok)
+    );
+    assert!(
+        pct(lin_ok) >= 95.0,
+        "linear open AUs exact on {:.1}% (goal 95%)",
+        pct(lin_ok)
+    );
+    assert!(
+        pct(rnd_ok) >= 95.0,
+        "random open AUs exact on {:.1}% (goal 95%)",
+        pct(rnd_ok)
+    );
+    assert!(pct(fat_ok) >= 95.0, "FAT area exact on {:.1}% (goal 95%)", pct(fat_ok));
+}
+
+/// Issue 13's generator (src/sim/generate.rs): 300 cards with jitter up to
+/// 25% and heavy-tailed outliers, hosts from UHS-I down to at91-mci, 512-
+/// and 4096-byte sectors, AUs of 1-128 MiB. What this checks is that the
+/// confidence means what it says: verdicts given at 0.9 or more are right
+/// about 90% of the time or more, each lower bucket within 15 points of its
+/// bound.
+/// The exact rates are checked against floors well below the issue's goals
+/// (98/90/95/95/95%), which they do not reach yet; the floors catch a
+/// regression, the note of issue 13 says how far the goals are.
+#[test]
+fn generated_cards_get_calibrated_confidence() {
+    use crate::measure::confidence::{BUCKETS, Score, Tally};
+    use crate::sim::generate;
+    let seed: u64 = std::env::var("FLASHLAB_PROPERTY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| u64::from(std::process::id()));
+    println!("generator seed {seed} (FLASHLAB_PROPERTY_SEED={seed} reruns it)");
+    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let cards: Vec<_> = (0..300).map(|_| generate::card(&mut rng)).collect();
+    let docs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = cards
+            .chunks(150)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(t, spec, truth)| {
+                            let card = SimTarget::new(spec, t.params.clone());
+                            let doc = super::probe::probe_with(
+                                crate::runner::Runner::for_sim("probe", card),
+                                Default::default(),
+                            )
+                            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+                            (spec.clone(), doc, truth.clone())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut score = Score::default();
+    for (spec, doc, truth) in &docs {
+        let wrong = score.add(&doc.results, truth);
+        if !wrong.is_empty() {
+            println!("{spec}: {}", wrong.join(", "));
+        }
+    }
+    println!("{}", score.show());
+    // Each bucket's share right is a sample: with ~130 verdicts at 0.9 or
+    // more its standard error is about 2 points, so the bound allows two of
+    // them (0.86 for the 0.9 bucket); the measured shares are in the note.
+    let check = |name: &str, t: &Tally, floor: f64| {
+        for (b, (&(right, total), lower)) in t.buckets.iter().zip(BUCKETS).enumerate().skip(1) {
+            let slack = if b == 3 { 0.04 } else { 0.15 };
+            if total >= 20 {
+                assert!(
+                    right as f64 >= (lower - slack) * total as f64,
+                    "{name}: confidence >= {lower} right {right}/{total}"
+                );
+            }
+        }
+        assert!(
+            t.rate() >= floor,
+            "{name}: {:.1}% exact, floor {floor}",
+            100.0 * t.rate()
+        );
+    };
+    check("AU", &score.au, 0.96);
+    check("page", &score.page, 0.97);
+    check("open AUs in order", &score.linear, 0.96);
+    check("open AUs random", &score.random, 0.96);
+    check("FAT area", &score.fat, 0.94);
+}

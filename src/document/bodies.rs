@@ -1,0 +1,182 @@
+//! The bodies of the commands that measure nothing: `decode`, `sim`,
+//! `results`, `restore`, `report` and `debug write-pattern`. Each is typed
+//! data its command fills and the text format prints; in JSON its fields
+//! sit at the top level of the document, as they always have.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::metrics::Row;
+use crate::registers::Decoded;
+use crate::safety::Outcome;
+use crate::sim::reproduce::Report as Reproduced;
+
+/// One stored run, as `results list` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub started_unix: u64,
+    pub command: String,
+    pub device_key: String,
+    pub device: String,
+    pub target: String,
+    pub host: String,
+    pub flashlab_version: String,
+}
+
+/// A built-in profile or host preset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub name: String,
+    pub summary: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SimList {
+    pub profiles: Vec<Entry>,
+    pub hosts: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SimShow {
+    pub profile: String,
+    pub summary: Option<String>,
+    pub source: Option<String>,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The same as a TOML file `sim:FILE.toml` reads back (`--toml`).
+    #[serde(skip)]
+    pub toml: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReproduceAll {
+    pub experiments: Vec<Reproduced>,
+    pub max_abs_error_pct: f64,
+    /// Cells within 15% over every experiment, and how many there are.
+    #[serde(default)]
+    pub within_15_pct: usize,
+    #[serde(default)]
+    pub cells: usize,
+}
+
+/// A register decoded: which, in which layout, and its fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecodeBody {
+    pub register: String,
+    pub layout: String,
+    #[serde(flatten)]
+    pub decoded: Decoded,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Listing {
+    pub store: String,
+    pub runs: Vec<RunRow>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ImportResult {
+    pub id: i64,
+    pub duplicate: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The runs compared, in the order given.
+    pub runs: Vec<Compared>,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Compared {
+    pub id: String,
+    pub command: String,
+    pub device: String,
+    pub started_unix: u64,
+}
+
+/// A journal waiting in the directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pending {
+    pub journal: String,
+    /// A running flashlab owns it (it restores the data itself).
+    pub live: bool,
+    pub target: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub bytes: Option<u64>,
+    pub created_unix: Option<u64>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingList {
+    pub journal_dir: String,
+    pub pending: Vec<Pending>,
+}
+
+/// A journal put back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Restored {
+    pub journal: String,
+    pub target: String,
+    pub bytes_restored: u64,
+    /// A record past the committed ones was torn by the crash; its range was
+    /// never written.
+    pub torn_tail_skipped: bool,
+    /// Differences from the journal's identity that --force overrode.
+    pub forced_past: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RestoredList {
+    pub restored: Vec<Restored>,
+}
+
+/// Where a report went, and what it shows.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReportBody {
+    pub report: ReportWritten,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReportWritten {
+    pub path: String,
+    pub runs: Vec<String>,
+}
+
+/// What `debug write-pattern` did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PatternBody {
+    pub outcome: Outcome,
+    pub interrupted_by: Option<String>,
+}
+
+/// A command's own body, beside the envelope.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(untagged)]
+pub enum Body {
+    /// A measuring command: its results are the document's `results`.
+    #[default]
+    None,
+    Decode(DecodeBody),
+    SimList(SimList),
+    SimShow(SimShow),
+    Reproduced(Reproduced),
+    ReproduceAll(ReproduceAll),
+    Listing(Listing),
+    Comparison(Comparison),
+    Imported(ImportResult),
+    Pending(PendingList),
+    Restored(RestoredList),
+    Report(ReportBody),
+    Pattern(PatternBody),
+}
+
+/// Only measuring runs are read back (the store and `--json` files keep
+/// nothing else): any other body reads back as none.
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Body::None)
+    }
+}

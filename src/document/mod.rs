@@ -1,0 +1,208 @@
+//! The run document (DESIGN.md "Tests, the runner, the run document"): the
+//! envelope every `--json` output shares, every test's result typed under
+//! its own key ([`Results`], from the registry of tests), what the runner
+//! and probe add beside them ([`Extras`]), and a command's own body when it
+//! measures nothing ([`Body`]); with typed notes and warnings. Every format
+//! reads it, and a measuring run reads back from JSON, so a stored run
+//! renders again. No result is looked up by a string.
+
+pub mod bodies;
+pub mod device;
+
+use serde::{Deserialize, Serialize};
+
+use crate::identify::DeviceInfo;
+use crate::measure::advice::Advice;
+pub use crate::measure::session::{Note, NoteKind};
+use crate::measure::{Results, Slot};
+use crate::target::TargetDescription;
+use crate::target::real::EngineChoice;
+pub use bodies::Body;
+pub use device::DeviceId;
+
+/// Bumped when a field changes meaning or disappears; adding fields keeps it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What one writing test did to a real target, under `writes`: which
+/// engines ran it (a silent fallback shows), what it wrote and what it put
+/// back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WriteRecord {
+    pub test: String,
+    pub engines: Vec<EngineChoice>,
+    pub bytes_written: u64,
+    pub ranges_declared: usize,
+    pub ranges_touched: usize,
+    pub bytes_restored: u64,
+}
+
+/// A failure, in the one document `--json` prints for it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ErrorBody {
+    pub kind: String,
+    pub exit_code: i32,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// What the runner and probe put beside the tests' results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extras {
+    /// Which device this is, so the store lists runs of one card together.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub device: Slot<DeviceId>,
+    /// Identification (`info`, and probe's first step).
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub info: Slot<DeviceInfo>,
+    /// Steps probe left out, each with why.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub skipped: Slot<Vec<String>>,
+    /// probe's advice, drawn from confident verdicts only.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub advice: Slot<Vec<Advice>>,
+    /// What each writing test did to a real target.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub writes: Slot<Vec<WriteRecord>>,
+    /// Why the command failed (`--json` on a failure).
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub error: Slot<ErrorBody>,
+}
+
+/// The machine a run was made on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel: String,
+    pub arch: String,
+}
+
+impl HostInfo {
+    pub fn this() -> Self {
+        let u = rustix::system::uname();
+        HostInfo {
+            hostname: u.nodename().to_string_lossy().into_owned(),
+            kernel: u.release().to_string_lossy().into_owned(),
+            arch: std::env::consts::ARCH.to_string(),
+        }
+    }
+}
+
+/// One run of one command. The envelope's fields keep the names of the JSON
+/// contract; the rest is flattened, so each result sits at the top level
+/// under its own key, as it always has.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunDocument {
+    pub schema_version: u32,
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetDescription>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_time_s: Option<f64>,
+    #[serde(default)]
+    pub flashlab_version: String,
+    #[serde(default)]
+    pub host: HostInfo,
+    /// Unix seconds.
+    #[serde(default)]
+    pub started_unix: u64,
+    #[serde(default)]
+    pub ended_unix: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Note>,
+    #[serde(flatten)]
+    pub extras: Extras,
+    #[serde(flatten)]
+    pub results: Results,
+    #[serde(flatten)]
+    pub body: Body,
+    /// Text output only, never in JSON: show every detail (info's ninety
+    /// register fields) rather than the summary.
+    #[serde(skip)]
+    pub detail: bool,
+}
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl RunDocument {
+    pub fn new(command: &str, target: Option<TargetDescription>) -> Self {
+        RunDocument {
+            schema_version: SCHEMA_VERSION,
+            command: command.to_string(),
+            target,
+            device_time_s: None,
+            flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            host: HostInfo::this(),
+            started_unix: now_unix(),
+            ended_unix: 0,
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            extras: Extras::default(),
+            results: Results::default(),
+            body: Body::None,
+            detail: false,
+        }
+    }
+
+    pub fn note(&mut self, kind: NoteKind, message: impl Into<String>, hint: Option<&str>) {
+        self.notes.push(Note {
+            kind,
+            message: message.into(),
+            hint: hint.map(str::to_string),
+        });
+    }
+
+    /// Stamp the end of the run.
+    pub fn finish(&mut self, device_ns: Option<u64>) {
+        self.device_time_s = device_ns.map(|ns| ns as f64 / 1e9);
+        self.ended_unix = now_unix();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::TargetKind;
+
+    #[test]
+    fn a_document_reads_back_with_its_results_at_the_top_level() {
+        let mut d = RunDocument::new(
+            "probe",
+            Some(TargetDescription {
+                spec: "sim:demo".into(),
+                kind: TargetKind::Sim,
+                size_bytes: 1 << 30,
+                logical_block_size: 512,
+                physical_block_size: 512,
+            }),
+        );
+        d.results.scatter.set(crate::measure::scatter::ScatterResult {
+            offset_bytes: 0,
+            length_bytes: 4096,
+            block_size: 4096,
+            points: vec![crate::measure::scatter::Point {
+                offset: 0,
+                latency_ns: 2,
+            }],
+        });
+        d.results.open_au.mark_not_run();
+        d.note(NoteKind::Skipped, "capacity: not yet", Some("add --write"));
+        d.finish(Some(1_500_000_000));
+        let text = serde_json::to_string(&d).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["scatter"]["points"][0]["latency_ns"], 2);
+        assert!(v.get("fat").is_none(), "absent results are not in the JSON");
+        assert!(v["open_au"].is_null());
+        assert_eq!(v["device_time_s"], 1.5);
+        assert_eq!(v["notes"][0]["kind"], "skipped");
+        let back: RunDocument = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text, "reads back whole");
+        assert_eq!(back.results.open_au, Slot::Null);
+    }
+}

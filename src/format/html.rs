@@ -1,0 +1,154 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no
+//! network, no external assets) with each run's summary, its plots and its
+//! details; several runs make a comparison report, their figures side by
+//! side first. Light and dark follow the reader's preference, and it prints.
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use crate::document::RunDocument;
+use crate::measure::metrics::{self, Unit};
+use crate::svg::{Figure, render};
+use crate::units::Iec;
+
+const STYLE: &str = r#"
+:root { --fg: #1d1d1f; --bg: #ffffff; --muted: #666; --grid: #e3e3e3; --axis: #444;
+  --s0: #1f77b4; --s1: #d62728; --s2: #2ca02c; --s3: #9467bd; --s4: #ff7f0e; --s5: #8c564b; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e8e8e8; --bg: #16181c; --muted: #a0a0a0; --grid: #33363c; --axis: #c8c8c8;
+    --s0: #5aa9e6; --s1: #ff6b6b; --s2: #6bd46b; --s3: #c39bf0; --s4: #ffb347; --s5: #d9a07c; } }
+body { font: 15px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg);
+  max-width: 60rem; margin: 1.5rem auto; padding: 0 1rem; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid var(--grid); }
+h3 { font-size: 1rem; margin-bottom: 0.2rem; }
+table { border-collapse: collapse; margin: 0.5rem 0; }
+td, th { padding: 0.15rem 0.8rem 0.15rem 0; text-align: left; vertical-align: top; }
+th { color: var(--muted); font-weight: 600; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
+.best { font-weight: 700; }
+.muted, .note { color: var(--muted); }
+svg.plot { width: 100%; max-width: 640px; height: auto; display: block; margin: 0.5rem 0 1rem; }
+svg.plot text { fill: var(--fg); font-size: 11px; }
+svg.plot .plot-title { font-size: 13px; font-weight: 600; }
+svg.plot .axis-label { font-size: 12px; }
+svg.plot .grid { stroke: var(--grid); stroke-width: 1; }
+svg.plot .axis { stroke: var(--axis); stroke-width: 1.2; }
+svg.plot .line { fill: none; stroke-width: 1.8; }
+.s0 { stroke: var(--s0); fill: var(--s0); } .s1 { stroke: var(--s1); fill: var(--s1); }
+.s2 { stroke: var(--s2); fill: var(--s2); } .s3 { stroke: var(--s3); fill: var(--s3); }
+.s4 { stroke: var(--s4); fill: var(--s4); } .s5 { stroke: var(--s5); fill: var(--s5); }
+svg.plot .line.s0, svg.plot .line.s1, svg.plot .line.s2, svg.plot .line.s3, svg.plot .line.s4, svg.plot .line.s5 { fill: none; }
+@media print { body { max-width: none; color: #000; background: #fff; }
+  :root { --fg: #000; --bg: #fff; --grid: #ccc; --axis: #000; }
+  h2 { break-before: auto; } svg.plot { break-inside: avoid; } }
+"#;
+
+/// A test's figure as HTML: an inline SVG plot, or a note beside it.
+fn figure(f: &Figure) -> Markup {
+    match f {
+        Figure::Chart(c) => match render(c) {
+            Some(svg) => PreEscaped(svg),
+            None => html! {},
+        },
+        Figure::Note(n) => html! { p.note { (n) } },
+    }
+}
+
+fn when(unix: u64) -> String {
+    crate::units::date_time(unix)
+}
+
+fn run_section(id: &str, doc: &RunDocument) -> Markup {
+    let summary = super::summary(doc);
+    let advice = doc.extras.advice.get().cloned().unwrap_or_default();
+    html! {
+        section.run {
+            h2 { "Run " (id) ": " (doc.command) " on " (doc.target.as_ref().map_or("", |t| t.spec.as_str())) }
+            p.muted {
+                (when(doc.started_unix)) " · flashlab " (doc.flashlab_version) " · host " (doc.host.hostname)
+                " (" (doc.host.kernel) ")"
+                @if let Some(s) = doc.device_time_s { " · " (format!("{s:.1}")) " device-seconds (time the device spent on the run's I/O)" }
+            }
+            table.summary {
+                @for (k, v) in &summary { tr { th { (k) } td { (v) } } }
+            }
+            @if !advice.is_empty() {
+                h3 { "Advice" }
+                ul { @for a in &advice { li { (a.text) } } }
+            }
+            @for f in doc.results.figures() { (figure(&f)) }
+            @for n in doc.notes.iter().chain(doc.warnings.iter()) { p.note { "note: " (n.message) } }
+        }
+    }
+}
+
+fn comparison(runs: &[(String, RunDocument)]) -> Markup {
+    let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
+    let rows = metrics::compare(&results);
+    let show = |unit: Unit, v: f64| match unit {
+        Unit::Bytes => Iec(v as u64).to_string(),
+        Unit::BytesPerSec => format!("{:.1} MB/s", v / 1e6),
+        Unit::Iops => format!("{v:.0}"),
+        Unit::Ns => format!("{} µs", crate::svg::us(v)),
+        Unit::Count => format!("{v:.0}"),
+    };
+    html! {
+        h2 { "Side by side" }
+        p.muted { "Differences are relative to the first run; the better run on each figure is in bold." }
+        table {
+            tr { th { "figure" } @for (id, _) in runs { th.num { (id) } } }
+            @for r in &rows {
+                tr {
+                    td { (r.name) }
+                    @for (i, v) in r.values.iter().enumerate() {
+                        td.num.best[r.best == Some(i)] {
+                            @match v {
+                                Some(v) => {
+                                    (show(r.unit, *v))
+                                    @if let (true, Some(x)) = (i > 0, r.relative[i]) { " (" (format!("{:+.0}%", x * 100.0)) ")" }
+                                }
+                                None => { "-" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The HTML report: one self-contained page for one run or several (a
+/// comparison side by side first).
+pub struct Html;
+
+impl super::Format for Html {
+    fn render(&self, runs: &[(String, RunDocument)]) -> Result<String, super::FormatError> {
+        Ok(report(runs))
+    }
+}
+
+/// The whole report for one run or several (a comparison).
+fn report(runs: &[(String, RunDocument)]) -> String {
+    let title = match runs {
+        [(id, d)] => format!("flashlab report: run {id}, {}", crate::document::device::of(d).name),
+        _ => format!("flashlab comparison of {} runs", runs.len()),
+    };
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                p.muted { "Made by flashlab " (env!("CARGO_PKG_VERSION")) ". Verdicts say how sure they are; class verdicts are measured here, not certified." }
+                @if runs.len() > 1 { (comparison(runs)) }
+                @for (id, d) in runs { (run_section(id, d)) }
+            }
+        }
+    };
+    page.into_string()
+}

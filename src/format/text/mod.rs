@@ -1,0 +1,74 @@
+//! Terminal text: each command's tables and verdicts, read from the run
+//! document. A measuring test's text is the test's own (its folder's
+//! `show.rs`, through the registry); probe, info and the commands that
+//! measure nothing have theirs here, one file per family.
+
+mod info;
+mod offline;
+mod probe;
+mod results;
+
+use std::fmt::Write;
+
+use super::{Format, FormatError};
+use crate::document::{Body, NoteKind, RunDocument};
+
+pub use crate::console::wrap;
+
+pub struct Text;
+
+impl Format for Text {
+    fn render(&self, runs: &[(String, RunDocument)]) -> Result<String, FormatError> {
+        Ok(runs.iter().map(|(_, d)| render(d)).collect())
+    }
+}
+
+fn render(doc: &RunDocument) -> String {
+    let mut o = String::new();
+    let device_s = doc.device_time_s.unwrap_or(0.0);
+    match &doc.body {
+        Body::None => match doc.command.as_str() {
+            "probe" => probe::probe(&mut o, doc),
+            "info" => {
+                if let Some(i) = doc.extras.info.get() {
+                    info::info(&mut o, i, doc.detail);
+                }
+            }
+            // A test's own result only: open-au's align ran to find the
+            // erase size, and said so on stderr.
+            command => {
+                doc.results.text(command, device_s, &mut o);
+            }
+        },
+        Body::Decode(d) => offline::decode(&mut o, d),
+        Body::SimList(l) => offline::sim_list(&mut o, l),
+        Body::SimShow(s) => offline::sim_show(&mut o, s),
+        Body::Reproduced(r) => offline::sim_reproduce(&mut o, std::slice::from_ref(r), None),
+        Body::ReproduceAll(a) => offline::sim_reproduce(
+            &mut o,
+            &a.experiments,
+            Some((a.within_15_pct, a.cells, a.max_abs_error_pct)),
+        ),
+        Body::Listing(l) => results::list(&mut o, l),
+        Body::Comparison(c) => results::compare(&mut o, c),
+        Body::Imported(r) => results::import(&mut o, r),
+        Body::Pending(p) => offline::restore(&mut o, p),
+        // A restore and the pattern workload report on stderr as they go.
+        Body::Restored(_) | Body::Pattern(_) => {}
+        Body::Report(r) => {
+            let _ = writeln!(o, "report written to {}", r.report.path);
+        }
+    }
+    // Notes made while running went to stderr as they happened; the ones
+    // about how the target was measured belong with the results.
+    for n in doc.notes.iter().filter(|n| n.kind == NoteKind::Engine) {
+        let _ = writeln!(o, "note: {}", n.message);
+    }
+    for w in &doc.warnings {
+        let _ = writeln!(o, "warning: {}", w.message);
+        if let Some(h) = &w.hint {
+            let _ = writeln!(o, "hint: {h}");
+        }
+    }
+    o
+}

@@ -1,0 +1,138 @@
+//! `sim list`, `sim show`, `sim reproduce`, `decode` and `restore`'s listing.
+
+use std::fmt::Write;
+
+use crate::console::table;
+use crate::document::bodies::{DecodeBody, Entry, PendingList, SimList, SimShow};
+use crate::sim::params::KEYS;
+use crate::sim::reproduce::Report;
+use crate::units::Iec;
+
+pub fn sim_list(o: &mut String, l: &SimList) {
+    let rows = |v: &[Entry]| {
+        v.iter()
+            .map(|e| vec![e.name.clone(), e.summary.clone(), e.source.clone()])
+            .collect::<Vec<_>>()
+    };
+    let _ = writeln!(
+        o,
+        "Cards (use as sim:NAME):\n{}",
+        table::grid(&["profile", "what", "source"], &rows(&l.profiles))
+    );
+    let _ = writeln!(
+        o,
+        "\nHost presets (use as sim:NAME,host=PRESET):\n{}",
+        table::grid(&["host", "what", "source"], &rows(&l.hosts))
+    );
+}
+
+pub fn sim_show(o: &mut String, s: &SimShow) {
+    if let (Some(summary), Some(source)) = (&s.summary, &s.source) {
+        let _ = writeln!(o, "{}: {summary}\nsource: {source}\n", s.profile);
+    }
+    let rows: Vec<Vec<String>> = KEYS
+        .iter()
+        .map(|k| {
+            let v = s.params.get(k.key).map_or(String::new(), |v| match v {
+                serde_json::Value::String(t) => format!("\"{t}\""),
+                other @ (serde_json::Value::Null
+                | serde_json::Value::Bool(_)
+                | serde_json::Value::Number(_)
+                | serde_json::Value::Array(_)
+                | serde_json::Value::Object(_)) => other.to_string(),
+            });
+            vec![k.key.to_string(), v, k.unit.to_string(), k.doc.to_string()]
+        })
+        .collect();
+    let _ = writeln!(o, "{}", table::grid(&["key", "value", "unit", "meaning"], &rows));
+}
+
+/// Published figures are integers or a few decimals; print them as they came.
+fn format_num(v: f64) -> String {
+    if v.abs() >= 1000.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// One experiment's table and notes, or several with their total
+/// (`total`: cells within 15%, cells, largest error).
+pub fn sim_reproduce(o: &mut String, reports: &[Report], total: Option<(usize, usize, f64)>) {
+    for r in reports {
+        let rows: Vec<Vec<String>> = r
+            .rows
+            .iter()
+            .map(|row| {
+                vec![
+                    row.label.clone(),
+                    row.metric.clone(),
+                    row.unit.clone(),
+                    format_num(row.published),
+                    format_num(row.simulated),
+                    format!("{:+.1}%", row.error_pct),
+                ]
+            })
+            .collect();
+        let _ = writeln!(o, "== {}", r.experiment);
+        let _ = writeln!(
+            o,
+            "{}",
+            table::grid(&["what", "metric", "unit", "published", "simulated", "error"], &rows)
+        );
+        let _ = writeln!(
+            o,
+            "{} of {} cells within 15%; largest error {:.1}%",
+            r.within_15_pct,
+            r.rows.len(),
+            r.max_abs_error_pct
+        );
+        for n in &r.notes {
+            let _ = writeln!(o, "note: {n}");
+        }
+        let _ = writeln!(o);
+    }
+    if let Some((within, cells, max)) = total {
+        let _ = writeln!(o, "all: {within} of {cells} cells within 15%; largest error {max:.1}%");
+    }
+}
+
+pub fn decode(o: &mut String, d: &DecodeBody) {
+    let _ = writeln!(o, "{} ({} layout)", d.register.to_ascii_uppercase(), d.layout);
+    let fields = serde_json::to_value(&d.decoded).unwrap_or_default();
+    let _ = writeln!(o, "{}", table::json_fields(&fields));
+}
+
+pub fn restore(o: &mut String, l: &PendingList) {
+    // A restore reports on stderr as it goes; the listing is the text output.
+    let (pending, dir) = (&l.pending, &l.journal_dir);
+    if pending.is_empty() {
+        let _ = writeln!(o, "no pending journals in {dir}");
+        return;
+    }
+    let rows: Vec<Vec<String>> = pending
+        .iter()
+        .map(|p| {
+            vec![
+                p.target.clone().unwrap_or_else(|| "?".into()),
+                p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
+                p.created_unix.map(crate::units::date_time).unwrap_or_default(),
+                p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
+                match (&p.error, p.live) {
+                    (Some(e), _) => e.clone(),
+                    (None, true) => format!("{} (live: its run is still going)", p.journal),
+                    (None, false) => p.journal.clone(),
+                },
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "{}",
+        table::grid(&["target", "size", "created", "journalled", "journal"], &rows)
+    );
+    let _ = writeln!(
+        o,
+        "restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`"
+    );
+}

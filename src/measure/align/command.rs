@@ -1,0 +1,31 @@
+//! `flashlab align`: its arguments and its one step.
+
+use super::Align;
+use crate::measure::registry::Command;
+use crate::measure::session::Session;
+
+/// Erase-block (AU) and page size from read latencies at 2^n and 3x2^n
+/// boundaries, with a confidence (read-only).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashlab align /dev/mmcblk0        reads only
+  flashlab align sim:kingston-sa04g  a simulated 2013 card")]
+pub struct Args {
+    #[command(flatten)]
+    pub common: crate::args::Common,
+}
+
+impl Command for Args {
+    fn common(&self) -> &crate::args::Common {
+        &self.common
+    }
+
+    fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
+        let test = Align {
+            references: s.references(),
+            medium: s.medium(),
+        };
+        s.run(&test)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! How align shows: its table of boundaries and verdict, the erase-block
+//! line of probe's summary (with au's and page's writes), its plot, and
+//! the erase block and page as comparable figures.
+
+use std::fmt::Write;
+
+use super::AlignResult;
+use crate::console::{table, wrap};
+use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::registry::{Registered, Results};
+use crate::measure::{CONFIDENT, au, page, show};
+use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::units::{Iec, duration_ns};
+
+pub struct Entry;
+
+impl Registered for Entry {
+    const COMMAND: &'static str = "align";
+    type Output = AlignResult;
+
+    fn text(r: &AlignResult, device_s: f64, o: &mut String) {
+        let rows: Vec<Vec<String>> = r
+            .rows
+            .iter()
+            .map(|row| {
+                vec![
+                    Iec(row.boundary_bytes).to_string(),
+                    duration_ns(row.pre_ns),
+                    duration_ns(row.on_ns),
+                    duration_ns(row.post_ns),
+                    duration_ns(row.diff_ns),
+                    duration_ns(row.diff_spread_ns),
+                    row.samples.to_string(),
+                ]
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "{}",
+            table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
+        );
+        for e in &r.evidence {
+            let _ = writeln!(o, "{}", wrap(e, "  ", "  "));
+        }
+        for x in &r.references {
+            let verdict = match x.agrees {
+                Some(true) => "agrees",
+                Some(false) => "differs",
+                None => "not compared",
+            };
+            let _ = writeln!(o, "  {}: {} ({verdict})", x.source, Iec(x.bytes));
+        }
+        if let Some(why) = &r.not_flash {
+            let line = format!("no flash behaviour to measure: the target is {why}; {device_s:.1} device-seconds");
+            let _ = writeln!(o, "{}", wrap(&line, "", ""));
+            return;
+        }
+        let line = format!(
+            "{}, {}",
+            show::verdict("erase block", r.erase_size_bytes, r.confidence),
+            show::verdict("page", r.page_size_bytes, r.page_confidence),
+        );
+        show::closing(o, &line, device_s);
+    }
+
+    /// The erase block and page as probe states them: reads and writes
+    /// together (au's and page's results, where they ran).
+    fn summary(all: &Results) -> Vec<(&'static str, String)> {
+        let Some(a) = all.align.get() else {
+            return Vec::new();
+        };
+        if let Some(why) = &a.not_flash {
+            return vec![(
+                "geometry",
+                format!("no flash behaviour to measure: the target is {why}"),
+            )];
+        }
+        let (e, c) = au::best(a, all.au.get());
+        let erase = match e {
+            Some(e) if c >= CONFIDENT => format!("{} (the allocation unit, AU; confidence {c:.2})", Iec(e)),
+            Some(e) => format!("perhaps {} (unsure: confidence {c:.2})", Iec(e)),
+            None => format!("not visible (confidence {c:.2})"),
+        };
+        let (p, pc) = page::best(a, all.page.get());
+        let page = match p {
+            Some(p) if pc >= CONFIDENT => Iec(p).to_string(),
+            Some(p) => format!("perhaps {} (unsure)", Iec(p)),
+            None => "not visible".into(),
+        };
+        vec![("erase block", format!("{erase}, page {page}"))]
+    }
+
+    fn figures(a: &AlignResult) -> Vec<Figure> {
+        vec![Figure::Chart(Chart {
+            title: "align: read time crossing each boundary, minus not crossing".into(),
+            x_label: "boundary (bytes, log scale)".into(),
+            y_label: "extra read time (µs)".into(),
+            x_scale: Scale::Log2,
+            y_scale: Scale::Linear,
+            kind: Kind::Line,
+            // 2^n and 3 x 2^n boundaries apart: joined in one line, a
+            // 3 x 2^n row between two 2^n rows looks like noise.
+            series: [("2^n boundaries", true), ("3 x 2^n boundaries", false)]
+                .into_iter()
+                .map(|(label, pow2)| Series {
+                    label: label.into(),
+                    points: a
+                        .rows
+                        .iter()
+                        .filter(|r| r.boundary_bytes.is_power_of_two() == pow2)
+                        .map(|r| (r.boundary_bytes as f64, r.diff_ns))
+                        .collect(),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect(),
+            x_fmt: crate::svg::size,
+            y_fmt: crate::svg::us,
+            categories: vec![],
+        })]
+    }
+
+    /// The erase block and page, where claimed with confidence.
+    fn metrics(all: &Results) -> Vec<Metric> {
+        let Some(a) = all.align.get() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let (e, c) = au::best(a, all.au.get());
+        if let (Some(e), true) = (e, c >= CONFIDENT) {
+            out.push(m("erase block", Unit::Bytes, Better::Neither, e as f64));
+        }
+        if let (Some(p), c) = page::best(a, all.page.get())
+            && c >= CONFIDENT
+        {
+            out.push(m("page", Unit::Bytes, Better::Neither, p as f64));
+        }
+        out
+    }
+}

@@ -1,0 +1,61 @@
+//! How au shows: the distances tried and its verdict. Its erase block
+//! joins align's in probe's summary (`align/show.rs`).
+
+use std::fmt::Write;
+
+use super::AuResult;
+use crate::console::{table, wrap};
+use crate::measure::registry::Registered;
+use crate::measure::{CONFIDENT, show};
+use crate::units::Iec;
+
+pub struct Entry;
+
+impl Registered for Entry {
+    const COMMAND: &'static str = "au";
+    type Output = AuResult;
+
+    fn text(r: &AuResult, device_s: f64, o: &mut String) {
+        if let Some(n) = r.random_aus {
+            let text = format!(
+                "The card keeps {n} AU{} open for random writes. Two regions written in random order \
+                 beside {} other AU{} share one of those while they lie in one AU; a distance of one AU or \
+                 more makes them two, one too many, and writes start to merge.",
+                if n == 1 { "" } else { "s" },
+                n - 1,
+                if n == 2 { "" } else { "s" },
+            );
+            let _ = writeln!(o, "{}", wrap(&text, "", ""));
+        }
+        let rows: Vec<Vec<String>> = r
+            .candidates
+            .iter()
+            .map(|c| {
+                vec![
+                    Iec(c.size_bytes).to_string(),
+                    format!("{:.0}%", c.merging * 100.0),
+                    if c.overflows { "two AUs".into() } else { "one AU".into() },
+                ]
+            })
+            .collect();
+        if !rows.is_empty() {
+            let _ = writeln!(o, "{}", table::grid(&["distance", "merging", "regions in"], &rows));
+        }
+        show::notes(o, &r.notes);
+        let v = match &r.not_flash {
+            Some(why) => format!("no erase block claimed: the target is {why}"),
+            None => match r.erase_size_bytes {
+                Some(e) if r.confidence >= CONFIDENT => {
+                    format!("erase block {} (confidence {:.2})", Iec(e), r.confidence)
+                }
+                Some(e) => format!(
+                    "erase block perhaps {} (unsure: confidence {:.2})",
+                    Iec(e),
+                    r.confidence
+                ),
+                None => "no erase block from writes".to_string(),
+            },
+        };
+        show::closing(o, &v, device_s);
+    }
+}

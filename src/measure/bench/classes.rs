@@ -1,0 +1,266 @@
+//! SD class verdicts from bench's figures, "A1-style": the thresholds of the
+//! SD Association's classes (SD Physical Layer Simplified Specification
+//! 6.00, sections 4.13 "Speed Class", 4.13.1.2 UHS Speed Class, 4.13.2.4
+//! Video Speed Class, and 4.16 Application Performance Class), met or not
+//! by what bench measured here. The Association's own conditions (a
+//! preconditioned card, its recording-unit write sequence, and for A2 a host
+//! with command queueing and cache) are not reproduced, so a verdict says
+//! how the card did in this run, not whether it is certified.
+//!
+//! A class is decided only when every figure it needs was measured; a run
+//! without random 4 KiB tests says nothing about A1.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::result::{BenchTest, Rw};
+
+/// One requirement of a class, and what this run measured for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// "random read IOPS", "random write IOPS", "sustained write MB/s".
+    pub what: String,
+    pub needed: f64,
+    pub measured: f64,
+    /// The bench test it comes from.
+    pub test: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassFigures {
+    /// "A1-style": measured here, not certified.
+    pub label: String,
+    pub figures: Vec<Figure>,
+}
+
+/// What a class needs: random 4 KiB read and write IOPS (application
+/// classes) and sustained sequential write in MB/s.
+struct Needs {
+    name: &'static str,
+    read_iops: Option<f64>,
+    write_iops: Option<f64>,
+    write_mb_s: f64,
+}
+
+/// The classes, from the specification's tables (see the module doc).
+const CLASSES: &[Needs] = &[
+    Needs {
+        name: "C2",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 2.0,
+    },
+    Needs {
+        name: "C4",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 4.0,
+    },
+    Needs {
+        name: "C6",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 6.0,
+    },
+    Needs {
+        name: "C10",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 10.0,
+    },
+    Needs {
+        name: "U1",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 10.0,
+    },
+    Needs {
+        name: "U3",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 30.0,
+    },
+    Needs {
+        name: "V6",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 6.0,
+    },
+    Needs {
+        name: "V10",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 10.0,
+    },
+    Needs {
+        name: "V30",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 30.0,
+    },
+    Needs {
+        name: "V60",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 60.0,
+    },
+    Needs {
+        name: "V90",
+        read_iops: None,
+        write_iops: None,
+        write_mb_s: 90.0,
+    },
+    Needs {
+        name: "A1",
+        read_iops: Some(1500.0),
+        write_iops: Some(500.0),
+        write_mb_s: 10.0,
+    },
+    Needs {
+        name: "A2",
+        read_iops: Some(4000.0),
+        write_iops: Some(2000.0),
+        write_mb_s: 10.0,
+    },
+];
+
+/// Points of a sequential write's timeline below which its slowest point is
+/// not a sustained figure, and its mean stands instead.
+const SUSTAINED_POINTS: usize = 5;
+
+/// The sustained sequential write: of the sequential write tests, the one
+/// that moved the most bytes, at its slowest twentieth (a card that slows
+/// once its cache fills is judged by the slow part, as the speed classes'
+/// minimum performance is).
+fn sustained_write(tests: &[BenchTest]) -> Option<(f64, String)> {
+    let t = tests
+        .iter()
+        .filter(|t| t.rw == Rw::Write)
+        .max_by_key(|t| t.requests * t.block_size)?;
+    let slowest = t.timeline.iter().map(|p| p.bytes_per_sec).fold(f64::INFINITY, f64::min);
+    let v = if t.timeline.len() >= SUSTAINED_POINTS && slowest.is_finite() {
+        slowest
+    } else {
+        t.bytes_per_sec
+    };
+    Some((v / 1e6, t.name.clone()))
+}
+
+/// The best 4 KiB random IOPS of one kind (any queue depth: A2 counts on
+/// the host queueing).
+fn random_4k(tests: &[BenchTest], rw: Rw) -> Option<(f64, String)> {
+    tests
+        .iter()
+        .filter(|t| t.rw == rw && t.block_size == 4096)
+        .max_by(|a, b| a.iops.total_cmp(&b.iops))
+        .map(|t| (t.iops, t.name.clone()))
+}
+
+/// Verdicts (class name to met or not) and their figures, for every class
+/// whose figures were all measured.
+pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String, ClassFigures>) {
+    let write = sustained_write(tests);
+    let read4k = random_4k(tests, Rw::RandRead);
+    let write4k = random_4k(tests, Rw::RandWrite);
+    let mut met = BTreeMap::new();
+    let mut figures = BTreeMap::new();
+    for c in CLASSES {
+        let mut f = Vec::new();
+        let needs = [
+            (c.read_iops, &read4k, "random 4 KiB read IOPS"),
+            (c.write_iops, &write4k, "random 4 KiB write IOPS"),
+            (Some(c.write_mb_s), &write, "sustained sequential write MB/s"),
+        ];
+        let mut complete = true;
+        for (need, got, what) in needs {
+            let Some(needed) = need else { continue };
+            match got {
+                Some((measured, test)) => f.push(Figure {
+                    what: what.into(),
+                    needed,
+                    measured: *measured,
+                    test: test.clone(),
+                }),
+                None => complete = false,
+            }
+        }
+        if complete {
+            met.insert(c.name.to_string(), f.iter().all(|x| x.measured >= x.needed));
+            figures.insert(
+                c.name.to_string(),
+                ClassFigures {
+                    label: format!("{}-style", c.name),
+                    figures: f,
+                },
+            );
+        }
+    }
+    (met, figures)
+}
+
+/// The class names in the specification's order (speed, UHS, video,
+/// application), for output.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    CLASSES.iter().map(|c| c.name)
+}
+
+/// What the verdicts do not reproduce, for every output that shows them.
+pub const CAVEAT: &str = "measured here, not certified: the SD Association's conditions (a preconditioned card, \
+     its recording-unit write sequence, and for A2 a host with command queueing and cache) are not reproduced";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::bench::result::{Latency, Point};
+
+    fn test(rw: Rw, bs: u64, iops: f64, timeline: &[f64]) -> BenchTest {
+        BenchTest {
+            name: format!("{} {bs}", rw.name()),
+            rw,
+            pattern: String::new(),
+            block_size: bs,
+            queue_depth: 1,
+            requests: 1000,
+            iops,
+            bytes_per_sec: iops * bs as f64,
+            latency_ns: Latency {
+                mean: 0.0,
+                p50: 0,
+                p90: 0,
+                p99: 0,
+                p999: 0,
+                max: 0,
+            },
+            timeline: timeline
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| Point {
+                    t_s: i as f64,
+                    bytes_per_sec: b,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_class_is_decided_only_on_what_was_measured_and_by_the_slowest_stretch() {
+        // 25 MB/s at first, 8 MB/s once a cache fills.
+        let seq = test(Rw::Write, 1 << 20, 20.0, &[25e6, 25e6, 25e6, 8e6, 8e6, 8e6]);
+        let (met, fig) = verdicts(std::slice::from_ref(&seq));
+        assert_eq!(met.get("C6"), Some(&true));
+        assert_eq!(met.get("C10"), Some(&false), "judged by the slow part");
+        assert!(!met.contains_key("A1"), "no random tests, no A1 verdict");
+        assert_eq!(fig["C10"].figures[0].measured, 8.0);
+        assert_eq!(fig["C10"].label, "C10-style");
+        let tests = [
+            seq,
+            test(Rw::RandRead, 4096, 2000.0, &[]),
+            test(Rw::RandWrite, 4096, 499.0, &[]),
+        ];
+        let (met, fig) = verdicts(&tests);
+        assert_eq!(met.get("A1"), Some(&false), "499 write IOPS is short of 500");
+        assert_eq!(fig["A1"].figures.len(), 3);
+        assert_eq!(met.get("A2"), Some(&false));
+    }
+}

@@ -1,0 +1,567 @@
+//! `bench`: how fast the target reads and writes, fio's way: one job of a
+//! read/write pattern, block size and queue depth, with a warm-up that does
+//! not count, latencies in an HDR histogram and throughput over time.
+//!
+//! One test per (rw, bs, qd), limited by bytes (fio's --size) or device
+//! time (--runtime), and presets (quick, cdm, a1, sdspeed, full). The SD
+//! class verdicts come from the figures (`measure::classes`).
+
+use hdrhistogram::Histogram;
+pub mod classes;
+mod command;
+mod result;
+mod show;
+
+pub use command::{Args, BenchArgs, DEFAULT_SIZE, options_of};
+pub use result::{BenchTest, Latency, Point, Rw};
+pub use show::Entry;
+
+use serde::{Deserialize, Serialize};
+
+use super::MeasureError;
+use crate::safety::ranges::Range;
+use crate::target::{Request, Target, TargetDescription, run_all};
+use crate::units::Iec;
+
+/// Largest block size: fio allows more, but flash tests stop at the erase
+/// block, and the buffer is the block size times the queue depth.
+pub const MAX_BS: u64 = 64 << 20;
+/// Deepest queue: NVMe's 64K entries are far past any card; 1024.
+pub const MAX_QD: usize = 1024;
+/// Most requests one test issues (a bound before looping on a size the user
+/// gave): 2^24, 64 GiB of 4 KiB requests.
+pub const MAX_REQUESTS: u64 = 1 << 24;
+/// The warm-up, not counted: this share of the test's requests, at least one
+/// queue's worth (fio's ramp_time, by count because the seam has no clock).
+const WARMUP_SHARE: u64 = 10;
+/// Longest latency the histogram tells apart: an hour.
+const LONGEST_NS: u64 = 3_600_000_000_000;
+/// Points of the throughput timeline.
+const TIMELINE_POINTS: u64 = 20;
+
+/// fio's --size or --runtime: bytes moved, or device time spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Bytes(u64),
+    DeviceNs(u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub rw: Rw,
+    pub bs: u64,
+    pub qd: usize,
+    /// How long the measured part runs, after its warm-up.
+    pub limit: Limit,
+    /// The test area (offset, length): sequential tests walk it, random ones
+    /// pick whole blocks in it.
+    pub area: (u64, u64),
+    /// randrw: reads as a percentage of requests.
+    pub rwmix_read: u8,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub tests: Vec<BenchTest>,
+    /// SD classes ("A1", "C10", "V30" ...) whose figures were all measured:
+    /// met or not, "A1-style" (see `measure::classes`).
+    #[serde(default)]
+    pub classes: std::collections::BTreeMap<String, bool>,
+    /// The figures behind each verdict, against the class's thresholds.
+    #[serde(default)]
+    pub class_figures: std::collections::BTreeMap<String, classes::ClassFigures>,
+    /// Why no class is judged: the target is not a card.
+    #[serde(default)]
+    pub not_flash: Option<String>,
+}
+
+/// Checks before anything is allocated or looped on.
+pub fn check(o: &Options, d: &TargetDescription) -> Result<(), MeasureError> {
+    let block = u64::from(d.logical_block_size.max(1));
+    let bad = |why: String, fix: &str| MeasureError::Bad { why, fix: fix.into() };
+    if o.bs == 0 || o.bs > MAX_BS || !o.bs.is_multiple_of(block) {
+        return Err(bad(
+            format!(
+                "--bs {} must be a multiple of the {block}-byte block, at most {MAX_BS}",
+                o.bs
+            ),
+            "give --bs as 4k, 128k, 1M ...",
+        ));
+    }
+    if o.qd == 0 || o.qd > MAX_QD {
+        return Err(bad(
+            format!("--qd {} must be between 1 and {MAX_QD}", o.qd),
+            "give --qd 1, 4, 32 ...",
+        ));
+    }
+    // Each test keeps a request's worth of buffer per queue slot: together
+    // the two may ask for more memory than the machine has.
+    let need = o.bs.saturating_mul(o.qd as u64);
+    if need > super::MAX_BUFFER {
+        return Err(bad(
+            format!(
+                "--bs {} at --qd {} needs a {} buffer; flashlab allocates at most {}",
+                Iec(o.bs),
+                o.qd,
+                Iec(need),
+                Iec(super::MAX_BUFFER)
+            ),
+            "lower --bs or --qd (fio would need the same memory)",
+        ));
+    }
+    let (off, len) = o.area;
+    if len < o.bs || !off.is_multiple_of(block) || off.checked_add(len).is_none_or(|e| e > d.size_bytes) {
+        return Err(bad(
+            format!(
+                "the test area {off}+{len} must hold one block and lie inside the target ({} bytes)",
+                d.size_bytes
+            ),
+            "give --area OFFSET+LENGTH inside the target",
+        ));
+    }
+    if let Limit::Bytes(size) = o.limit {
+        let n = size / o.bs;
+        if n == 0 || n > MAX_REQUESTS {
+            return Err(bad(
+                format!(
+                    "--size {size} is {n} requests of {} bytes; 1 to {MAX_REQUESTS} are allowed",
+                    o.bs
+                ),
+                "give a --size of at least one block",
+            ));
+        }
+    }
+    if o.rwmix_read > 100 {
+        return Err(bad(
+            format!("--rwmix-read {} is not a percentage", o.rwmix_read),
+            "give 0 to 100",
+        ));
+    }
+    Ok(())
+}
+
+pub struct Bench {
+    pub options: Vec<Options>,
+    /// A target that is not flash gets its speeds, but no SD class verdict.
+    pub medium: super::Medium,
+}
+
+impl super::Test for Bench {
+    const KEY: &'static str = "bench";
+    type Output = BenchResult;
+    fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        let mut ranges = Vec::new();
+        for o in &self.options {
+            check(o, d)?;
+            if o.rw.writes() {
+                ranges.push(Range {
+                    offset: o.area.0,
+                    len: o.area.1 - o.area.1 % o.bs,
+                });
+            }
+        }
+        Ok(ranges)
+    }
+    fn run(&self, cx: &mut super::Cx<'_>) -> Result<BenchResult, MeasureError> {
+        let n = self.options.len();
+        let tests: Vec<BenchTest> = self
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| run_counted(cx.target, o, (i, n), cx.progress))
+            .collect::<Result<_, _>>()?;
+        let (classes, class_figures) = match &self.medium.not_flash {
+            None => classes::verdicts(&tests),
+            Some(_) => Default::default(),
+        };
+        Ok(BenchResult {
+            tests,
+            classes,
+            class_figures,
+            not_flash: self.medium.not_flash.clone(),
+        })
+    }
+    fn record(out: &BenchResult, results: &mut super::Results) {
+        results.bench.set(out.clone());
+    }
+}
+
+use crate::random::xorshift as next;
+
+/// The `k`th request of the test.
+fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
+    let blocks = o.area.1 / o.bs;
+    let b = if o.rw.random() { next(rng) % blocks } else { k % blocks };
+    let slot = (k % o.qd as u64) * o.bs;
+    let write = match o.rw {
+        Rw::Read | Rw::RandRead => false,
+        Rw::Write | Rw::RandWrite => true,
+        Rw::RandRw => next(rng) % 100 >= u64::from(o.rwmix_read),
+    };
+    let off = o.area.0 + b * o.bs;
+    // check() bounded bs (MAX_BS fits 32 bits) and bs x qd (MAX_BUFFER).
+    let (len, slot) = (o.bs as u32, slot as usize);
+    if write {
+        Request::write(off, len, slot)
+    } else {
+        Request::read(off, len, slot)
+    }
+}
+
+/// Most requests in one batch of a test limited by time (a fast device's
+/// batch; the limit is checked between batches).
+const TIMED_BATCH_MOST: u64 = 1 << 16;
+
+/// One test, the `of.0`th of `of.1`, for the progress bar.
+fn run_counted(
+    t: &mut dyn Target,
+    o: &Options,
+    of: (usize, usize),
+    sink: &dyn super::Progress,
+) -> Result<BenchTest, MeasureError> {
+    const PER_TEST: u64 = 1000;
+    let progress = |part: f64| {
+        sink.advance(
+            of.0 as u64 * PER_TEST + (part.clamp(0.0, 1.0) * PER_TEST as f64) as u64,
+            of.1 as u64 * PER_TEST,
+        )
+    };
+    // Incompressible data: a seeded stream, not zeros a card could compress.
+    check(o, t.description())?;
+    let mut buf = super::buffer(o.bs.saturating_mul(o.qd as u64))?;
+    let mut fill = o.seed | 1;
+    for w in buf.as_mut_slice().chunks_mut(8) {
+        let v = next(&mut fill).to_le_bytes();
+        w.copy_from_slice(&v[..w.len()]);
+    }
+    let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let qd = o.qd as u64;
+    // The warm-up, not counted: a tenth of the requests, or of the time.
+    let mut k = 0u64;
+    let warm_start = t.device_time_ns();
+    loop {
+        let count = match o.limit {
+            Limit::Bytes(size) => ((size / o.bs) / WARMUP_SHARE).max(qd),
+            Limit::DeviceNs(_) => 2 * qd,
+        };
+        let reqs: Vec<Request> = (0..count).map(|j| request(o, k + j, &mut rng)).collect();
+        run_all(t, &reqs, o.qd, &mut buf)?;
+        k += count;
+        let more = match o.limit {
+            Limit::DeviceNs(ns) => {
+                t.device_time_ns().saturating_sub(warm_start) < ns / WARMUP_SHARE && k < MAX_REQUESTS
+            }
+            Limit::Bytes(_) => false,
+        };
+        if !more {
+            break;
+        }
+    }
+    // 1 ns to an hour at 3 significant digits (fio's percentiles carry
+    // three); a request slower than an hour is counted as an hour.
+    let mut hist =
+        Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).map_err(|e| MeasureError::Internal(e.to_string()))?;
+    let start = t.device_time_ns();
+    let mut timeline = Vec::new();
+    let (mut done, mut bytes) = (0u64, 0u64);
+    // Batches: a twentieth of the bytes, or sized from the last batch to
+    // take about a twentieth of the time (a slow card's batch stays short).
+    let mut batch = match o.limit {
+        Limit::Bytes(size) => (size / o.bs).div_ceil(TIMELINE_POINTS).max(qd),
+        Limit::DeviceNs(_) => 2 * qd,
+    };
+    loop {
+        let count = match o.limit {
+            Limit::Bytes(size) if done >= size / o.bs => break,
+            Limit::Bytes(size) => batch.min(size / o.bs - done),
+            Limit::DeviceNs(ns) if t.device_time_ns().saturating_sub(start) >= ns || done >= MAX_REQUESTS => break,
+            Limit::DeviceNs(_) => batch,
+        };
+        let reqs: Vec<Request> = (0..count).map(|j| request(o, k + done + j, &mut rng)).collect();
+        let before = t.device_time_ns();
+        let out = run_all(t, &reqs, o.qd, &mut buf)?;
+        let spent = t.device_time_ns().saturating_sub(before).max(1);
+        for c in &out {
+            hist.saturating_record(c.duration_ns.max(1));
+        }
+        let moved: u64 = reqs.iter().map(|r| u64::from(r.len)).sum();
+        bytes += moved;
+        done += count;
+        timeline.push(Point {
+            t_s: t.device_time_ns().saturating_sub(start) as f64 / 1e9,
+            bytes_per_sec: moved as f64 * 1e9 / spent as f64,
+        });
+        progress(match o.limit {
+            Limit::Bytes(size) => done as f64 / (size / o.bs) as f64,
+            Limit::DeviceNs(ns) => t.device_time_ns().saturating_sub(start) as f64 / ns as f64,
+        });
+        if let Limit::DeviceNs(ns) = o.limit {
+            let per_request = spent as f64 / count as f64;
+            batch = ((ns as f64 / TIMELINE_POINTS as f64 / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
+        }
+    }
+    let elapsed = t.device_time_ns().saturating_sub(start).max(1) as f64 / 1e9;
+    let q = |p: f64| hist.value_at_quantile(p);
+    Ok(BenchTest {
+        name: format!("{} {} Q{}", o.rw.name(), crate::units::Iec(o.bs), o.qd),
+        rw: o.rw,
+        pattern: if o.rw.random() { "random" } else { "sequential" }.into(),
+        block_size: o.bs,
+        queue_depth: o.qd,
+        requests: done,
+        iops: done as f64 / elapsed,
+        bytes_per_sec: bytes as f64 / elapsed,
+        latency_ns: Latency {
+            mean: hist.mean(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: hist.max(),
+        },
+        timeline,
+    })
+}
+
+/// The presets: named sets of tests, each as (rw, bs, qd, limit, area).
+/// The area is `None` for the command's default area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// Under a minute on a typical card: sequential 1 MiB read and write,
+    /// random 4 KiB read and write (in 64 MiB, as a1), 5 device-seconds each.
+    Quick,
+    /// CrystalDiskMark's and KDiskMark's default set: SEQ1M Q8T1, SEQ1M
+    /// Q1T1, RND4K Q32T1, RND4K Q1T1, each read and write, 5 s each.
+    Cdm,
+    /// The shape of Raspberry Pi's agnostics A1 test: 512 KiB sequential
+    /// write, then 4 KiB random write and read at queue depth 4, 10 s each,
+    /// in a 64 MiB area.
+    A1,
+    /// Sustained sequential writes across many AUs, in the spirit of the SD
+    /// speed classes' recording units: 512 KiB writes (the largest
+    /// recording unit of the SD spec's speed-class tables) over 1 GiB (256
+    /// AUs of 4 MiB, far past any cache), 30 device-seconds.
+    Sdspeed,
+    /// All of the above.
+    Full,
+}
+
+/// A test as a preset or the command line names it: (rw, block size,
+/// queue depth, limit, area length; None for the command's default area).
+pub type Spec = (Rw, u64, usize, Limit, Option<u64>);
+
+/// The options of `tests`, each in the area `area_of` gives for its
+/// length, seeded 1, 2, ... in order (a rerun writes the same data).
+pub fn options_for(tests: Vec<Spec>, area_of: impl Fn(Option<u64>) -> (u64, u64), rwmix_read: u8) -> Vec<Options> {
+    tests
+        .into_iter()
+        .enumerate()
+        .map(|(i, (rw, bs, qd, limit, area))| Options {
+            rw,
+            bs,
+            qd,
+            limit,
+            area: area_of(area),
+            rwmix_read,
+            seed: 1 + i as u64,
+        })
+        .collect()
+}
+
+/// A preset's tests.
+pub fn preset(p: Preset) -> Vec<Spec> {
+    const S5: Limit = Limit::DeviceNs(5_000_000_000);
+    const S10: Limit = Limit::DeviceNs(10_000_000_000);
+    const M: u64 = 1 << 20;
+    const K4: u64 = 4096;
+    match p {
+        // The random tests in agnostics' 64 MiB, as the a1 preset: the
+        // area the A1 verdict is read in, so quick's verdict agrees with a1's.
+        Preset::Quick => vec![
+            (Rw::Read, M, 1, S5, None),
+            (Rw::Write, M, 1, S5, None),
+            (Rw::RandRead, K4, 1, S5, Some(64 * M)),
+            (Rw::RandWrite, K4, 1, S5, Some(64 * M)),
+        ],
+        Preset::Cdm => [(Rw::Read, Rw::Write), (Rw::RandRead, Rw::RandWrite)]
+            .into_iter()
+            .flat_map(|(r, w)| {
+                let (bs, depths) = if r == Rw::Read { (M, [8, 1]) } else { (K4, [32, 1]) };
+                depths
+                    .into_iter()
+                    .flat_map(move |q| [(r, bs, q, S5, None), (w, bs, q, S5, None)])
+            })
+            .collect(),
+        Preset::A1 => vec![
+            (Rw::Write, 512 << 10, 1, S10, Some(64 * M)),
+            (Rw::RandWrite, K4, 4, S10, Some(64 * M)),
+            (Rw::RandRead, K4, 4, S10, Some(64 * M)),
+        ],
+        Preset::Sdspeed => vec![(Rw::Write, 512 << 10, 1, Limit::DeviceNs(30_000_000_000), Some(1 << 30))],
+        Preset::Full => [Preset::Quick, Preset::Cdm, Preset::A1, Preset::Sdspeed]
+            .into_iter()
+            .flat_map(preset)
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::sim::profiles::build;
+
+    fn bench(profile: &str, extra: &[(&str, &str)], rw: Rw, bs: u64, qd: usize) -> BenchTest {
+        let mut p = build(profile).unwrap();
+        for (k, v) in extra {
+            p.set(k, v).unwrap();
+        }
+        let area = (p.capacity / 2 / p.au_size * p.au_size, 64 << 20);
+        let o = Options {
+            rw,
+            bs,
+            qd,
+            limit: Limit::Bytes(8 << 20),
+            area,
+            rwmix_read: 70,
+            seed: 1,
+        };
+        let test = Bench {
+            options: vec![o],
+            medium: Default::default(),
+        };
+        crate::measure::run_alone(&test, &mut SimTarget::new(profile, p))
+            .unwrap()
+            .tests
+            .remove(0)
+    }
+
+    #[test]
+    fn figures_agree_with_each_other() {
+        for rw in [Rw::Read, Rw::Write, Rw::RandRead, Rw::RandWrite, Rw::RandRw] {
+            let b = bench("demo", &[("jitter", "0.2")], rw, 4096, 4);
+            let want = b.iops * 4096.0;
+            assert!(
+                (b.bytes_per_sec - want).abs() <= 1e-6 * want,
+                "{rw:?}: {} vs {want}",
+                b.bytes_per_sec
+            );
+            let l = &b.latency_ns;
+            assert!(
+                l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max,
+                "{rw:?}: {l:?}"
+            );
+            assert!(
+                l.mean > 1000.0 && l.p50 > 1000,
+                "{rw:?}: a simulated request takes microseconds: {l:?}"
+            );
+            assert_eq!(b.requests, 2048);
+            assert_eq!(b.timeline.len() as u64, TIMELINE_POINTS);
+        }
+    }
+
+    #[test]
+    fn a_test_limited_by_time_runs_that_long() {
+        let p = build("demo").unwrap();
+        let o = Options {
+            rw: Rw::RandRead,
+            bs: 4096,
+            qd: 1,
+            limit: Limit::DeviceNs(2_000_000_000),
+            area: (1 << 30, 64 << 20),
+            rwmix_read: 70,
+            seed: 3,
+        };
+        let test = Bench {
+            options: vec![o],
+            medium: Default::default(),
+        };
+        let b = crate::measure::run_alone(&test, &mut SimTarget::new("demo", p))
+            .unwrap()
+            .tests
+            .remove(0);
+        let spent = b.requests as f64 / b.iops;
+        // Whole batches, each about a twentieth of the time: past the limit
+        // by less than one.
+        assert!((2.0..2.15).contains(&spent), "{spent} s for a 2 s runtime");
+        assert!((18..=24).contains(&b.timeline.len()), "{} points", b.timeline.len());
+    }
+
+    #[test]
+    fn presets_have_their_shapes() {
+        let cdm = preset(Preset::Cdm);
+        assert_eq!(cdm.len(), 8);
+        assert_eq!((cdm[0].0, cdm[0].1, cdm[0].2), (Rw::Read, 1 << 20, 8));
+        assert_eq!((cdm[7].0, cdm[7].1, cdm[7].2), (Rw::RandWrite, 4096, 1));
+        let a1 = preset(Preset::A1);
+        assert!(
+            a1.iter()
+                .all(|t| t.4 == Some(64 << 20) && t.3 == Limit::DeviceNs(10_000_000_000))
+        );
+        assert_eq!(a1.iter().map(|t| t.2).collect::<Vec<_>>(), [1, 4, 4]);
+        assert_eq!(preset(Preset::Quick).len(), 4);
+    }
+
+    #[test]
+    fn host_command_queueing_doubles_emmc_random_writes() {
+        // Seed 001: with sdhci-hs400-hsq 4 KiB random writes come out about
+        // double those without.
+        let plain = bench("emmc-hs400", &[("host", "sdhci-hs400")], Rw::RandWrite, 4096, 32);
+        let hsq = bench("emmc-hs400", &[("host", "sdhci-hs400-hsq")], Rw::RandWrite, 4096, 32);
+        let gain = hsq.iops / plain.iops;
+        assert!(
+            (1.6..2.6).contains(&gain),
+            "hsq {} vs {} IOPS: {gain:.2}x",
+            hsq.iops,
+            plain.iops
+        );
+    }
+
+    /// The a1 preset as `bench --preset a1` runs it: 64 MiB from the middle.
+    fn a1_classes(profile: &str) -> BenchResult {
+        let p = build(profile).unwrap();
+        let card = SimTarget::new(profile, p.clone());
+        let middle = p.capacity / 2 / 512 * 512;
+        let options = options_for(preset(Preset::A1), |area| (middle, area.unwrap()), 0);
+        let mut card = card;
+        let test = Bench {
+            options,
+            medium: Default::default(),
+        };
+        crate::measure::run_alone(&test, &mut card).unwrap()
+    }
+
+    #[test]
+    fn the_a1_verdict_is_met_by_demo_and_not_by_kingston() {
+        let demo = a1_classes("demo");
+        assert_eq!(demo.classes.get("A1"), Some(&true), "{:#?}", demo.class_figures["A1"]);
+        assert_eq!(
+            demo.classes.get("A2"),
+            Some(&false),
+            "demo's random writes are A1's, not A2's"
+        );
+        let k = a1_classes("kingston-sa04g");
+        assert_eq!(k.classes.get("A1"), Some(&false), "{:#?}", k.class_figures["A1"]);
+        // The simulated Kingston writes 512 KiB at 5.3 MB/s: C4, not C6.
+        assert_eq!(k.classes.get("C4"), Some(&true), "{:#?}", k.class_figures["C4"]);
+        assert_eq!(k.classes.get("C10"), Some(&false));
+    }
+
+    /// A card that serves one request at a time, kept 4 deep: each request
+    /// waits for the three before it, and its latency says so (Little's
+    /// law: requests outstanding = IOPS x mean latency).
+    #[test]
+    fn latency_counts_the_wait_behind_a_single_request_host() {
+        for qd in [1usize, 4, 16] {
+            let t = bench("demo", &[], Rw::RandRead, 4096, qd);
+            let outstanding = t.iops * t.latency_ns.mean / 1e9;
+            assert!(
+                (0.85 * qd as f64..=1.01 * qd as f64).contains(&outstanding),
+                "Q{qd}: {} IOPS x {} ns = {outstanding}",
+                t.iops,
+                t.latency_ns.mean
+            );
+        }
+    }
+}

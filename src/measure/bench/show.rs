@@ -1,0 +1,257 @@
+//! How bench shows: its table and class verdicts, probe's classes and
+//! speeds lines, its plots, and each test's speed and p99 as comparable
+//! figures.
+
+use std::fmt::Write;
+
+use super::classes::{self, Figure as ClassFigure};
+use super::{BenchResult, Rw};
+use crate::console::{table, wrap};
+use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::registry::{Registered, Results};
+use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::units::{duration_ns, mb_per_s};
+
+pub struct Entry;
+
+impl Registered for Entry {
+    const COMMAND: &'static str = "bench";
+    type Output = BenchResult;
+
+    fn text(r: &BenchResult, device_s: f64, o: &mut String) {
+        let rows: Vec<Vec<String>> = r
+            .tests
+            .iter()
+            .map(|t| {
+                let l = &t.latency_ns;
+                vec![
+                    t.name.clone(),
+                    format!("{:.0}", t.iops),
+                    mb_per_s(t.bytes_per_sec),
+                    duration_ns(l.p50 as f64),
+                    duration_ns(l.p99 as f64),
+                    duration_ns(l.max as f64),
+                ]
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "{}",
+            table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
+        );
+        let line = format!(
+            "latency per request, from submission to completion; {device_s:.1} device-seconds (--json and \
+             `flashlab report` have mean, p90, p99.9 and throughput over time)"
+        );
+        let _ = writeln!(o, "{}", wrap(&line, "", ""));
+        if let Some(why) = &r.not_flash {
+            let _ = writeln!(
+                o,
+                "{}",
+                wrap(&format!("no SD class verdicts: the target is {why}"), "", "")
+            );
+        }
+        if r.classes.is_empty() {
+            return;
+        }
+        let _ = writeln!(o, "{}", wrap(&format!("SD classes, {}:", classes::CAVEAT), "", ""));
+        let num = |v: f64| {
+            if v >= 100.0 || v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.1}")
+            }
+        };
+        let rows: Vec<Vec<String>> = classes::names()
+            .filter_map(|name| Some((r.class_figures.get(name)?, r.classes.get(name)?)))
+            .map(|(f, met)| {
+                let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.contains("IOPS")).collect();
+                let mb = f.figures.iter().find(|x| x.what.contains("MB/s"));
+                let side = |pick: &dyn Fn(&ClassFigure) -> f64| {
+                    let mut parts = Vec::new();
+                    if !iops.is_empty() {
+                        let v: Vec<String> = iops.iter().map(|x| num(pick(x))).collect();
+                        parts.push(format!("{} IOPS", v.join(" / ")));
+                    }
+                    if let Some(m) = mb {
+                        parts.push(format!("{} MB/s", num(pick(m))));
+                    }
+                    parts.join(", ")
+                };
+                vec![
+                    f.label.clone(),
+                    if *met { "yes" } else { "no" }.to_string(),
+                    side(&|x| x.needed),
+                    side(&|x| x.measured),
+                ]
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "{}",
+            table::grid(&["class", "met", "needs (read / write)", "measured"], &rows)
+        );
+        let _ = writeln!(
+            o,
+            "(IOPS: random 4 KiB; MB/s: the slowest stretch of the longest sequential write)"
+        );
+    }
+
+    fn summary(all: &Results) -> Vec<(&'static str, String)> {
+        let Some(b) = all.bench.get() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(why) = &b.not_flash {
+            out.push(("classes", format!("none judged: the target is {why}")));
+        } else if !b.classes.is_empty() {
+            out.push(("classes", classes_met(b)));
+        }
+        if let Some(s) = speeds(b) {
+            out.push(("speeds", s));
+        }
+        out
+    }
+
+    fn figures(b: &BenchResult) -> Vec<Figure> {
+        let names: Vec<String> = b.tests.iter().map(|t| t.name.clone()).collect();
+        vec![
+            Figure::Chart(Chart {
+                title: "bench: throughput by test (block size, queue depth)".into(),
+                x_label: "test".into(),
+                y_label: "throughput (MB/s)".into(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                kind: Kind::Bars,
+                categories: names,
+                series: vec![Series {
+                    label: "MB/s".into(),
+                    points: b
+                        .tests
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| (i as f64, t.bytes_per_sec / 1e6))
+                        .collect(),
+                }],
+                x_fmt: crate::svg::num,
+                y_fmt: crate::svg::num,
+            }),
+            Figure::Chart(Chart {
+                title: "bench: latency distribution (share of requests at or below)".into(),
+                x_label: "latency (µs, log scale)".into(),
+                y_label: "share of requests".into(),
+                x_scale: Scale::Log10,
+                y_scale: Scale::Linear,
+                kind: Kind::Line,
+                series: b
+                    .tests
+                    .iter()
+                    .map(|t| {
+                        let l = &t.latency_ns;
+                        Series {
+                            label: t.name.clone(),
+                            points: vec![
+                                (l.p50 as f64, 0.5),
+                                (l.p90 as f64, 0.9),
+                                (l.p99 as f64, 0.99),
+                                (l.p999 as f64, 0.999),
+                                (l.max as f64, 1.0),
+                            ],
+                        }
+                    })
+                    .collect(),
+                x_fmt: crate::svg::us,
+                y_fmt: crate::svg::num,
+                categories: vec![],
+            }),
+            Figure::Chart(Chart {
+                title: "bench: throughput over time".into(),
+                x_label: "device time (s)".into(),
+                y_label: "throughput (MB/s)".into(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                kind: Kind::Line,
+                series: b
+                    .tests
+                    .iter()
+                    .map(|t| Series {
+                        label: t.name.clone(),
+                        points: t.timeline.iter().map(|p| (p.t_s, p.bytes_per_sec / 1e6)).collect(),
+                    })
+                    .collect(),
+                x_fmt: crate::svg::num,
+                y_fmt: crate::svg::num,
+                categories: vec![],
+            }),
+        ]
+    }
+
+    fn metrics(all: &Results) -> Vec<Metric> {
+        let Some(b) = all.bench.get() else {
+            return Vec::new();
+        };
+        b.tests
+            .iter()
+            .flat_map(|t| {
+                [
+                    m(format!("{} IOPS", t.name), Unit::Iops, Better::Higher, t.iops),
+                    m(
+                        format!("{} rate", t.name),
+                        Unit::BytesPerSec,
+                        Better::Higher,
+                        t.bytes_per_sec,
+                    ),
+                    m(
+                        format!("{} p99", t.name),
+                        Unit::Ns,
+                        Better::Lower,
+                        t.latency_ns.p99 as f64,
+                    ),
+                ]
+            })
+            .collect()
+    }
+}
+
+/// The application class met (A2 over A1), the best speed, UHS and video
+/// classes met, as "A1-style, C10, U3, V30 (measured, not certified)".
+fn classes_met(b: &BenchResult) -> String {
+    let met = |names: &[&str]| {
+        names
+            .iter()
+            .rev()
+            .find(|n| b.classes.get(**n) == Some(&true))
+            .map(|n| n.to_string())
+    };
+    let groups = [
+        &["A1", "A2"][..],
+        &["C2", "C4", "C6", "C10"],
+        &["U1", "U3"],
+        &["V6", "V10", "V30", "V60", "V90"],
+    ];
+    let found: Vec<String> = groups.iter().filter_map(|g| met(g)).collect();
+    if found.is_empty() {
+        "none met (measured, not certified)".into()
+    } else {
+        let styled: Vec<String> = found.iter().map(|c| format!("{c}-style")).collect();
+        format!("{} (measured here, not certified)", styled.join(", "))
+    }
+}
+
+/// Sequential read and write, random 4 KiB read and write at queue depth
+/// one: the figures a buyer compares.
+fn speeds(b: &BenchResult) -> Option<String> {
+    let find = |rw: Rw| b.tests.iter().find(|t| t.rw == rw);
+    let mut parts = Vec::new();
+    for (rw, what) in [(Rw::Read, "read"), (Rw::Write, "write")] {
+        if let Some(t) = find(rw) {
+            parts.push(format!("{what} {:.1} MB/s", t.bytes_per_sec / 1e6));
+        }
+    }
+    for (rw, what) in [(Rw::RandRead, "4K random read"), (Rw::RandWrite, "4K random write")] {
+        if let Some(t) = b.tests.iter().find(|t| t.rw == rw && t.block_size == 4096) {
+            parts.push(format!("{what} {:.0} IOPS", t.iops));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}

@@ -1,0 +1,80 @@
+//! `flashlab capacity`: its arguments and its steps: a survey of the whole
+//! card, then stages that narrow the window where its real size lies, each
+//! a preserving run of its own; the verdict from all of them.
+
+use super::{CapacityResult, DEFAULT_PUSH, Next, Options, Stage, next, verdict};
+use crate::measure::registry::Command;
+use crate::measure::session::Session;
+use crate::target::TargetDescription;
+use crate::units::Iec;
+
+/// Is the card as large as it says? Position-tagged blocks sampled across
+/// the whole announced size, a cache push, then a bisection to the last
+/// good byte: genuine, fake (addresses wrap, writes lost, or kept only by
+/// a cache; with the usable size) or damaged. Writes, preserved unless
+/// --no-preserve; the first MiB is never written.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashlab capacity /dev/sdb --write          is this 64 GB stick real?
+  flashlab capacity sim:demo,capacity=64G,real_capacity=8G,fake_mode=wrap")]
+pub struct Args {
+    #[command(flatten)]
+    pub common: crate::args::Common,
+    /// Bytes at the start never written (default 1M: the partition
+    /// table and boot sectors).
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::size, default_value = "1M")]
+    pub skip: u64,
+    /// Bytes written after the samples to push them out of any write
+    /// cache; also the spacing of the read probes that see wrap-around
+    /// (default 32M, less on a target too small for it).
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::size)]
+    pub push: Option<u64>,
+    #[command(flatten)]
+    pub write: crate::args::WriteArgs,
+}
+
+impl Command for Args {
+    fn common(&self) -> &crate::args::Common {
+        &self.common
+    }
+
+    fn consent(&self) -> Option<&crate::args::WriteArgs> {
+        Some(&self.write)
+    }
+
+    fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
+        let push = self.push.unwrap_or_else(|| default_push(s.description(), self.skip));
+        let found = steps(s, self.skip, push)?;
+        s.update(|r| r.capacity.set(found));
+        Ok(())
+    }
+}
+
+/// The push unless the user gave one: 32 MiB, or on a small target at most
+/// half of what lies past the untouched start.
+pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
+    let block = u64::from(d.logical_block_size.max(1));
+    DEFAULT_PUSH.min(d.size_bytes.saturating_sub(skip) / 2 / block * block)
+}
+
+/// The stages, each narrowing the window, then the verdict.
+pub fn steps<S: Session>(s: &mut S, skip: u64, push: u64) -> Result<CapacityResult, S::Error> {
+    let d = s.description().clone();
+    let options = Options::new(skip, push);
+    let mut stages = Vec::new();
+    let mut window = None;
+    loop {
+        stages.push(s.run(&Stage { options, window })?);
+        match next(&stages, d.size_bytes) {
+            Next::Done => break,
+            Next::Narrow(lo, hi) => {
+                crate::errln!(
+                    "capacity: the real size lies between byte {lo} and byte {hi} ({} apart); narrowing",
+                    Iec(hi - lo)
+                );
+                window = Some((lo, hi));
+            }
+        }
+    }
+    Ok(verdict(&stages, &d, &options))
+}

@@ -1,0 +1,850 @@
+//! `capacity`: is the card as large as it says? Fake-capacity detection in
+//! the spirit of f3probe (f3's documentation names the kinds: addresses that
+//! wrap past the real size, writes past it that are lost, and a small cache
+//! that hides either from a write-then-read check).
+//!
+//! Every logical block written carries its own address and a per-run nonce
+//! (then a stream seeded by both), so a block read back from the wrong place
+//! names where it came from. A stage writes:
+//! - sample blocks across a window of the card (the whole card at first),
+//!   highest first;
+//! - then a dense region of `push` bytes right after the untouched start,
+//!   which pushes any write cache out before anything is read back.
+//!
+//! Wrap-around at any modulus N is then seen by reads alone: the read probes,
+//! one every `push` bytes over the whole card, include one that lands on the
+//! dense region through the wrap (the first probe at or past N + start sits
+//! less than `push` bytes past it), and it reads back a tag that names an
+//! address N bytes lower. Lost writes are seen at the samples: past N they do
+//! not read back. A sample that read back right before the push and wrong
+//! after it was kept only by a cache. Later stages narrow the window between
+//! the last good and the first bad byte, `SAMPLES` blocks at a time, until
+//! it is covered block by block, so the usable size is found to the logical
+//! block.
+//!
+//! Every stage is its own preserving run: its first write batch touches every
+//! range it declared, so the journal takes all the originals before any of
+//! them is overwritten, even where a wrapping card maps two of them onto one
+//! place; the restore then writes the same snapshot back in any order.
+
+mod command;
+mod show;
+
+pub use command::{Args, default_push, steps};
+pub use show::Entry;
+
+use serde::{Deserialize, Serialize};
+
+use super::MeasureError;
+use crate::safety::ranges::Range;
+use crate::target::{AlignedBuf, Request, Target, TargetDescription};
+use crate::units::Iec;
+
+/// Sample blocks written in each stage. 32 keeps a stage to 32 small
+/// writes in 32 AUs (each may cost a merge, about 0.1 s on a cheap card)
+/// and narrows the window 33-fold, so a 64 GB card is resolved to the block
+/// in five stages.
+pub const SAMPLES: u64 = 32;
+/// Bytes of one sample block.
+const BLOCK: u64 = 4096;
+/// The start left alone by default: the partition table and the first
+/// partition's boot sector live there.
+pub const DEFAULT_SKIP: u64 = 1 << 20;
+/// Dense region, cache push and read-probe spacing: 32 MiB, past the few
+/// MiB fake controllers keep in RAM (f3probe's own estimate of such caches
+/// is a few MiB); `--push` for more.
+pub const DEFAULT_PUSH: u64 = 32 << 20;
+/// Most read probes: their spacing grows with the card past this.
+const MAX_PROBES: u64 = 1 << 16;
+/// Writes of the dense region.
+const CHUNK: u64 = 1 << 20;
+/// Stages at most: five resolve 64 GB to the block; more is a card that
+/// keeps changing its answer.
+pub const MAX_STAGES: usize = 8;
+/// The tag's first eight bytes.
+const MAGIC: u64 = u64::from_le_bytes(*b"FLCAPv1\0");
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Bytes at the start never written.
+    pub skip: u64,
+    /// The dense region and cache push.
+    pub push: u64,
+    /// Tags each run's blocks; a block from an older run is not ours.
+    pub nonce: u64,
+}
+
+impl Options {
+    pub fn new(skip: u64, push: u64) -> Self {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Options {
+            skip,
+            push,
+            nonce: t ^ (u64::from(std::process::id()) << 40) | 1,
+        }
+    }
+}
+
+/// One stage: samples in `window` (the whole card for the first).
+pub struct Stage {
+    pub options: Options,
+    pub window: Option<(u64, u64)>,
+}
+
+/// What a bad block read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Evidence {
+    /// This run's tag for another address: the card wrapped.
+    Foreign {
+        from: u64,
+    },
+    Zeros,
+    /// Anything else: old data or garbage.
+    Other,
+    /// The card refused the read or write.
+    IoError,
+}
+
+/// One written block, read back.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Checked {
+    pub offset: u64,
+    pub len: u64,
+    /// Bytes from `offset` that read back right, before the first wrong block.
+    pub good: u64,
+    /// What the first wrong logical block held.
+    pub bad: Option<Evidence>,
+    /// Read back right before the cache push (samples only).
+    pub before_push: bool,
+}
+
+impl Checked {
+    fn ok(&self) -> bool {
+        self.bad.is_none()
+    }
+
+    fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageResult {
+    pub window: Option<(u64, u64)>,
+    pub checked: Vec<Checked>,
+    /// Read probes that found this run's tag for another address:
+    /// (where read, the address the tag names).
+    pub aliases: Vec<(u64, u64)>,
+    /// Read probes the card refused.
+    pub probe_errors: Vec<u64>,
+    pub probes: u64,
+    pub bytes_written: u64,
+}
+
+/// The dense region, clipped to a small target.
+fn dense(o: &Options, size: u64, block: u64) -> Range {
+    let len = o.push.min(size.saturating_sub(o.skip) / 2) / block * block;
+    Range { offset: o.skip, len }
+}
+
+fn block_of(d: &TargetDescription) -> u64 {
+    u64::from(d.logical_block_size.max(1))
+}
+
+/// Sample blocks of a stage, ascending. The first stage spreads them over
+/// the card past the dense region and always includes its last block;
+/// later ones spread them over the window, or cover it whole once it is
+/// small enough.
+fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block: u64) -> Vec<Range> {
+    let b = BLOCK.max(block);
+    let d = dense(o, size, block);
+    let (lo, hi) = window.unwrap_or((d.end(), size));
+    if hi <= lo {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if window.is_some() && hi - lo <= SAMPLES * b {
+        let mut at = lo;
+        while at < hi {
+            let len = b.min(hi - at);
+            out.push(Range { offset: at, len });
+            at += len;
+        }
+        return out;
+    }
+    for k in 1..=SAMPLES {
+        let at = (lo + (hi - lo) / (SAMPLES + 1) * k) / b * b;
+        if at >= lo && at + b <= hi && out.last().is_none_or(|r: &Range| r.end() <= at) {
+            out.push(Range { offset: at, len: b });
+        }
+    }
+    if window.is_none() && size >= b && size - d.end() >= b {
+        let last = (size - b) / block * block;
+        if out.last().is_none_or(|r| r.end() <= last) {
+            out.push(Range {
+                offset: last,
+                len: size - last,
+            });
+        }
+    }
+    out
+}
+
+/// Read probes of the first stage: every `push` bytes from the start past
+/// the skipped bytes, and the card's last block, so that for any real size
+/// N up to the announced size less the skip, one lands on the dense region
+/// through the wrap.
+fn probes(o: &Options, size: u64, block: u64) -> Vec<u64> {
+    let d = dense(o, size, block);
+    if d.len == 0 {
+        return Vec::new();
+    }
+    let step = d.len.max(size.div_ceil(MAX_PROBES)).div_ceil(block) * block;
+    let b = BLOCK.max(block);
+    let mut out: Vec<u64> = (1..)
+        .map(|k| d.offset + k * step)
+        .take_while(|&a| a + b <= size)
+        .collect();
+    let last = size.saturating_sub(b) / block * block;
+    if last >= d.end() && out.last() != Some(&last) {
+        out.push(last);
+    }
+    out
+}
+
+/// Fill `buf` with the tags of the blocks at `offset`.
+fn tag(nonce: u64, offset: u64, block: u64, buf: &mut [u8]) {
+    for (i, chunk) in buf.chunks_mut(block as usize).enumerate() {
+        let at = offset + i as u64 * block;
+        chunk[..8].copy_from_slice(&MAGIC.to_le_bytes());
+        chunk[8..16].copy_from_slice(&nonce.to_le_bytes());
+        chunk[16..24].copy_from_slice(&at.to_le_bytes());
+        let mut s = (nonce ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
+        for w in chunk[24..].chunks_mut(8) {
+            let x = crate::random::xorshift(&mut s).to_le_bytes();
+            w.copy_from_slice(&x[..w.len()]);
+        }
+    }
+}
+
+/// Compare what was read at `offset` with its tags: the good bytes before
+/// the first wrong block, and what that block held.
+fn check(nonce: u64, offset: u64, block: u64, got: &[u8], scratch: &mut Vec<u8>) -> (u64, Option<Evidence>) {
+    scratch.resize(block as usize, 0);
+    for (i, chunk) in got.chunks(block as usize).enumerate() {
+        let at = offset + i as u64 * block;
+        tag(nonce, at, block, &mut scratch[..chunk.len()]);
+        if chunk == &scratch[..chunk.len()] {
+            continue;
+        }
+        let word = |k: usize| u64::from_le_bytes(chunk[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
+        let evidence = if chunk.len() >= 24 && word(0) == MAGIC && word(1) == nonce && word(2) != at {
+            Evidence::Foreign { from: word(2) }
+        } else if chunk.iter().all(|&b| b == 0) {
+            Evidence::Zeros
+        } else {
+            Evidence::Other
+        };
+        return (i as u64 * block, Some(evidence));
+    }
+    (got.len() as u64, None)
+}
+
+impl Stage {
+    fn ranges(&self, d: &TargetDescription) -> (Range, Vec<Range>) {
+        let block = block_of(d);
+        (
+            dense(&self.options, d.size_bytes, block),
+            samples(&self.options, self.window, d.size_bytes, block),
+        )
+    }
+
+    /// Read `ranges` back and check each against its tags.
+    fn read_back(&self, t: &mut dyn Target, ranges: &[Range], block: u64) -> Result<Vec<Checked>, MeasureError> {
+        let mut out = Vec::with_capacity(ranges.len());
+        let mut scratch = Vec::new();
+        for group in ranges.chunks(64) {
+            let total: u64 = group.iter().map(|r| r.len).sum();
+            let mut buf = AlignedBuf::new(total as usize);
+            let mut reqs = Vec::with_capacity(group.len());
+            let mut at = 0usize;
+            for r in group {
+                reqs.push(Request::read(r.offset, r.len as u32, at));
+                at += r.len as usize;
+            }
+            let done = t.run(&reqs, 1, &mut buf)?;
+            for ((r, req), c) in group.iter().zip(&reqs).zip(&done) {
+                let got = &buf.as_slice()[req.buf_offset..req.buf_offset + r.len as usize];
+                let (good, bad) = if c.errno.is_some() {
+                    (0, Some(Evidence::IoError))
+                } else {
+                    check(self.options.nonce, r.offset, block, got, &mut scratch)
+                };
+                out.push(Checked {
+                    offset: r.offset,
+                    len: r.len,
+                    good,
+                    bad,
+                    before_push: false,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl super::Test for Stage {
+    const KEY: &'static str = "capacity";
+    type Output = StageResult;
+
+    fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        let block = block_of(d);
+        let need = self.options.skip + 4 * BLOCK.max(block);
+        if d.size_bytes < need {
+            return Err(MeasureError::DoesNotFit {
+                what: "capacity".into(),
+                from: self.options.skip,
+                need: 4 * BLOCK.max(block),
+                size: d.size_bytes,
+                fix: "--skip smaller".into(),
+            });
+        }
+        if !self.options.skip.is_multiple_of(block) || !self.options.push.is_multiple_of(block) {
+            return Err(MeasureError::Bad {
+                why: format!(
+                    "--skip {} and --push {} must be multiples of the {} logical block",
+                    Iec(self.options.skip),
+                    Iec(self.options.push),
+                    Iec(block)
+                ),
+                fix: "give whole logical blocks".into(),
+            });
+        }
+        let room = (d.size_bytes - self.options.skip) / 2;
+        if self.options.push < BLOCK.max(block) || self.options.push > room {
+            return Err(MeasureError::Bad {
+                why: format!(
+                    "--push {} must lie between {} and half the target past --skip ({})",
+                    Iec(self.options.push),
+                    Iec(BLOCK.max(block)),
+                    Iec(room)
+                ),
+                fix: "give a --push of a few MiB (32M by default)".into(),
+            });
+        }
+        let (d_range, s) = self.ranges(d);
+        let mut all = vec![d_range];
+        all.extend(s);
+        Ok(all)
+    }
+
+    /// A stage's result is the command's to interpret: the verdict from
+    /// all stages is what the run records.
+    fn record(_: &StageResult, _: &mut super::Results) {}
+
+    fn run(&self, cx: &mut super::Cx<'_>) -> Result<StageResult, MeasureError> {
+        let progress = cx.progress;
+        let t = &mut *cx.target;
+        let d = t.description().clone();
+        let block = block_of(&d);
+        let nonce = self.options.nonce;
+        let (dense, mut samples) = self.ranges(&d);
+        // A sample whose original cannot be read cannot be put back: it is
+        // not written, and counts as bad.
+        let mut unreadable: Vec<Checked> = self
+            .read_back(t, &samples, block)?
+            .into_iter()
+            .filter(|c| c.bad == Some(Evidence::IoError))
+            .collect();
+        samples.retain(|s| !unreadable.iter().any(|u| u.offset == s.offset));
+        // The first batch writes every sample, highest first, then the
+        // dense region's first chunk: every declared range is journalled
+        // before any is overwritten.
+        let first_chunk = dense.len.min(CHUNK);
+        let total: u64 = samples.iter().map(|r| r.len).sum::<u64>() + first_chunk;
+        let mut buf = AlignedBuf::new(total as usize);
+        let mut reqs = Vec::with_capacity(samples.len() + 1);
+        let mut at = 0usize;
+        for r in samples.iter().rev().chain(std::iter::once(&Range {
+            offset: dense.offset,
+            len: first_chunk,
+        })) {
+            tag(nonce, r.offset, block, &mut buf.as_mut_slice()[at..at + r.len as usize]);
+            reqs.push(Request::write(r.offset, r.len as u32, at));
+            at += r.len as usize;
+        }
+        let done = t.run(&reqs, 1, &mut buf)?;
+        let refused: Vec<u64> = reqs
+            .iter()
+            .zip(&done)
+            .filter(|(_, c)| c.errno.is_some())
+            .map(|(r, _)| r.offset)
+            .collect();
+        let mut bytes_written = total;
+        // Right away, while a cache may still hold them.
+        let early = self.read_back(t, &samples, block)?;
+        let mut chunk = AlignedBuf::new(CHUNK as usize);
+        let mut off = dense.offset + first_chunk;
+        // Progress in bytes written, then read back (the dense region twice).
+        let work = 2 * dense.len + 2 * total;
+        while off < dense.end() {
+            progress.advance(total + off - dense.offset, work);
+            let n = (dense.end() - off).min(CHUNK);
+            tag(nonce, off, block, &mut chunk.as_mut_slice()[..n as usize]);
+            t.run(&[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
+            bytes_written += n;
+            off += n;
+        }
+        t.sync()?;
+        progress.advance(dense.len + total, work);
+        let mut checked = self.read_back(t, &samples, block)?;
+        for (c, e) in checked.iter_mut().zip(&early) {
+            c.before_push = e.ok();
+            if refused.contains(&c.offset) {
+                c.good = 0;
+                c.bad = Some(Evidence::IoError);
+            }
+        }
+        let dense_blocks: Vec<Range> = (0..dense.len.div_ceil(CHUNK))
+            .map(|k| Range {
+                offset: dense.offset + k * CHUNK,
+                len: CHUNK.min(dense.len - k * CHUNK),
+            })
+            .collect();
+        checked.extend(self.read_back(t, &dense_blocks, block)?);
+        checked.append(&mut unreadable);
+        let (mut aliases, mut probe_errors, mut n_probes) = (Vec::new(), Vec::new(), 0);
+        if self.window.is_none() {
+            let b = BLOCK.max(block);
+            let all = probes(&self.options, d.size_bytes, block);
+            n_probes = all.len() as u64;
+            let ranges: Vec<Range> = all.iter().map(|&a| Range { offset: a, len: b }).collect();
+            for c in self.read_back(t, &ranges, block)? {
+                match c.bad {
+                    Some(Evidence::Foreign { from }) => aliases.push((c.offset + c.good, from)),
+                    Some(Evidence::IoError) => probe_errors.push(c.offset),
+                    _ => {}
+                }
+            }
+        }
+        checked.sort_by_key(|c| c.offset);
+        Ok(StageResult {
+            window: self.window,
+            checked,
+            aliases,
+            probe_errors,
+            probes: n_probes,
+            bytes_written,
+        })
+    }
+}
+
+/// The verdicts of the JSON contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Genuine,
+    Fake,
+    Damaged,
+}
+
+/// How a fake loses what lies past its real size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FakeKind {
+    /// Addresses wrap: a write past N lands on earlier data.
+    Wrap,
+    /// Writes past N are lost.
+    Drop,
+    /// Writes past N read back only while a cache holds them.
+    Cache,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BadRegion {
+    pub offset: u64,
+    pub len: u64,
+    pub evidence: Evidence,
+}
+
+/// The `capacity` key of the JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityResult {
+    pub verdict: Verdict,
+    pub kind: Option<FakeKind>,
+    pub announced_bytes: u64,
+    pub usable_bytes: u64,
+    pub last_good_byte: u64,
+    /// What reads past the real size return (fakes): "zeros", "old data",
+    /// "I/O errors" or "earlier blocks".
+    pub reads_past: Option<String>,
+    /// Where the real size lies between, until it is found to the block.
+    pub boundary: Option<(u64, u64)>,
+    /// Regions before the real size that lost data or refused I/O.
+    pub bad_regions: Vec<BadRegion>,
+    /// Bytes the check wrote (the originals were written back besides).
+    pub bytes_written: u64,
+    /// Blocks written and checked.
+    pub samples: u64,
+    pub read_probes: u64,
+    pub stages: usize,
+    /// Bytes never written at the start, and the cache push.
+    pub skip_bytes: u64,
+    pub push_bytes: u64,
+    /// What the check cannot see, in words.
+    pub limits: Vec<String>,
+}
+
+/// What the next stage should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    Done,
+    Narrow(u64, u64),
+}
+
+/// The smallest wrap the read probes and samples saw: an address and the
+/// lower one its tag names.
+fn modulus(stages: &[StageResult]) -> Option<u64> {
+    let probe = stages.iter().flat_map(|s| s.aliases.iter().copied());
+    let written = stages.iter().flat_map(|s| {
+        s.checked.iter().filter_map(|c| match c.bad {
+            Some(Evidence::Foreign { from }) => Some((c.offset + c.good, from)),
+            _ => None,
+        })
+    });
+    probe
+        .chain(written)
+        .filter(|(at, from)| at > from)
+        .map(|(at, from)| at - from)
+        .min()
+}
+
+/// The bad tail: the blocks from the last good one to the end, all bad.
+/// Returns (last good byte's end, first bad byte, index of the tail's start).
+fn tail(all: &[Checked], size: u64) -> Option<(u64, u64, usize)> {
+    let start = all.iter().rposition(Checked::ok).map_or(0, |i| i + 1);
+    let first = all.get(start)?;
+    // The tail must reach the card's end: a bad last block and nothing good
+    // after the region.
+    if all.last()?.end() < size {
+        return None;
+    }
+    let lo = if first.good > 0 {
+        first.offset + first.good
+    } else {
+        start.checked_sub(1).map_or(0, |i| all[i].end())
+    };
+    Some((lo, first.offset + first.good, start))
+}
+
+fn merged(stages: &[StageResult]) -> Vec<Checked> {
+    let mut all: Vec<Checked> = stages.iter().flat_map(|s| s.checked.iter().copied()).collect();
+    all.sort_by_key(|c| (c.offset, c.len));
+    all
+}
+
+/// A tail of I/O errors only, shorter than this share of the card, is
+/// damage at its end rather than a fake's missing capacity.
+const ERROR_TAIL_SHARE: u64 = 8;
+
+/// After each stage: stop, or narrow the window where the real size lies.
+pub fn next(stages: &[StageResult], size: u64) -> Next {
+    if stages.len() >= MAX_STAGES || modulus(stages).is_some() {
+        return Next::Done;
+    }
+    let all = merged(stages);
+    match tail(&all, size) {
+        Some((lo, hi, start)) if hi > lo && !errors_only(&all[start..], size) => Next::Narrow(lo, hi),
+        _ => Next::Done,
+    }
+}
+
+fn errors_only(tail: &[Checked], size: u64) -> bool {
+    tail.iter().all(|c| c.bad == Some(Evidence::IoError))
+        && tail.first().is_some_and(|c| size - c.offset < size / ERROR_TAIL_SHARE)
+}
+
+/// Bad runs outside the tail, each from its first bad byte to the next
+/// good byte checked.
+fn bad_regions(all: &[Checked], upto: usize, probe_errors: &[u64], block: u64) -> Vec<BadRegion> {
+    let mut out: Vec<BadRegion> = Vec::new();
+    for (i, c) in all[..upto].iter().enumerate() {
+        let Some(e) = c.bad else { continue };
+        let from = c.offset + c.good;
+        let to = all[i + 1..upto]
+            .iter()
+            .find(|n| n.ok())
+            .map_or(c.end(), |n| n.offset)
+            .max(c.end());
+        match out.last_mut() {
+            Some(l) if l.offset + l.len >= from => l.len = to.max(l.offset + l.len) - l.offset,
+            _ => out.push(BadRegion {
+                offset: from,
+                len: to - from,
+                evidence: e,
+            }),
+        }
+    }
+    for &p in probe_errors {
+        out.push(BadRegion {
+            offset: p,
+            len: BLOCK.max(block),
+            evidence: Evidence::IoError,
+        });
+    }
+    out.sort_by_key(|r| r.offset);
+    out
+}
+
+/// The verdict from every stage's blocks.
+pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> CapacityResult {
+    let size = d.size_bytes;
+    let block = block_of(d);
+    let all = merged(stages);
+    let probe_errors: Vec<u64> = stages.iter().flat_map(|s| s.probe_errors.iter().copied()).collect();
+    let mut r = CapacityResult {
+        verdict: Verdict::Genuine,
+        kind: None,
+        announced_bytes: size,
+        usable_bytes: size,
+        last_good_byte: size.saturating_sub(1),
+        reads_past: None,
+        boundary: None,
+        bad_regions: Vec::new(),
+        bytes_written: stages.iter().map(|s| s.bytes_written).sum(),
+        samples: stages.iter().map(|s| s.checked.len() as u64).sum(),
+        read_probes: stages.iter().map(|s| s.probes).sum(),
+        stages: stages.len(),
+        skip_bytes: o.skip,
+        push_bytes: dense(o, size, block).len,
+        limits: vec![
+            format!(
+                "the first {} is never written, so a card whose real size falls in it or within {} of the announced size is not told apart",
+                Iec(o.skip),
+                Iec(o.skip + BLOCK.max(block))
+            ),
+            format!(
+                "a write cache larger than the {} push would hide lost writes",
+                Iec(dense(o, size, block).len)
+            ),
+        ],
+    };
+    if let Some(n) = modulus(stages) {
+        r.verdict = Verdict::Fake;
+        r.kind = Some(FakeKind::Wrap);
+        r.usable_bytes = n;
+        r.last_good_byte = n - 1;
+        r.reads_past = Some("earlier blocks".into());
+        let upto = all.partition_point(|c| c.offset < n);
+        r.bad_regions = bad_regions(&all, upto, &probe_errors, block)
+            .into_iter()
+            .filter(|b| b.offset < n && !matches!(b.evidence, Evidence::Foreign { .. }))
+            .collect();
+        return r;
+    }
+    match tail(&all, size) {
+        Some((lo, hi, start)) if !errors_only(&all[start..], size) => {
+            let t = &all[start..];
+            r.verdict = Verdict::Fake;
+            r.kind = Some(if t.iter().any(|c| c.before_push && c.bad != Some(Evidence::IoError)) {
+                FakeKind::Cache
+            } else {
+                FakeKind::Drop
+            });
+            r.usable_bytes = lo;
+            r.last_good_byte = lo.saturating_sub(1);
+            r.boundary = (hi > lo).then_some((lo, hi));
+            let kinds: Vec<Evidence> = t.iter().filter_map(|c| c.bad).collect();
+            r.reads_past = Some(
+                if kinds.iter().all(|e| *e == Evidence::Zeros) {
+                    "zeros"
+                } else if kinds.iter().all(|e| *e == Evidence::IoError) {
+                    "I/O errors"
+                } else {
+                    "old data"
+                }
+                .into(),
+            );
+            r.bad_regions = bad_regions(&all, start, &probe_errors, block)
+                .into_iter()
+                .filter(|b| b.offset < lo)
+                .collect();
+        }
+        _ => {
+            r.bad_regions = bad_regions(&all, all.len(), &probe_errors, block);
+            if !r.bad_regions.is_empty() {
+                r.verdict = Verdict::Damaged;
+            }
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Test;
+    use crate::sim::{SimTarget, params_from_spec};
+
+    /// The whole check on a simulated card, each stage on a fresh card as
+    /// the runner does (so nothing of an earlier stage is left).
+    /// A simulated card's parameters from its spec, as the CLI reads it.
+    fn params_of(spec: &str) -> crate::sim::params::Params {
+        match crate::target::spec::TargetSpec::parse(spec).unwrap() {
+            crate::target::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides).unwrap(),
+            crate::target::spec::TargetSpec::Path(_) => panic!("{spec} is not a simulated card"),
+        }
+    }
+
+    pub(crate) fn check_card(spec: &str) -> (CapacityResult, f64) {
+        let params = params_of(spec);
+        let o = Options::new(DEFAULT_SKIP, DEFAULT_PUSH);
+        let mut stages = Vec::new();
+        let mut window = None;
+        let mut device_s = 0.0;
+        loop {
+            let mut t = SimTarget::new(spec, params.clone());
+            let s = Stage { options: o, window };
+            let ranges = s.plan(t.description()).unwrap();
+            assert!(ranges.iter().all(|r| r.offset >= DEFAULT_SKIP), "first MiB untouched");
+            stages.push(crate::measure::run_alone(&s, &mut t).unwrap());
+            device_s += t.device_time_ns() as f64 / 1e9;
+            match next(&stages, t.description().size_bytes) {
+                Next::Done => break,
+                Next::Narrow(lo, hi) => window = Some((lo, hi)),
+            }
+        }
+        let d = SimTarget::new(spec, params).description().clone();
+        let r = verdict(&stages, &d, &o);
+        eprintln!(
+            "{spec}: {:?} {:?} usable {} in {} stage(s), {device_s:.1} device-s, wrote {}",
+            r.verdict,
+            r.kind,
+            r.usable_bytes,
+            r.stages,
+            Iec(r.bytes_written)
+        );
+        (r, device_s)
+    }
+
+    #[test]
+    fn tags_name_their_address_and_a_moved_block_is_recognised() {
+        let mut a = vec![0u8; 8192];
+        tag(7, 1 << 20, 512, &mut a);
+        let mut s = Vec::new();
+        assert_eq!(check(7, 1 << 20, 512, &a, &mut s), (8192, None));
+        assert_eq!(
+            check(7, (1 << 20) + 4096, 512, &a[..4096], &mut s),
+            (0, Some(Evidence::Foreign { from: 1 << 20 }))
+        );
+        assert_eq!(
+            check(8, 1 << 20, 512, &a, &mut s),
+            (0, Some(Evidence::Other)),
+            "another run's"
+        );
+        a[5000] ^= 1;
+        assert_eq!(check(7, 1 << 20, 512, &a, &mut s), (4608, Some(Evidence::Other)));
+    }
+
+    #[test]
+    fn genuine_cards_pass() {
+        for p in ["demo", "kingston-sa04g"] {
+            let (r, s) = check_card(&format!("sim:{p}"));
+            assert_eq!(r.verdict, Verdict::Genuine, "{p}: {r:?}");
+            assert_eq!(r.usable_bytes, r.announced_bytes);
+            assert!(r.bytes_written < 256 << 20, "{p}: {}", r.bytes_written);
+            assert!(s < 180.0, "{p}: {s} device-seconds");
+        }
+    }
+
+    #[test]
+    fn every_fake_kind_is_found_with_its_real_size() {
+        let real: u64 = 7_948_206_080; // a real 8 GB card's size, not a power of two
+        for (mode, cache, kind) in [
+            ("wrap", "0", FakeKind::Wrap),
+            ("drop-zeros", "0", FakeKind::Drop),
+            ("drop-stale", "0", FakeKind::Drop),
+            ("drop-zeros", "4M", FakeKind::Cache),
+        ] {
+            let spec = format!("sim:demo,capacity=64G,real_capacity={real},fake_mode={mode},write_cache={cache}");
+            let (r, s) = check_card(&spec);
+            assert_eq!(r.verdict, Verdict::Fake, "{spec}: {r:?}");
+            assert_eq!(r.kind, Some(kind), "{spec}");
+            assert_eq!(r.usable_bytes, real, "{spec}: to the block");
+            assert!(s < 60.0, "{spec}: {s} device-seconds");
+        }
+        let (r, _) = check_card("sim:demo,capacity=64G,real_capacity=8G,fake_mode=wrap");
+        assert_eq!(
+            (r.kind, r.usable_bytes),
+            (Some(FakeKind::Wrap), 8 << 30),
+            "a power of two"
+        );
+    }
+
+    #[test]
+    fn a_card_with_bad_blocks_is_damaged_and_they_are_named() {
+        let (r, _) = check_card("sim:demo,capacity=1G,bad_ranges=512M+64M");
+        assert_eq!(r.verdict, Verdict::Damaged, "{r:?}");
+        assert!(!r.bad_regions.is_empty());
+        for b in &r.bad_regions {
+            assert!(b.offset >= 512 << 20 && b.offset + b.len <= (576 + 32) << 20, "{b:?}");
+        }
+    }
+
+    /// The safety argument of the module doc, on a card that wraps: every
+    /// stage journals its originals in its first batch, so writing them back
+    /// restores the real area byte for byte although samples land on the
+    /// dense region and on each other.
+    #[test]
+    fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
+        use crate::safety::journal::Header;
+        use crate::safety::preserve::PreservingTarget;
+        use crate::target::{AlignedBuf, Request};
+        let real: u64 = 40 << 20;
+        let spec = format!("sim:demo,capacity=256M,real_capacity={real},fake_mode=wrap,au_size=1M");
+        let mut t = SimTarget::new(&spec, params_of(&spec));
+        let mut user = AlignedBuf::new(real as usize);
+        let mut x = 99u64;
+        for w in user.as_mut_slice().chunks_mut(8) {
+            w.copy_from_slice(&crate::random::xorshift(&mut x).to_le_bytes());
+        }
+        t.run(&[Request::write(0, real as u32, 0)], 1, &mut user).unwrap();
+        let o = Options::new(DEFAULT_SKIP, 4 << 20);
+        let s = Stage {
+            options: o,
+            window: None,
+        };
+        let ranges = s.plan(t.description()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let header = Header {
+            target: spec.clone(),
+            size_bytes: 256 << 20,
+            identity: Default::default(),
+            created_unix: 0,
+            created_ns: 0,
+            sequence: 0,
+            pid: 0,
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: ranges.iter().map(|r| r.len).sum(),
+        };
+        let mut p = PreservingTarget::new(Box::new(t), ranges, Some((dir.path(), header))).unwrap();
+        let never = || None;
+        let mut cx = crate::measure::Cx {
+            target: &mut p,
+            progress: &(),
+            cancelled: &never,
+        };
+        let out = s.run(&mut cx).unwrap();
+        let d = p.description().clone();
+        let r = verdict(&[out], &d, &o);
+        assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Wrap), real), "{r:?}");
+        let (mut t, outcome) = p.finish();
+        outcome.expect("restored and verified");
+        let mut back = AlignedBuf::new(real as usize);
+        t.run(&[Request::read(0, real as u32, 0)], 1, &mut back).unwrap();
+        assert!(back.as_slice() == user.as_slice(), "the real area is as it was");
+    }
+}

@@ -1,0 +1,107 @@
+//! How capacity shows: the verdict with the usable size and what was not
+//! seen, probe's capacity line, and the usable size as a comparable
+//! figure.
+
+use std::fmt::Write;
+
+use super::{CapacityResult, FakeKind, Verdict};
+use crate::console::wrap;
+use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::registry::{Registered, Results};
+use crate::units::Iec;
+
+pub struct Entry;
+
+impl Registered for Entry {
+    const COMMAND: &'static str = "capacity";
+    type Output = CapacityResult;
+
+    fn text(r: &CapacityResult, device_s: f64, o: &mut String) {
+        let bytes = |n: u64| format!("{} ({n} bytes)", Iec(n));
+        let head = match (r.verdict, r.kind) {
+            (Verdict::Genuine, _) => format!(
+                "genuine: every sampled block across the announced {} read back from its own place",
+                bytes(r.announced_bytes)
+            ),
+            (Verdict::Fake, kind) => {
+                let how = match kind {
+                    Some(FakeKind::Wrap) => "addresses wrap: a write past it lands on earlier data",
+                    Some(FakeKind::Cache) => "writes past it read back only while the card's cache holds them",
+                    _ => "writes past it are lost",
+                };
+                format!(
+                    "FAKE: announced {}, but only the first {} hold data; {how}{}",
+                    bytes(r.announced_bytes),
+                    bytes(r.usable_bytes),
+                    r.reads_past
+                        .as_ref()
+                        .map_or(String::new(), |w| format!(" (reads there return {w})"))
+                )
+            }
+            (Verdict::Damaged, _) => format!(
+                "damaged: the announced {} is there, but {} lost data or refused I/O",
+                bytes(r.announced_bytes),
+                crate::units::count(r.bad_regions.len() as u64, "region", "regions")
+            ),
+        };
+        let _ = writeln!(o, "{}", wrap(&head, "", "  "));
+        if let Some((lo, hi)) = r.boundary {
+            let _ = writeln!(
+                o,
+                "{}",
+                wrap(&format!("  the real size lies between {lo} and {hi} bytes"), "", "  ")
+            );
+        }
+        for b in r.bad_regions.iter().take(10) {
+            let _ = writeln!(o, "  bad: {} from byte {} ({:?})", Iec(b.len), b.offset, b.evidence);
+        }
+        if r.bad_regions.len() > 10 {
+            let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
+        }
+        let summary = format!(
+            "checked {} written blocks in {} and {} read probes; wrote {} (the originals \
+             are written back). Not seen: a real size within {} of either end, a write cache larger \
+             than the {} push (--push).",
+            r.samples,
+            crate::units::count(r.stages as u64, "stage", "stages"),
+            r.read_probes,
+            Iec(r.bytes_written),
+            Iec(r.skip_bytes),
+            Iec(r.push_bytes)
+        );
+        let _ = writeln!(o, "{}", wrap(&summary, "", ""));
+        let _ = writeln!(o, "{device_s:.1} device-seconds");
+    }
+
+    fn summary(all: &Results) -> Vec<(&'static str, String)> {
+        let Some(c) = all.capacity.get() else {
+            return Vec::new();
+        };
+        let line = match (c.verdict, c.kind) {
+            (Verdict::Genuine, _) => format!("genuine: all {} hold data", Iec(c.announced_bytes)),
+            (Verdict::Fake, k) => format!(
+                "FAKE: announces {}, holds {} ({})",
+                Iec(c.announced_bytes),
+                Iec(c.usable_bytes),
+                match k {
+                    Some(FakeKind::Wrap) => "addresses wrap",
+                    Some(FakeKind::Cache) => "writes past it kept only by a cache",
+                    _ => "writes past it are lost",
+                }
+            ),
+            (Verdict::Damaged, _) => format!(
+                "damaged: {}",
+                crate::units::count(c.bad_regions.len() as u64, "bad region", "bad regions")
+            ),
+        };
+        vec![("capacity", line)]
+    }
+
+    fn metrics(all: &Results) -> Vec<Metric> {
+        all.capacity
+            .get()
+            .map(|c| m("usable capacity", Unit::Bytes, Better::Higher, c.usable_bytes as f64))
+            .into_iter()
+            .collect()
+    }
+}

@@ -1,0 +1,336 @@
+//! `page`: the flash page size from writes, for when align's reads cannot
+//! show it (writing; probe runs it where it may write).
+//!
+//! align finds the page as the smallest boundary where a read costs more: a
+//! page read, some 50 us, which a slow host's transfer and jitter bury. A
+//! write that straddles a page boundary programs two pages instead of one,
+//! hundreds of microseconds more, and a two-block write transfers little. So
+//! for each candidate size S (powers of two from two logical blocks up),
+//! two-block writes centred on odd multiples of S are paired with writes of
+//! the same size ending there: the first straddles a boundary exactly when
+//! the page divides S. The page is the smallest S from which every larger
+//! candidate shows that step too.
+//!
+//! A page smaller than two blocks cannot be told apart this way (no write
+//! of whole blocks lies inside one page); neither can a card that programs
+//! whole erase blocks per write. Then no size is claimed.
+
+mod command;
+mod show;
+
+pub use command::Args;
+pub use show::Entry;
+
+use serde::{Deserialize, Serialize};
+
+use super::{MeasureError, median, robust_sigma};
+use crate::safety::ranges::Range;
+use crate::target::{Request, Target, TargetDescription, run_all};
+
+/// Largest page looked for, and the first candidate past the pages of the
+/// cards flashlab knows (SD and eMMC NAND pages run 2-64 KiB; the boundary
+/// past the largest is needed to see that its step continues).
+const LARGEST: u64 = 256 << 10;
+/// Pairs per candidate before the first look, and at most, while unsure.
+const FIRST_PAIRS: usize = 16;
+const MOST_PAIRS: usize = 256;
+/// A step is clear at this many standard errors of its median difference.
+const CLEAR_Z: f64 = 4.0;
+/// Smallest step taken for a page: a straddling write costs at least one
+/// more page read (the read-modify-write of a partial page) or program, and
+/// NAND reads a page in 25 us or more (tR in ONFI-era datasheets, e.g.
+/// Micron MT29F SLC 25 us) and programs it in 200 us or more; below this no
+/// page shows, and sampling stops looking.
+const MIN_STEP_NS: f64 = 10_000.0;
+/// A step counts only at this share of the largest step seen: a page
+/// boundary costs the same program whatever the candidate above it.
+const SAME_STEP: f64 = 0.5;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The AU the writes go to (its first byte).
+    pub at: u64,
+    pub erase: u64,
+    pub block: u64,
+}
+
+/// One candidate size: the straddling writes' extra cost over the ones
+/// beside them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub size_bytes: u64,
+    pub pairs: usize,
+    pub step_ns: f64,
+    /// Standard error of `step_ns` (robust spread of the differences).
+    pub se_ns: f64,
+    /// A clear step at this size, of the size the page's steps have.
+    pub step: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageResult {
+    /// Why this target cannot show flash behaviour; then no page is claimed.
+    #[serde(default)]
+    pub not_flash: Option<String>,
+    pub page_size_bytes: Option<u64>,
+    pub confidence: f64,
+    pub write_bytes: u64,
+    pub offset_bytes: u64,
+    pub candidates: Vec<Candidate>,
+}
+
+/// The page size probe states. The writes measure it directly (a second
+/// page programmed), so their confident answer stands; where align's reads
+/// confidently said otherwise, it stands unsure. Without one, the reads'.
+pub fn best(align: &super::align::AlignResult, page: Option<&PageResult>) -> (Option<u64>, f64) {
+    super::reads_and_writes(
+        (align.page_size_bytes, align.page_confidence),
+        page.map(|w| (w.page_size_bytes, w.confidence)),
+    )
+}
+
+/// Candidate sizes: two blocks (at least 1 KiB) doubling up to [`LARGEST`]
+/// or a quarter of the AU, whichever is smaller.
+fn candidates(o: &Options) -> Vec<u64> {
+    let first = (2 * o.block).max(1024);
+    std::iter::successors(Some(first), |s| Some(s * 2))
+        .take_while(|s| *s <= LARGEST.min(o.erase / 4))
+        .collect()
+}
+
+/// The `k`th pair's boundary for candidate `s`: odd multiples of `s`,
+/// spread over the AU and round again.
+fn boundary(o: &Options, s: u64, k: usize) -> u64 {
+    let odd = (o.erase / s) / 2;
+    o.at + (2 * (k as u64 % odd.max(1)) + 1) * s
+}
+
+pub fn plan(o: &Options, d: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
+    super::check_plan(o.erase, 2 * o.block, 1, 1)?;
+    super::check_blocks(o.erase, o.block, d)?;
+    if candidates(o).len() < 2 {
+        return Err(MeasureError::Bad {
+            why: format!(
+                "a region of {} leaves no two page sizes to compare (the largest is a quarter of it)",
+                crate::units::Iec(o.erase)
+            ),
+            fix: "give --erase-size of at least 8 times two blocks (for example 1M), or leave it out".into(),
+        });
+    }
+    if o.at + o.erase > d.size_bytes || !o.at.is_multiple_of(o.erase) {
+        return Err(MeasureError::DoesNotFit {
+            what: "page".into(),
+            from: o.at,
+            need: o.erase,
+            size: d.size_bytes,
+            fix: "use a smaller --erase-size".into(),
+        });
+    }
+    // Every write lies in [boundary - 2 blocks, boundary + 1 block) of one
+    // AU: declare the AU's candidate neighbourhoods as one range (a card's
+    // journal keeps one AU).
+    Ok(vec![Range {
+        offset: o.at,
+        len: o.erase,
+    }])
+}
+
+pub struct Page {
+    pub options: Options,
+    pub medium: super::Medium,
+}
+
+impl super::Test for Page {
+    const KEY: &'static str = "page";
+    type Output = PageResult;
+    fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        plan(&self.options, d)
+    }
+    fn run(&self, cx: &mut super::Cx<'_>) -> Result<PageResult, MeasureError> {
+        let mut r = run(cx.target, self.options, cx.progress)?;
+        if let Some(why) = &self.medium.not_flash {
+            r.page_size_bytes = None;
+            r.confidence = 1.0;
+            r.not_flash = Some(why.clone());
+        }
+        Ok(r)
+    }
+    fn record(out: &PageResult, results: &mut super::Results) {
+        results.page.set(out.clone());
+    }
+}
+
+/// Where align saw no erase block, the page test writes in a region of
+/// this size (a typical SD AU: the SD Physical Layer spec's AU_SIZE for
+/// cards of 8 to 32 GB) at the middle of the card.
+pub const DEFAULT_REGION: u64 = 4 << 20;
+
+impl Page {
+    /// The page test in the AU (`erase` bytes) at the middle of a target
+    /// like `d`: away from the FAT area and the AUs open-au and fat write at
+    /// the start.
+    pub fn at_middle(d: &TargetDescription, erase: u64, medium: super::Medium) -> Page {
+        Page {
+            options: Options {
+                at: (d.size_bytes / erase.max(1) / 2) * erase,
+                erase,
+                block: u64::from(d.logical_block_size),
+            },
+            medium,
+        }
+    }
+}
+
+/// A candidate's step from its pairs (straddle minus beside, in ns).
+fn summarise(size: u64, diffs: &[f64]) -> Candidate {
+    let n = diffs.len().max(1) as f64;
+    let se = 1.2533 * robust_sigma(diffs) / n.sqrt();
+    Candidate {
+        size_bytes: size,
+        pairs: diffs.len(),
+        step_ns: median(diffs),
+        se_ns: se,
+        step: false,
+    }
+}
+
+pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<PageResult, MeasureError> {
+    let w = 2 * o.block;
+    let mut buf = super::test_data(w)?;
+    let len = super::request_len(w, "the logical block")?;
+    let sizes = candidates(&o);
+    let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+    // Interleaved rounds over all candidates, so drift and background work
+    // fall on every candidate alike; candidates still unclear get more.
+    let mut round = FIRST_PAIRS;
+    loop {
+        for (i, &s) in sizes.iter().enumerate() {
+            let have = diffs[i].len();
+            if have >= round {
+                continue;
+            }
+            let reqs: Vec<Request> = (have..round)
+                .flat_map(|k| {
+                    let x = boundary(&o, s, k);
+                    // The straddling write and the one ending at the
+                    // boundary, in alternating order.
+                    let straddle = Request::write(x - o.block, len, 0);
+                    let beside = Request::write(x - w, len, 0);
+                    if k % 2 == 0 {
+                        [straddle, beside]
+                    } else {
+                        [beside, straddle]
+                    }
+                })
+                .collect();
+            let done = run_all(t, &reqs, 1, &mut buf)?;
+            for (j, pair) in done.chunks(2).enumerate() {
+                let k = have + j;
+                let (a, b) = (pair[0].duration_ns as f64, pair[1].duration_ns as f64);
+                diffs[i].push(if k.is_multiple_of(2) { a - b } else { b - a });
+            }
+        }
+        let cands: Vec<Candidate> = sizes.iter().zip(&diffs).map(|(&s, d)| summarise(s, d)).collect();
+        // Clear: a step, or clearly less than half the largest step and
+        // than any page program (no page boundary there).
+        let biggest = cands.iter().map(|c| c.step_ns).fold(0.0, f64::max);
+        let unclear = cands.iter().any(|c| {
+            let step = c.step_ns > CLEAR_Z * c.se_ns && c.step_ns >= MIN_STEP_NS;
+            let none = c.step_ns + CLEAR_Z * c.se_ns < (SAME_STEP * biggest).max(MIN_STEP_NS);
+            !step && !none && c.pairs < MOST_PAIRS
+        });
+        if !unclear || round >= MOST_PAIRS {
+            return Ok(decide(o, w, cands));
+        }
+        // Progress against the most it may take (it usually stops sooner).
+        progress.advance(round as u64, MOST_PAIRS as u64);
+        round = (round * 2).min(MOST_PAIRS);
+    }
+}
+
+/// The page: the smallest candidate from which every larger one shows a
+/// clear step of the page's size, with none below.
+fn decide(o: Options, w: u64, mut cands: Vec<Candidate>) -> PageResult {
+    let biggest = cands.iter().map(|c| c.step_ns).fold(0.0, f64::max);
+    for c in &mut cands {
+        c.step = c.step_ns > CLEAR_Z * c.se_ns && c.step_ns >= (SAME_STEP * biggest).max(MIN_STEP_NS);
+    }
+    // Steps from some index to the end, none before it.
+    let first = cands.iter().position(|c| c.step);
+    let tail_all = first.is_some_and(|f| cands[f..].iter().all(|c| c.step));
+    // A clear absence below the first step: those candidates are near zero.
+    let below_clear = first.is_some_and(|f| {
+        cands[..f]
+            .iter()
+            .all(|c| c.step_ns.abs() < SAME_STEP * biggest && c.step_ns <= CLEAR_Z * c.se_ns)
+    });
+    let (page, confidence) = match first {
+        // A step at the smallest candidate may be a smaller page's: the
+        // page is at most that size, not known.
+        Some(0) => (None, 0.3),
+        Some(f) if tail_all && below_clear && cands.len() - f >= 2 => (Some(cands[f].size_bytes), 0.95),
+        Some(f) if tail_all && below_clear => (Some(cands[f].size_bytes), 0.5),
+        Some(f) => (Some(cands[f].size_bytes), 0.3),
+        None => (None, 0.3),
+    };
+    PageResult {
+        not_flash: None,
+        page_size_bytes: page,
+        confidence,
+        write_bytes: w,
+        offset_bytes: o.at,
+        candidates: cands,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::sim::profiles::build;
+
+    fn page_of(spec: &[(&str, &str)]) -> PageResult {
+        let mut p = build("demo").unwrap();
+        for (k, v) in spec {
+            p.set(k, v).unwrap();
+        }
+        let o = Options {
+            at: 8 * p.au_size,
+            erase: p.au_size,
+            block: u64::from(p.sector_size),
+        };
+        let page = Page {
+            options: o,
+            medium: Default::default(),
+        };
+        crate::measure::run_alone(&page, &mut SimTarget::new("demo", p)).unwrap()
+    }
+
+    #[test]
+    fn straddling_writes_find_the_page_on_a_slow_noisy_host() {
+        for page in ["4096", "16384", "65536"] {
+            let r = page_of(&[
+                ("page_size", page),
+                ("host", "at91-mci"),
+                ("max_blocks_per_cmd", "64"),
+                ("jitter", "0.25"),
+                ("outlier_fraction", "0.02"),
+                ("outlier_factor", "30"),
+            ]);
+            assert_eq!(
+                r.page_size_bytes,
+                Some(page.parse().unwrap()),
+                "{page}: {:#?}",
+                r.candidates
+            );
+            assert_eq!(r.confidence, 0.95);
+        }
+    }
+
+    #[test]
+    fn a_page_no_larger_than_two_blocks_is_not_claimed() {
+        let r = page_of(&[("page_size", "4096"), ("sector_size", "4096")]);
+        assert_eq!(r.page_size_bytes, None, "{:#?}", r.candidates);
+        assert!(r.confidence < 0.5);
+    }
+}

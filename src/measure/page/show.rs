@@ -1,0 +1,58 @@
+//! How page shows: the extra cost at each boundary and its verdict. Its
+//! page joins align's in probe's summary (`align/show.rs`).
+
+use std::fmt::Write;
+
+use super::PageResult;
+use crate::console::{table, wrap};
+use crate::measure::registry::Registered;
+use crate::measure::{CONFIDENT, show};
+use crate::units::{Iec, duration_ns};
+
+pub struct Entry;
+
+impl Registered for Entry {
+    const COMMAND: &'static str = "page";
+    type Output = PageResult;
+
+    fn text(r: &PageResult, device_s: f64, o: &mut String) {
+        let rows: Vec<Vec<String>> = r
+            .candidates
+            .iter()
+            .map(|c| {
+                vec![
+                    Iec(c.size_bytes).to_string(),
+                    format!(
+                        "{}{} ± {}",
+                        if c.step_ns < 0.0 { "-" } else { "" },
+                        duration_ns(c.step_ns.abs()),
+                        duration_ns(c.se_ns)
+                    ),
+                    c.pairs.to_string(),
+                    if c.step { "step".into() } else { String::new() },
+                ]
+            })
+            .collect();
+        let text = format!(
+            "{} writes straddling each multiple of a size, against {} writes ending there: where the page \
+             divides the size, the straddling write programs a second page.",
+            Iec(r.write_bytes),
+            Iec(r.write_bytes)
+        );
+        let _ = writeln!(o, "{}", wrap(&text, "", ""));
+        let _ = writeln!(o, "{}", table::grid(&["boundary", "extra cost", "pairs", ""], &rows));
+        let verdict = match (&r.not_flash, r.page_size_bytes) {
+            (Some(why), _) => format!("no page claimed: the target is {why}"),
+            (None, Some(p)) if r.confidence >= CONFIDENT => {
+                format!("page {} (confidence {:.2})", Iec(p), r.confidence)
+            }
+            (None, Some(p)) => format!("page perhaps {} (unsure: confidence {:.2})", Iec(p), r.confidence),
+            (None, None) => format!(
+                "no page size from writes (confidence {:.2}): no step, or one already at the smallest size, \
+                 where a page of two blocks or less looks the same",
+                r.confidence
+            ),
+        };
+        show::closing(o, &verdict, device_s);
+    }
+}

@@ -1,0 +1,256 @@
+//! The one table of measuring tests. Each test lives in its own folder with
+//! everything about it: its measurement (a [`Test`](super::Test)), its
+//! command-line arguments and its sequence of steps (a [`Command`]), and how
+//! it shows (a [`Registered`] entry: text, summary line, report figures,
+//! comparable figures). The table below turns those into the typed results
+//! every run document carries ([`Results`], one field per test, keyed by the
+//! test's own name), the `TestCommand` subcommands the CLI offers, and the
+//! loops the renderers, the report and `results compare` run over every
+//! test. Adding a test is its folder plus one line here.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::metrics::Metric;
+use super::session::Session;
+use crate::svg::Figure;
+
+/// A result that may have been produced, said not to have been (null: probe
+/// skipped the step), or never mentioned (absent from the JSON).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Slot<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<T> Slot<T> {
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Slot::Value(v) => Some(v),
+            Slot::Absent | Slot::Null => None,
+        }
+    }
+
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        match self {
+            Slot::Value(v) => Some(v),
+            Slot::Absent | Slot::Null => None,
+        }
+    }
+
+    pub fn set(&mut self, v: T) {
+        *self = Slot::Value(v);
+    }
+
+    /// Say in the document that this did not run (JSON `null`), unless it did.
+    pub fn mark_not_run(&mut self) {
+        if !matches!(self, Slot::Value(_)) {
+            *self = Slot::Null;
+        }
+    }
+
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Slot::Absent)
+    }
+}
+
+impl<T> From<Option<T>> for Slot<T> {
+    fn from(o: Option<T>) -> Self {
+        match o {
+            Some(v) => Slot::Value(v),
+            None => Slot::Null,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Slot<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Slot<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Option::<T>::deserialize(d)?.into())
+    }
+}
+
+/// How one test shows, in its own folder's `show.rs`.
+pub trait Registered {
+    /// The subcommand that runs it, as the run document's `command` names
+    /// it (`open-au`).
+    const COMMAND: &'static str;
+    type Output: Serialize + DeserializeOwned + Clone + std::fmt::Debug + PartialEq;
+    /// Its result as its command prints it (`device_s`: the run's device
+    /// time).
+    fn text(r: &Self::Output, device_s: f64, o: &mut String);
+    /// Its lines of probe's one-screen summary, `(label, value)`; it may
+    /// read other tests' results (the erase block is align's and au's).
+    fn summary(_all: &Results) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Its plots and notes in the HTML report.
+    fn figures(_r: &Self::Output) -> Vec<Figure> {
+        Vec::new()
+    }
+    /// The figures `results compare` and the report set side by side.
+    fn metrics(_all: &Results) -> Vec<Metric> {
+        Vec::new()
+    }
+    /// Its points as CSV, where that means something (scatter).
+    fn csv(_r: &Self::Output) -> Option<String> {
+        None
+    }
+}
+
+/// A test's command: its arguments (clap) and its sequence of steps,
+/// run in whatever the runner provides.
+pub trait Command {
+    /// Where it runs and how: the target, the engine, the store.
+    fn common(&self) -> &crate::args::Common;
+    /// What the user allowed a writing test to do (None: it only reads).
+    fn consent(&self) -> Option<&crate::args::WriteArgs> {
+        None
+    }
+    fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error>;
+}
+
+macro_rules! registry {
+    ($( $field:ident : $module:ident :: $args:ident as $variant:ident ),* $(,)?) => {
+        /// Every test's result, typed, one field per test under the test's
+        /// own key: what the run document carries at its top level.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct Results {
+            $(
+                #[serde(default, skip_serializing_if = "Slot::is_absent")]
+                pub $field: Slot<<super::$module::Entry as Registered>::Output>,
+            )*
+        }
+
+        /// The measuring tests' subcommands.
+        #[derive(Debug, clap::Subcommand)]
+        pub enum TestCommand {
+            $( $variant(super::$module::$args), )*
+        }
+
+        /// Every test's command name, in the table's order.
+        pub const COMMANDS: &[&str] = &[$( <super::$module::Entry as Registered>::COMMAND ),*];
+
+        impl TestCommand {
+            /// The name the run document gives the command.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Self::$variant(_) => <super::$module::Entry as Registered>::COMMAND, )*
+                }
+            }
+
+            fn command(&self) -> &dyn CommonAndConsent {
+                match self {
+                    $( Self::$variant(a) => a, )*
+                }
+            }
+
+            pub fn common(&self) -> &crate::args::Common {
+                self.command().common_args()
+            }
+
+            pub fn consent(&self) -> Option<&crate::args::WriteArgs> {
+                self.command().consent_args()
+            }
+
+            pub fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
+                match self {
+                    $( Self::$variant(a) => a.run(s), )*
+                }
+            }
+        }
+
+        impl Results {
+            /// The result of `command`, as that command prints it; false
+            /// when `command` is no test's or its result is missing.
+            pub fn text(&self, command: &str, device_s: f64, o: &mut String) -> bool {
+                $(
+                    if command == <super::$module::Entry as Registered>::COMMAND
+                        && let Some(r) = self.$field.get()
+                    {
+                        <super::$module::Entry as Registered>::text(r, device_s, o);
+                        return true;
+                    }
+                )*
+                false
+            }
+
+            /// Probe's summary lines, test by test in the table's order.
+            pub fn summary(&self) -> Vec<(&'static str, String)> {
+                let mut out = Vec::new();
+                $( out.extend(<super::$module::Entry as Registered>::summary(self)); )*
+                out
+            }
+
+            /// Every figure the results allow, in the table's order.
+            pub fn figures(&self) -> Vec<Figure> {
+                let mut out = Vec::new();
+                $(
+                    if let Some(r) = self.$field.get() {
+                        out.extend(<super::$module::Entry as Registered>::figures(r));
+                    }
+                )*
+                out
+            }
+
+            /// The comparable figures, in the table's order.
+            pub fn metrics(&self) -> Vec<Metric> {
+                let mut out = Vec::new();
+                $( out.extend(<super::$module::Entry as Registered>::metrics(self)); )*
+                out
+            }
+
+            /// `command`'s result as CSV, where it has one.
+            pub fn csv(&self, command: &str) -> Option<String> {
+                $(
+                    if command == <super::$module::Entry as Registered>::COMMAND {
+                        return self.$field.get().and_then(<super::$module::Entry as Registered>::csv);
+                    }
+                )*
+                None
+            }
+        }
+    };
+}
+
+/// The object-safe half of [`Command`], for [`TestCommand::common`].
+trait CommonAndConsent {
+    fn common_args(&self) -> &crate::args::Common;
+    fn consent_args(&self) -> Option<&crate::args::WriteArgs>;
+}
+
+impl<C: Command> CommonAndConsent for C {
+    fn common_args(&self) -> &crate::args::Common {
+        self.common()
+    }
+    fn consent_args(&self) -> Option<&crate::args::WriteArgs> {
+        self.consent()
+    }
+}
+
+// The order is the summary's reading order: is it genuine, how fast, then
+// its geometry.
+registry! {
+    capacity: capacity::Args as Capacity,
+    bench: bench::Args as Bench,
+    align: align::Args as Align,
+    scatter: scatter::Args as Scatter,
+    au: au::Args as Au,
+    page: page::Args as Page,
+    open_au: open_au::Args as OpenAu,
+    fat: fat::Args as Fat,
+}
+
+impl TestCommand {
+    /// Whether `command` names a measuring test.
+    pub fn is_test(command: &str) -> bool {
+        COMMANDS.contains(&command)
+    }
+}
