@@ -15,6 +15,9 @@
 #   sudo scripts/hostile.sh [TRIALS] [SEED]
 #   sudo FLASHLAB=/path/to/flashlab scripts/hostile.sh 160 7
 #
+# After every trial the bytes are read through every name (a loop device
+# has a page cache of its own) and, after `sync`, through the file again.
+#
 # TRIALS (default 150) kill/term trials: a random writing command, engine and
 # name; SIGKILL (most), SIGTERM or SIGINT after 0-1500 ms; then `flashlab
 # restore` through a random name of the same bytes (or by journal path),
@@ -133,7 +136,7 @@ crash_trials=0 kill_sent=0 term_sent=0 int_sent=0 landed=0 landed_kill=0 landed_
 restores=0 restores_killed=0 restores_refused=0 reattached=0 decoys=0
 refusals=0 lost_trials=0 lost_bytes=0 false_verified=0 panics=0
 missed_refusals=0 wrote_while_refused=0 bad_exit=0 stuck=0 term_left_journal=0 both_refused=0
-term_died=0 term_left_empty=0
+term_died=0 term_left_empty=0 stale_views=0 busy_after_kill=0
 PROBLEMS=() NOTES=()
 problem() { # something the promise rules out: the run fails
   failed=1
@@ -218,6 +221,11 @@ restore_once() {
     restores_killed=$((restores_killed + 1))
   elif [ "$rc" -eq 2 ]; then
     restores_refused=$((restores_refused + 1))
+    # No other run is going in a crash trial: "in use" is the killed run.
+    if [ "$kind_now" = crash ] && grep -q "is in use" "$out.err"; then
+      busy_after_kill=$((busy_after_kill + 1))
+      note "restore via $how right after the run was killed and reaped was refused as in use: $(head -n 1 "$out.err")"
+    fi
   elif [ "$rc" -ne 0 ]; then
     bad_exit=$((bad_exit + 1))
     problem "restore via $how ($what) exited $rc: $(head -c 400 "$out.err")"
@@ -243,21 +251,41 @@ restore_all() { # restore_all HOME_NAME
     mv "${JS[@]}" "$work/stuck/" 2>/dev/null || true
   fi
 }
-# The file must be the original again; count what was lost and put it back.
+# The bytes must be the original again, seen through every name (as a user
+# reading it would see them: a loop device has a page cache of its own), and
+# still after `sync` (a loop device over a loop device writes into the lower
+# one's page cache, which the kernel writes back up to 30 s later). Count what
+# was lost, and put the original back for the next trial.
 check_bytes() { # check_bytes WHAT
-  local now
-  now=$(sha "$IMG")
-  if [ "$now" != "$ORIG_SHA" ]; then
-    local n
-    n=$(cmp -l "$ORIG" "$IMG" | wc -l || true)
-    lost_trials=$((lost_trials + 1)); lost_bytes=$((lost_bytes + n))
+  local n want got bad=() lost=0
+  for n in file A B C D; do
+    want=$ORIG_SHA; [ "$n" = D ] && want=$ORIG_SHA_D
+    got=$(sha "${NAME[$n]}")
+    [ "$got" = "$want" ] || bad+=("$n")
+  done
+  sync
+  if [ "$(sha "$IMG")" != "$ORIG_SHA" ]; then
+    lost=$(cmp -l "$ORIG" "$IMG" | wc -l || true)
+    lost_trials=$((lost_trials + 1)); lost_bytes=$((lost_bytes + lost))
     cmp -l "$ORIG" "$IMG" | head -3 >>"$LOG" || true
-    problem "$1: sha256 differs from the original ($n bytes differ; first at byte $(cmp "$ORIG" "$IMG" | awk '{print $5}' | tr -d ,))"
+    local first
+    first=$(cmp "$ORIG" "$IMG" | awk '{ gsub(",", "", $5); print $5 - 1 }' || true)
+    problem "$1: after sync the file differs from the original ($lost bytes differ; first at offset $first)$([ "${#bad[@]}" -gt 0 ] && echo "; before sync these names already showed other bytes: ${bad[*]}")"
+  elif [ "${#bad[@]}" -gt 0 ]; then
+    stale_views=$((stale_views + 1))
+    problem "$1: the file is right, but reading through ${bad[*]} shows other bytes (a stale page cache)"
+  fi
+  if [ "$lost" != 0 ] || [ "${#bad[@]}" -gt 0 ]; then
     if [ "$VERIFIED_SAID" = 1 ]; then
       false_verified=$((false_verified + 1))
       problem "$1: a restore (or the run) said \"verified\", yet the bytes differ"
     fi
-    dd if="$ORIG" of="$IMG" bs=1M conv=notrunc,fsync status=none # next trial starts from the original
+    # The next trial starts from the original, with no loop device caching
+    # anything else.
+    for n in C D B A; do blockdev --flushbufs "${NAME[$n]}"; done
+    dd if="$ORIG" of="$IMG" bs=1M conv=notrunc,fsync status=none
+    sync
+    for n in C D B A; do blockdev --flushbufs "${NAME[$n]}"; done
   fi
   if [ "$(sha "$DECOY")" != "$DECOY_SHA" ]; then
     problem "$1: the decoy file (never a target) changed"
@@ -502,6 +530,7 @@ head -c $((SIZE_MIB << 20)) /dev/urandom >"$DECOY"
 cp "$IMG" "$ORIG"
 ln "$IMG" "$LINK"
 ORIG_SHA=$(sha "$IMG")
+ORIG_SHA_D=$(tail -c +1048577 "$IMG" | sha256sum | cut -d' ' -f1)
 DECOY_SHA=$(sha "$DECOY")
 NAME[file]=$IMG; NAME[link]=$LINK
 OFF=([file]=0 [link]=0 [A]=0 [B]=0 [C]=0 [D]=1048576)
@@ -518,14 +547,14 @@ for ((i = ${#PLAN[@]} - 1; i > 0; i--)); do
 done
 
 started=$SECONDS
-trial=0
+trial=0 kind_now=""
 for k in "${PLAN[@]}"; do
   trial=$((trial + 1))
   case $k in
-    crash) crash_trial ;;
-    hold) hold_trial ;;
-    race) race_trial ;;
-    pending) pending_trial ;;
+    crash) kind_now=crash; crash_trial ;;
+    hold) kind_now=hold; hold_trial ;;
+    race) kind_now=race; race_trial ;;
+    pending) kind_now=pending; pending_trial ;;
   esac
   if ((trial % 10 == 0)); then
     echo "  $trial/${#PLAN[@]} trials, $((SECONDS - started)) s, problems so far: ${#PROBLEMS[@]}"
@@ -542,8 +571,10 @@ echo "restores run: $restores (killed part-way: $restores_killed; refused with e
 echo "loop devices attached again under new numbers: $reattached (a decoy at the old number: $decoys)"
 echo "refusals checked: $refusals (missing: $missed_refusals; a refused run wrote: $wrote_while_refused; both of a race refused: $both_refused)"
 echo "panics: $panics; unexpected exit codes: $bad_exit; stuck journals: $stuck; journals left after SIGTERM/SIGINT: $term_left_journal"
-echo "bytes lost: $lost_bytes (in $lost_trials trials with a sha256 mismatch)"
+echo "bytes lost: $lost_bytes (in $lost_trials trials with a sha256 mismatch after sync)"
+echo "trials where a name showed other bytes than the file (stale page cache): $stale_views"
 echo "false \"verified\": $false_verified"
+echo "restores refused as \"in use\" right after the killed run was reaped: $busy_after_kill"
 echo "runs that died of SIGTERM/SIGINT itself (no \"interrupted by\" message): $term_died; empty journals they left: $term_left_empty"
 if [ "${#NOTES[@]}" -gt 0 ]; then
   echo "notes (no byte at risk):"

@@ -16,6 +16,7 @@ pub mod capacity;
 pub mod confidence;
 pub mod fat;
 pub mod metrics;
+pub mod note;
 pub mod open_au;
 pub mod page;
 pub mod registry;

@@ -5,15 +5,20 @@
 //! comparable figures). The table below turns those into the typed results
 //! every run document carries ([`Results`], one field per test, keyed by the
 //! test's own name), the `TestCommand` subcommands the CLI offers, and the
-//! loops the renderers, the report and `results compare` run over every
-//! test. Adding a test is its folder plus one line here.
+//! loops the formats, the report and `results compare` run over every
+//! test. Adding a test is its folder plus one line here. A test's steps run
+//! in a [`Session`]: the runner above provides it (opening the target,
+//! consent, journals, signals, the document and the store are its
+//! business); nothing here knows the runner.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::metrics::Metric;
-use super::session::Session;
+use super::note::NoteKind;
+use super::{MeasureError, Medium, Test};
 use crate::svg::Figure;
+use crate::target::TargetDescription;
 
 /// A result that may have been produced, said not to have been (null: probe
 /// skipped the step), or never mentioned (absent from the JSON).
@@ -75,6 +80,28 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Slot<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Option::<T>::deserialize(d)?.into())
     }
+}
+
+/// The runner, as a test's sequence of steps sees it.
+pub trait Session {
+    /// The runner's own error (its context: which path, which command).
+    type Error: From<MeasureError>;
+    fn description(&self) -> &TargetDescription;
+    /// Whether flash can show through the target at all.
+    fn medium(&self) -> Medium;
+    /// What the card and the kernel say the erase block is (for align).
+    fn references(&self) -> Vec<(String, u64)>;
+    /// A real device or file (not a simulated card).
+    fn is_real(&self) -> bool;
+    /// The engine asked for: psync runs every request alone.
+    fn psync_only(&self) -> bool;
+    /// Run one test (its plan checked first) and record its result.
+    fn run<T: Test>(&mut self, test: &T) -> Result<T::Output, Self::Error>;
+    /// Record what a sequence composes (capacity's verdict from its
+    /// stages), and hand it on as a test's result is.
+    fn update(&mut self, f: impl FnOnce(&mut Results));
+    /// A note in the document (and on stderr when `say`).
+    fn note(&mut self, kind: NoteKind, message: String, hint: Option<&str>, say: bool);
 }
 
 /// How one test shows, in its own folder's `show.rs`.

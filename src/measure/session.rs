@@ -1,60 +1,10 @@
-//! What a test's command runs in, seen from the tests: the runner above
-//! provides it (opening the target, consent, journals, signals, the
-//! document and the store are its business), and a test's sequence of
-//! steps asks it only for what a test needs. The runner's side is
-//! `crate::runner::Runner`; nothing here knows it.
+//! What the tests' sequences of steps share: the geometry the writing
+//! tests start from (given, or align's), and a refusal in the runner's
+//! error type.
 
-use super::registry::Results;
-use super::{MeasureError, Medium, Test};
-use crate::target::TargetDescription;
-
-/// What a note is about, so a script (or the store) can pick them out
-/// without reading prose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteKind {
-    /// A test that did not run, and why.
-    Skipped,
-    /// Geometry a writing test took from align rather than the user.
-    Geometry,
-    /// What the preserving target wrote, restored and verified.
-    Restored,
-    /// The I/O path differs from what was asked (no O_DIRECT, no io_uring).
-    Engine,
-    /// The results store could not save the run.
-    Store,
-}
-
-/// A note or warning for the reader, with what to do about it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Note {
-    pub kind: NoteKind,
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-}
-
-/// The runner, as a test's sequence of steps sees it.
-pub trait Session {
-    /// The runner's own error (its context: which path, which command).
-    type Error: From<MeasureError>;
-    fn description(&self) -> &TargetDescription;
-    /// Whether flash can show through the target at all.
-    fn medium(&self) -> Medium;
-    /// What the card and the kernel say the erase block is (for align).
-    fn references(&self) -> Vec<(String, u64)>;
-    /// A real device or file (not a simulated card).
-    fn is_real(&self) -> bool;
-    /// The engine asked for: psync runs every request alone.
-    fn psync_only(&self) -> bool;
-    /// Run one test (its plan checked first) and record its result.
-    fn run<T: Test>(&mut self, test: &T) -> Result<T::Output, Self::Error>;
-    /// Record what a sequence composes (capacity's verdict from its
-    /// stages), and hand it on as a test's result is.
-    fn update(&mut self, f: impl FnOnce(&mut Results));
-    /// A note in the document (and on stderr when `say`).
-    fn note(&mut self, kind: NoteKind, message: String, hint: Option<&str>, say: bool);
-}
+use super::MeasureError;
+pub use super::note::{Note, NoteKind};
+pub use super::registry::Session;
 
 /// A sequence's own refusal, in the runner's error type.
 pub fn refuse<S: Session>(why: impl Into<String>, fix: impl Into<String>) -> S::Error {

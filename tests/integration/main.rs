@@ -8,6 +8,7 @@ mod contract;
 mod decode;
 mod engines;
 mod info;
+mod layers;
 mod measure;
 mod not_flash;
 mod probe;
