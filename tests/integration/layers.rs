@@ -68,7 +68,7 @@ fn references(own: &[String], code: &str) -> Vec<Vec<String>> {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = Vec::new();
     let mut rest = code;
-    while let Some(i) = rest.find(|c: char| c == 'c' || c == 's') {
+    while let Some(i) = rest.find(['c', 's']) {
         let s = &rest[i..];
         let boundary = i == 0 || !rest[..i].ends_with(ident);
         let (base, after) = if boundary && s.starts_with("crate::") {
