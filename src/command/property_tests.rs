@@ -4,7 +4,7 @@
 //! goals. The seed is printed; FLASHLAB_PROPERTY_SEED=N reruns one set.
 
 use crate::measure::{align, fat, open_au};
-use crate::sim::{SimTarget, params_from_spec};
+use crate::sim::SimTarget;
 
 const CARDS: usize = 200;
 
@@ -98,17 +98,7 @@ fn random_cards_are_characterised_exactly() {
             "capacity=64G,au_size={},page_size={},open_aus_linear={},open_aus_random={},fat_area_aus={},jitter={},seed={},keep_data=false",
             c.au, c.page, c.linear, c.random, c.fat, c.jitter, c.seed
         );
-        let overrides: Vec<(String, String)> = spec
-            .split(',')
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        let got = characterise(SimTarget::new(
-            &format!("sim:demo,{spec}"),
-            params_from_spec("demo", &overrides).unwrap(),
-        ));
+        let got = characterise(SimTarget::from_spec(&format!("sim:demo,{spec}")).unwrap());
         let want = (Some(c.au), Some(c.page), Some(c.linear), Some(c.random), c.fat);
         au_ok += usize::from(got.0 == want.0);
         page_ok += usize::from(got.1 == want.1);

@@ -12,6 +12,7 @@ pub mod advice;
 pub mod align;
 pub mod au;
 pub mod bench;
+pub mod blocksize;
 pub mod capacity;
 pub mod confidence;
 pub mod fat;

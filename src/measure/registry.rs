@@ -273,6 +273,7 @@ registry! {
     page: page::Args as Page,
     open_au: open_au::Args as OpenAu,
     fat: fat::Args as Fat,
+    blocksize: blocksize::Args as Blocksize,
 }
 
 impl TestCommand {

@@ -250,15 +250,11 @@ fn read_samples(reader: &mut dyn Target, offsets: &[u64], len: u32) -> Vec<Sampl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{SimTarget, params_from_spec};
+    use crate::sim::SimTarget;
 
     #[test]
     fn the_fingerprint_avoids_declared_ranges_and_sees_other_content() {
-        let o = [
-            ("capacity".to_string(), "64M".to_string()),
-            ("open_aus_random".to_string(), "4".to_string()),
-        ];
-        let mut t = SimTarget::new("sim:demo", params_from_spec("demo", &o).unwrap());
+        let mut t = SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap();
         let mut buf = AlignedBuf::new(64 << 10);
         buf.as_mut_slice()
             .iter_mut()

@@ -226,7 +226,7 @@ impl Target for PreservingTarget<'_> {
 mod tests {
     use super::*;
     use crate::safety::identity::Identity;
-    use crate::sim::{SimTarget, params_from_spec};
+    use crate::sim::SimTarget;
 
     fn fill(t: &mut dyn Target, off: u64, len: u64, byte: u8) {
         let mut buf = AlignedBuf::new(len as usize);
@@ -242,11 +242,7 @@ mod tests {
 
     #[test]
     fn only_the_ranges_a_test_wrote_are_written_back() {
-        let o = [
-            ("capacity".to_string(), "64M".to_string()),
-            ("open_aus_random".to_string(), "4".to_string()),
-        ];
-        let mut t = SimTarget::new("sim:demo,capacity=64M", params_from_spec("demo", &o).unwrap());
+        let mut t = SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap();
         let ranges = vec![
             Range {
                 offset: 1 << 20,

@@ -36,6 +36,25 @@ pub fn pending() -> Option<i32> {
     }
 }
 
+thread_local! {
+    /// See [`crash_in_process_at`].
+    static IN_PROCESS: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// What an in-process crash unwinds with: the name of the step it stopped at.
+#[derive(Debug, Clone)]
+pub struct Crash(pub String);
+
+/// For tests: the `n`-th crash point this thread passes unwinds with
+/// [`Crash`] (None: none does). What a SIGKILL at that step leaves behind
+/// (the journal and the target as they are, the run's restore never
+/// reached), without a process to kill: the crash matrix runs in plain
+/// `cargo test`, on a regular file, without root.
+#[doc(hidden)]
+pub fn crash_in_process_at(n: Option<u64>) {
+    IN_PROCESS.with(|c| c.set(n));
+}
+
 /// When a test hook fires: at the N-th crash point of the run, or at the
 /// k-th time the run passes the point named NAME (`restore batch#1`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +88,13 @@ impl At {
 /// the run passes the step named NAME (`restore batch#1`). Without the
 /// variables this costs one load.
 pub fn crash_point(what: &str) {
+    if let Some(k) = IN_PROCESS.with(std::cell::Cell::get) {
+        if k <= 1 {
+            IN_PROCESS.with(|c| c.set(None));
+            std::panic::panic_any(Crash(what.to_string()));
+        }
+        IN_PROCESS.with(|c| c.set(Some(k - 1)));
+    }
     use std::sync::atomic::AtomicU64;
     use std::sync::{Mutex, OnceLock};
     type Hooks = [(Option<At>, i32); 3];

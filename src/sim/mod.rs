@@ -131,6 +131,19 @@ fn read_profile_file(path: &str) -> Result<String, ParamError> {
 }
 
 impl SimTarget {
+    /// A simulated card from its spec as the CLI reads it
+    /// (`sim:demo,capacity=64M`), or why not.
+    pub fn from_spec(spec: &str) -> Result<SimTarget, String> {
+        match crate::target::spec::TargetSpec::parse(spec).map_err(|e| e.to_string())? {
+            crate::target::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
+                .map(|p| SimTarget::new(spec, p))
+                .map_err(|e| e.to_string()),
+            crate::target::spec::TargetSpec::Path(_) => Err(format!("{spec} is not a simulated card")),
+        }
+    }
+}
+
+impl SimTarget {
     pub fn new(spec: &str, params: Params) -> Self {
         let cached_sectors = (params.write_cache / u64::from(params.sector_size.max(1))) as usize;
         SimTarget {
@@ -505,12 +518,7 @@ mod tests {
     use super::*;
 
     fn sim(spec: &str) -> SimTarget {
-        let crate::target::spec::TargetSpec::Sim { base, overrides } =
-            crate::target::spec::TargetSpec::parse(spec).unwrap()
-        else {
-            panic!()
-        };
-        SimTarget::new(spec, params_from_spec(&base, &overrides).unwrap())
+        SimTarget::from_spec(spec).unwrap()
     }
 
     #[test]

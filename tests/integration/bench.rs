@@ -2,8 +2,6 @@
 //! queue depth 1 and 32 and preserved writes. The figures must agree with
 //! each other, and the file must come back byte for byte.
 
-use sha2::{Digest, Sha256};
-
 use crate::support::{LoopDevice, cannot_use_loop_devices, json, random_file};
 
 fn check(v: &serde_json::Value, want_tests: usize) {
@@ -39,7 +37,7 @@ fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
     }
     let dir = tempfile::tempdir().unwrap();
     let file = random_file(dir.path(), "b.img", 64 << 20, 7);
-    let before = Sha256::digest(std::fs::read(&file).unwrap());
+    let before = crate::support::sha(&file);
     let dev = LoopDevice::attach(&file, None);
     let jdir = tempfile::tempdir().unwrap();
     let j = jdir.path().to_str().unwrap();
@@ -100,7 +98,7 @@ fn bench_on_a_loop_device_with_each_engine_gives_back_every_byte() {
         }
     }
     drop(dev);
-    let after = Sha256::digest(std::fs::read(&file).unwrap());
+    let after = crate::support::sha(&file);
     assert_eq!(before, after, "bench's writes were put back");
 }
 

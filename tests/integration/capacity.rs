@@ -2,8 +2,6 @@
 //! file itself are genuine and get every byte back; simulated fakes of each
 //! kind through the CLI; bad options refused before any write.
 
-use sha2::{Digest, Sha256};
-
 use crate::support::{LoopDevice, cannot_use_loop_devices, flashlab, json, random_file};
 
 fn capacity_of(v: &serde_json::Value) -> &serde_json::Value {
@@ -20,7 +18,7 @@ fn a_loop_device_and_its_file_are_genuine_and_unchanged_with_each_engine() {
     }
     let dir = tempfile::tempdir().unwrap();
     let file = random_file(dir.path(), "c.img", 96 << 20, 11);
-    let before = Sha256::digest(std::fs::read(&file).unwrap());
+    let before = crate::support::sha(&file);
     let jdir = tempfile::tempdir().unwrap();
     let j = jdir.path().to_str().unwrap();
     {
@@ -55,7 +53,7 @@ fn a_loop_device_and_its_file_are_genuine_and_unchanged_with_each_engine() {
         j,
     ]);
     assert_eq!(capacity_of(&v)["verdict"], "genuine");
-    let after = Sha256::digest(std::fs::read(&file).unwrap());
+    let after = crate::support::sha(&file);
     assert_eq!(before, after, "capacity's writes were put back");
     let first_mib = std::fs::read(&file).unwrap();
     assert_eq!(first_mib.len(), 96 << 20);

@@ -6,7 +6,6 @@ mod capacity;
 mod conformance;
 mod contract;
 mod decode;
-mod engines;
 mod info;
 mod layers;
 mod measure;

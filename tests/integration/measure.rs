@@ -2,7 +2,6 @@
 //! simulated cards, refusals, and a preserving open-au on a loop device.
 
 use predicates::prelude::*;
-use sha2::{Digest, Sha256};
 
 use crate::support::{LoopDevice, flashlab, json, random_file, require_loop_devices};
 
@@ -63,7 +62,7 @@ fn open_au_on_a_loop_device_needs_consent_and_gives_every_byte_back() {
     let dir = tempfile::tempdir().unwrap();
     let f = random_file(dir.path(), "t.img", 80 << 20, 23);
     let dev = LoopDevice::attach(&f, None);
-    let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
+    let sha = || crate::support::sha(&dev.path);
     let before = sha();
     let args = small_open_au(dev.as_str());
     flashlab()
@@ -93,7 +92,7 @@ fn ctrl_c_during_open_au_on_a_loop_device_restores_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let f = random_file(dir.path(), "t.img", 80 << 20, 29);
     let dev = LoopDevice::attach(&f, None);
-    let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
+    let sha = || crate::support::sha(&dev.path);
     let before = sha();
     let jdir = dir.path().join("j");
     // Each AU is journalled (a record, then the commit: records synced, slot

@@ -3,13 +3,7 @@
 //! page, open-AU limit or FAT area may be claimed with confidence 0.5 or more, the
 //! output says why, and the data comes back.
 
-use sha2::{Digest, Sha256};
-
-use crate::support::{LoopDevice, cannot_use_loop_devices, json, random_file};
-
-fn sha(p: &std::path::Path) -> Vec<u8> {
-    Sha256::digest(std::fs::read(p).unwrap()).to_vec()
-}
+use crate::support::{LoopDevice, cannot_use_loop_devices, json, random_file, sha};
 
 /// Every claim a document makes at confidence 0.5 or more, by name.
 fn confident_claims(v: &serde_json::Value) -> Vec<String> {

@@ -2,8 +2,6 @@
 //! default simulated card; on a real device without --write only the
 //! read-only tests run and nothing changes.
 
-use sha2::{Digest, Sha256};
-
 use crate::support::{LoopDevice, flashlab, json, random_file, require_loop_devices};
 
 #[test]
@@ -62,7 +60,7 @@ fn probe_of_a_real_device_without_write_only_reads() {
     let dir = tempfile::tempdir().unwrap();
     let f = random_file(dir.path(), "t.img", 64 << 20, 31);
     let dev = LoopDevice::attach(&f, None);
-    let sha = || Sha256::digest(std::fs::read(&dev.path).unwrap()).to_vec();
+    let sha = || crate::support::sha(&dev.path);
     let before = sha();
     let v = json(&["probe", dev.as_str()]);
     assert_eq!(v["target"]["kind"], "block");

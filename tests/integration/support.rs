@@ -4,11 +4,25 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The results store the tests' runs save into: one file for all tests
-/// and all runs of the suite (so concurrent saves are exercised and no file
-/// is left per run), never the user's own.
+/// The results store a test's runs save into: one per test (named after
+/// it, so no test reads another's runs) in a directory per user (so one
+/// user's leftovers never stand in another's way), never the user's own.
 pub fn test_db() -> PathBuf {
-    std::env::temp_dir().join("flashlab-integration-tests.sqlite")
+    let uid = rustix::process::getuid().as_raw();
+    let dir = std::env::temp_dir().join(format!("flashlab-tests-{uid}"));
+    let _ = std::fs::create_dir_all(&dir);
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    dir.join(format!("{test}.sqlite"))
+}
+
+/// The SHA-256 of a file's or device's bytes: what every data-safety
+/// check compares before and after.
+pub fn sha(path: &Path) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(std::fs::read(path).expect("read target")).to_vec()
 }
 
 pub fn flashlab() -> assert_cmd::Command {

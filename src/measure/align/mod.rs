@@ -533,19 +533,16 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{SimTarget, params_from_spec};
+    use crate::sim::SimTarget;
     use crate::target::Target;
 
     fn sim(overrides: &str) -> SimTarget {
-        let o: Vec<(String, String)> = overrides
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').unwrap();
-                (k.to_string(), v.to_string())
-            })
-            .collect();
-        SimTarget::new("sim:demo", params_from_spec("demo", &o).unwrap())
+        let spec = if overrides.is_empty() {
+            "sim:demo".to_string()
+        } else {
+            format!("sim:demo,{overrides}")
+        };
+        SimTarget::from_spec(&spec).unwrap()
     }
 
     #[test]

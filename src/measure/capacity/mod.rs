@@ -687,16 +687,13 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
 mod tests {
     use super::*;
     use crate::measure::Test;
-    use crate::sim::{SimTarget, params_from_spec};
+    use crate::sim::SimTarget;
 
     /// The whole check on a simulated card, each stage on a fresh card as
     /// the runner does (so nothing of an earlier stage is left).
     /// A simulated card's parameters from its spec, as the CLI reads it.
     fn params_of(spec: &str) -> crate::sim::params::Params {
-        match crate::target::spec::TargetSpec::parse(spec).unwrap() {
-            crate::target::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides).unwrap(),
-            crate::target::spec::TargetSpec::Path(_) => panic!("{spec} is not a simulated card"),
-        }
+        SimTarget::from_spec(spec).unwrap().params
     }
 
     pub(crate) fn check_card(spec: &str) -> (CapacityResult, f64) {

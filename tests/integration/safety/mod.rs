@@ -10,15 +10,12 @@ mod crash;
 mod damage;
 mod edges;
 mod identity;
+mod in_process;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sha2::{Digest, Sha256};
-
-pub fn sha(path: &Path) -> Vec<u8> {
-    Sha256::digest(std::fs::read(path).expect("read target")).to_vec()
-}
+pub use crate::support::sha;
 
 pub fn journals(dir: &Path) -> Vec<PathBuf> {
     let mut j: Vec<PathBuf> = std::fs::read_dir(dir)
