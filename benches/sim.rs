@@ -1,4 +1,4 @@
-//! Simulator speed goals (issue 3): 5 M timing-only 4 KiB requests per second on
+//! Simulator speed goals (DESIGN.md: memory follows the data written): 5 M timing-only 4 KiB requests per second on
 //! one core, 1 GB/s of data when data is kept, a 64 GiB card written end to end
 //! in under 2 s. Run with `cargo bench --bench sim`.
 

@@ -1,5 +1,5 @@
 //! How exact and how calibrated the verdicts are on generated cards
-//! (issue 13's goals), with more cards than CI runs:
+//! (DESIGN.md's calibration promise), with more cards than CI runs:
 //!
 //!     cargo run --release --example calibration -- [CARDS] [SEED] 2>/dev/null
 //!

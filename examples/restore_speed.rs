@@ -1,4 +1,4 @@
-//! Restore speed on simulated cards (issue 4's goal: restore at least 80% of the
+//! Restore speed on simulated cards (the goal: restore at least 80% of the
 //! device's sequential write speed). For each built-in profile: fill a range
 //! with data, overwrite it once with 1 MiB sequential writes through the
 //! preserving write path (the card's sequential write speed), then let the

@@ -1,4 +1,4 @@
-//! Memory goal of the simulator (issue 3): a 1 TiB card that has seen no writes
+//! Memory goal of the simulator (DESIGN.md: memory follows the data written): a 1 TiB card that has seen no writes
 //! stays under 64 MiB of resident memory, and memory follows distinct data, not
 //! capacity or repeated patterns. Run with `cargo run --release --example sim_memory`.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# flashlab bench against fio on a RAM-backed block device (issue 14's engine
+# flashlab bench against fio on a RAM-backed block device (the engine
 # check). Needs root, fio and a built flashlab (cargo build --release).
 #
 #   sudo scripts/bench-vs-fio.sh [ROUNDS] [MIB]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Restore throughput against the device's own sequential write speed (issue 4's
+# Restore throughput against the device's own sequential write speed (the
 # goal: restore >= 80% of it). Needs root for the loop device; creates and
 # detaches its own loop device over a temporary file, never touches another.
 #

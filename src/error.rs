@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-/// DESIGN.md exit codes.
+/// The exit codes of docs/DESIGN.md ("Command line").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// The run failed (I/O error on a device, a test that could not complete).

@@ -1,11 +1,14 @@
 //! flashlab: what flash storage really is and how it really behaves.
 //!
-//! The data flow of DESIGN.md is the module layout: [`cli`] parses and
-//! validates (no system calls) and dispatches; [`run`] runs each command's
-//! [`measure`] tests through one runner over the [`seam`] (real devices,
-//! simulated cards from [`sim`], and the preserving target of [`safety`]);
-//! [`device`] and [`registers`] identify; [`render`] turns the run document
-//! into text or JSON.
+//! The data flow of docs/DESIGN.md is the module layout, bottom layer
+//! first: [`units`], [`random`], [`files`], [`console`], [`svg`],
+//! [`registers`]; [`identify`] (what a device is and what its bytes rest
+//! on); [`target`] (the seam: real devices), [`sim`] (simulated cards) and
+//! [`safety`] (the preserving target and its journal); [`args`] (the shared
+//! arguments, parsed); [`measure`] (the tests, one folder each, listed in
+//! its registry); [`document`] (the typed run document); [`store`];
+//! [`error`]; [`runner`]; [`command`] (each command's sequence); [`format`]
+//! (one file per output format); [`cli`].
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![deny(clippy::wildcard_enum_match_arm)]

@@ -1,4 +1,4 @@
-//! Issue 5's robustness goal: random simulated cards (AU 1-64 MiB including
+//! The robustness goal: random simulated cards (AU 1-64 MiB including
 //! 3 x 2^n, pages 2-64 KiB, open AUs 1-30 each way, FAT area 0-4 AUs, jitter
 //! 0-10%), every test run on each, exact-answer rates checked against the
 //! goals. The seed is printed; FLASHLAB_PROPERTY_SEED=N reruns one set.
@@ -60,7 +60,7 @@ fn characterise(card: SimTarget) -> Answers {
     )
 }
 
-/// Issue 5: exact on every built-in card. Two answers are what the card's
+/// Exact on every built-in card. Two answers are what the card's
 /// physics allow rather than its settings: a page-mapped FTL (emmc-hs400) has
 /// no open-AU limit, and a page no larger than half the read block
 /// (sandisk-512mb's 512 B small-block NAND pages) puts a page boundary inside
@@ -137,7 +137,7 @@ fn random_cards_are_characterised_exactly() {
     assert!(pct(fat_ok) >= 95.0, "FAT area exact on {:.1}% (goal 95%)", pct(fat_ok));
 }
 
-/// Issue 13's generator (src/sim/generate.rs): 300 cards with jitter up to
+/// The calibration generator (src/sim/generate.rs): 300 cards with jitter up to
 /// 25% and heavy-tailed outliers, hosts from UHS-I down to at91-mci, 512-
 /// and 4096-byte sectors, AUs of 1-128 MiB. What this checks is that the
 /// confidence means what it says: verdicts given at 0.9 or more are right
@@ -145,7 +145,7 @@ fn random_cards_are_characterised_exactly() {
 /// bound.
 /// The exact rates are checked against floors well below the issue's goals
 /// (98/90/95/95/95%), which they do not reach yet; the floors catch a
-/// regression, the note of issue 13 says how far the goals are.
+/// regression, the README's calibration figures say how far the goals are.
 #[test]
 fn generated_cards_get_calibrated_confidence() {
     use crate::measure::confidence::{BUCKETS, Score, Tally};

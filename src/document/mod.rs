@@ -1,4 +1,4 @@
-//! The run document (DESIGN.md "Tests, the runner, the run document"): the
+//! The run document (docs/DESIGN.md "Tests, the runner, the run document"): the
 //! envelope every `--json` output shares, every test's result typed under
 //! its own key ([`Results`], from the registry of tests), what the runner
 //! and probe add beside them ([`Extras`]), and a command's own body when it

@@ -1,4 +1,4 @@
-//! JSON: the run document as DESIGN.md's JSON contract, exactly one
+//! JSON: the run document as docs/DESIGN.md's JSON contract, exactly one
 //! document on stdout.
 
 use super::{Format, FormatError};

@@ -11,9 +11,9 @@ use super::open_au::OpenAuResult;
 use crate::identify::DeviceInfo;
 use crate::units::Iec;
 
-/// Seed 004: "Any card which can handle 5 or more open-au is quite good."
+/// Bradford, Flashbenching: "Any card which can handle 5 or more open-au is quite good."
 const GOOD_OPEN_AUS: u64 = 5;
-/// Seed 004: "For good performance with a file system, you want this [random
+/// Bradford, Flashbenching: "For good performance with a file system, you want this [random
 /// open-au] test to show at least 3 open-au."
 const ENOUGH_RANDOM_OPEN_AUS: u64 = 3;
 /// The filesystem block the layout advice counts in (ext4's default).
@@ -192,7 +192,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
     let align = align.filter(|a| sure(a.confidence));
     let fat = fat.filter(|f| f.not_flash.is_none() && sure(f.confidence));
     if let Some(e) = erase {
-        // Seed 004: "Knowing how big each eraseblock is can be used to align
+        // Bradford, Flashbenching: "Knowing how big each eraseblock is can be used to align
         // your partitioning scheme with the underlying media."
         let bad: Vec<String> = info
             .map(|i| i.partitions.as_slice())
@@ -255,7 +255,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
     }
     if let Some(p) = page_size.filter(|p| *p >= 1024 && p.is_power_of_two()) {
         // A cluster smaller than the page makes the card program a whole
-        // page for part of it (seed 004: partial-page writes cost a
+        // page for part of it (Bradford, Flashbenching: partial-page writes cost a
         // read-modify-write).
         out.push(say(
             "fat_cluster",
@@ -323,7 +323,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
     }
     if let Some(f) = fat {
         if f.fat_area_aus > 0 {
-            // Seed 004: the first erase blocks may be backed by faster flash,
+            // Bradford, Flashbenching: the first erase blocks may be backed by faster flash,
             // "important when using the card with the FAT filesystem as all
             // the metadata is stored in the beginning of the disk".
             out.push(say(

@@ -1,5 +1,5 @@
 //! Scoring characterisations of generated cards against their truth: exact
-//! rates per verdict and the calibration of confidence (issue 13: of the
+//! rates per verdict and the calibration of confidence (docs/DESIGN.md, "Verdicts and confidence": of the
 //! verdicts given with confidence at least 0.9, at least 90% right, and so
 //! on down the scale). Used by the property tests and `examples/calibration`.
 

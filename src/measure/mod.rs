@@ -1,4 +1,4 @@
-//! The characterisation tests of DESIGN.md: each drives a
+//! The characterisation tests of docs/DESIGN.md: each drives a
 //! [`Target`](crate::target::Target), never reads a clock, and interprets
 //! its own numbers, so the same code measures a real card and runs
 //! deterministically on a simulated one. Each test has its own folder (its

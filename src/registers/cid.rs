@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn kingston_sa04g() {
-        // ../shared/calibration/mmc_registers.csv (seed 004_033f2d3f80bf6aca.txt):
+        // calibration/mmc_registers.csv (Bradford, Flashbenching; docs/SOURCES.md):
         // sysfs manfid 0x000002, oemid 0x544d, name SA04G, serial 0x35338909,
         // date 03/2013, hwrev/fwrev 0x1 (revision 1.1).
         let cid = decode_sd(&raw("02544d5341303447113533890900d371"));

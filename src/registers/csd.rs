@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn kingston_sa04g_v2() {
-        // ../shared/calibration/mmc_registers.csv: fdisk says 3904897024 bytes.
+        // calibration/mmc_registers.csv: fdisk says 3904897024 bytes.
         let csd = decode_sd(&raw("400e00325b5900001d177f800a40008d"));
         assert_eq!(csd.csd_structure, 1);
         assert_eq!(csd.version, "2.0");

@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn kingston_sa04g() {
-        // ../shared/calibration/mmc_registers.csv: scr 0235800001000000.
+        // calibration/mmc_registers.csv: scr 0235800001000000.
         let scr = decode(&raw("0235800001000000"));
         assert_eq!(scr.scr_structure, 0);
         assert_eq!(scr.sd_spec, 2);

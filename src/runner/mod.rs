@@ -1,4 +1,4 @@
-//! The one runner (DESIGN.md "Tests, the runner, the run document"): every
+//! The one runner (docs/DESIGN.md "Tests, the runner, the run document"): every
 //! command, `probe` and the property tests run their tests through it. It
 //! opens the target once read-only (a bad target is refused here, before
 //! any test), asks each test for its plan before any I/O, and runs a

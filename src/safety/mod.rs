@@ -1,4 +1,4 @@
-//! Data safety (DESIGN.md "Data safety"): the one write path every writing test
+//! Data safety (docs/DESIGN.md "Data safety"): the one write path every writing test
 //! goes through. Ranges are declared up front; the test is handed a
 //! [`PreservingTarget`] that copies a range's original bytes to a journal
 //! outside the target, durable before the first write to it, and refuses

@@ -17,7 +17,7 @@ struct Slot {
     /// Pages the host has programmed into the log block since the AU opened,
     /// in order or not: the log holds one AU's worth, so a random-mode AU
     /// whose log is full is merged (a full random pass over an AU ends in
-    /// one merge, which is why seed 004's `--random` rows run at about half
+    /// one merge, which is why the `--random` rows of Bradford's Flashbenching post run at about half
     /// the in-order speed even with few AUs open).
     log_pages: u64,
     last_use: u64,

@@ -1,5 +1,5 @@
 //! Random simulated cards for the property tests and the calibration
-//! example (issue 13's generator): timing jitter 0-25% with heavy-tailed
+//! example (the calibration generator): timing jitter 0-25% with heavy-tailed
 //! outliers, hosts from UHS-I down to at91-mci with multi-block, 512- and
 //! 4096-byte sectors, capacities from 96 AUs, AUs of 1-128 MiB including
 //! 3 x 2^n, pages of 4-64 KiB, 1-30 open AUs each way, FAT areas of 0-6 AUs.

@@ -403,7 +403,7 @@ params! {
     write_cache: u64 = Size, "0", "bytes", "fake card's write cache: the last this many bytes written read back correctly at any address";
     bad_ranges: Vec<(u64, u64)> = Ranges, "none", "START+LEN;...", "byte ranges that return I/O errors";
     jitter: f64 = Fraction, "0.0", "fraction", "seeded timing noise, 0 to 1";
-    /// Real-world noise, off in every built-in profile (issue 13: USB
+    /// Real-world noise, off in every built-in profile (USB
     /// readers show requests 10 to 100 times slower than their neighbours,
     /// speed drifting with temperature and background garbage collection).
     outlier_fraction: f64 = Fraction, "0.0", "fraction", "share of requests that take outlier_factor times longer";

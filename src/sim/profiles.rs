@@ -59,7 +59,7 @@ pub const PROFILES: &[Profile] = &[
             ("au_erase_ns", "4000000"),
             ("au_cross_read_ns", "100000"),
             ("random_write_ns", "3000000"),
-            // Seed 004's --open-au --random rows from 16 KiB to 512 KiB cost
+            // Bradford's Flashbenching --open-au --random rows from 16 KiB to 512 KiB cost
             // about one page copy (2.9 ms) more per page than the fixed
             // penalty gives: the card writes random-mode pages twice.
             ("random_page_ns", "2900000"),

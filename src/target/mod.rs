@@ -1,4 +1,4 @@
-//! The seam every test runs through (DESIGN.md "The seam: Target"): geometry, and
+//! The seam every test runs through (docs/DESIGN.md "The seam: Target"): geometry, and
 //! "run these requests at this queue depth and tell me how long each took". Tests
 //! never read a clock or learn which kind of target they drive, so the same code
 //! measures real hardware and runs deterministically on simulated cards.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-/// The default when no TARGET is given (DESIGN.md): the built-in simulated card.
+/// The default when no TARGET is given (docs/DESIGN.md): the built-in simulated card.
 pub const DEFAULT_TARGET: &str = "sim:demo";
 
 /// A parsed TARGET.

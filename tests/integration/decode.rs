@@ -7,7 +7,7 @@ use crate::support::{flashlab, json};
 
 #[test]
 fn kingston_cid_contract_fields() {
-    // ../shared/calibration/mmc_registers.csv (seed 004_033f2d3f80bf6aca.txt).
+    // calibration/mmc_registers.csv (Bradford, Flashbenching; docs/SOURCES.md).
     let v = json(&["decode", "cid", "02544d5341303447113533890900d371"]);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["command"], "decode");

@@ -1,4 +1,4 @@
-//! Targets that are not flash (issue 13): a regular file on the test's
+//! Targets that are not flash: a regular file on the test's
 //! filesystem and on tmpfs, and loop devices over each. No erase block,
 //! page, open-AU limit or FAT area may be claimed with confidence 0.5 or more, the
 //! output says why, and the data comes back.

@@ -1,6 +1,6 @@
 //! `align`: erase-block (AU) and page size from read latencies, read-only.
 //!
-//! flashbench -a's idea (Arnd Bergmann, seed 004): read one block just before a
+//! flashbench -a's idea (Arnd Bergmann's flashbench, as Bradford's Flashbenching runs it): read one block just before a
 //! boundary (pre), across it (on) and just after it (post); `diff = on - (pre +
 //! post) / 2` is the cost of crossing. A read crossing a page boundary needs a
 //! second page read; one crossing an AU boundary also a new address translation.
@@ -40,16 +40,16 @@ const MAX_SAMPLES: usize = 256;
 const LONE_PAGE_PENALTY: f64 = 6.0;
 /// A step smaller than this (ns) is not a flash boundary, however steady: a
 /// crossing costs at least a NAND page read (tens of microseconds: 25.9 us on
-/// the HS400 eMMC of seed 001, 686 us on seed 004's Kingston), while a loop
+/// the HS400 eMMC of Wang's MMC software queue series, 686 us on the Kingston of Bradford's Flashbenching), while a loop
 /// device shows 0.1-0.3 us steps at 4 KiB and 1 MiB from its own request
 /// splitting.
 const MIN_STEP_NS: f64 = 2_000.0;
 /// Posterior probability at which sampling stops.
 const SURE: f64 = 0.995;
 /// The smallest crossing cost worth looking for. A NAND page read takes
-/// 25.9 us on seed 001's HS400 eMMC (the fastest part in the seeds), but a
+/// 25.9 us on the HS400 eMMC of Wang's MMC software queue series (the fastest part in docs/SOURCES.md), but a
 /// host streaming the first page while the card loads the next hides most
-/// of it: the seed 004 card's sub-page rows show 11.8-19 us and the
+/// of it: the sub-page rows of Bradford's Kingston show 11.8-19 us and the
 /// simulator's slow hosts a few. "No step" is only as sure as the rows could
 /// have shown a step this size: when the noise would hide it, "none" is a
 /// guess and its confidence says so.
@@ -614,7 +614,7 @@ mod tests {
                 "{name}"
             );
             if name == "kingston-sa04g" {
-                // Issue 5's budget: align within 30 device-seconds.
+                // The budget: align within 30 device-seconds.
                 assert!(t.device_time_ns() < 30_000_000_000);
             }
         }

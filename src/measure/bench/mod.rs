@@ -505,7 +505,7 @@ mod tests {
 
     #[test]
     fn host_command_queueing_doubles_emmc_random_writes() {
-        // Seed 001: with sdhci-hs400-hsq 4 KiB random writes come out about
+        // Wang, MMC software queue: with sdhci-hs400-hsq 4 KiB random writes come out about
         // double those without.
         let plain = bench("emmc-hs400", &[("host", "sdhci-hs400")], Rw::RandWrite, 4096, 32);
         let hsq = bench("emmc-hs400", &[("host", "sdhci-hs400-hsq")], Rw::RandWrite, 4096, 32);

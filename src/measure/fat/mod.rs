@@ -1,5 +1,5 @@
 //! `fat`: how many leading AUs tolerate small random writes (the FAT-optimised
-//! area, flashbench --find-fat's question, seed 004).
+//! area, flashbench --find-fat's question, as Bradford's Flashbenching asks it).
 //!
 //! flashbench writes each leading AU in order and leaves the reading to the
 //! user. Here each candidate AU is written in random order together with r
@@ -35,7 +35,7 @@ use crate::safety::ranges::Range;
 use crate::target::Target;
 
 /// Most leading AUs examined. A FAT area holds the filesystem's metadata:
-/// seed 004's cards show 0 to 2 AUs; a few dozen would be a whole partition.
+/// the cards of Bradford's Flashbenching show 0 to 2 AUs; a few dozen would be a whole partition.
 pub const MAX_AUS: u64 = 256;
 /// Writes per AU: enough for a stable median, few enough to be cheap.
 const WRITES: u64 = 32;

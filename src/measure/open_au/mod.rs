@@ -24,7 +24,7 @@ use crate::target::{AlignedBuf, Request, Target, run_all};
 /// A run whose writes take this many times what the same positions took with
 /// one AU is collapsed; checked as writes come in, so a collapsed run stops
 /// early. Below the limit the ratio is 1 (same writes, same state) give or take
-/// jitter; past it writes close AUs, tens of times slower (seed 004: 128 KiB
+/// jitter; past it writes close AUs, tens of times slower (Bradford, Flashbenching: 128 KiB
 /// writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs). 1.5, not 2:
 /// a card whose writes are slow next to its merges (cf-simpletech-oem: 16 KiB
 /// AUs written over PIO) only halves its speed past the limit, while runs
@@ -170,7 +170,7 @@ fn base(erase: u64) -> u64 {
     (16u64 << 20).max(8 * erase).next_multiple_of(erase)
 }
 
-/// Most open AUs a sweep tries. seed 003's best card keeps 20 open; a card
+/// Most open AUs a sweep tries. the best card of Bergmann's MMC quirks post keeps 20 open; a card
 /// keeping hundreds would be page-mapped, which the sweep reports as "no
 /// limit" long before this.
 pub const MAX_OPEN_AUS: u64 = 1024;

@@ -1,4 +1,4 @@
-//! Seed 000 (FreeBSD PR arm/155214): `dd bs=1m count=10` read and write on two
+//! FreeBSD PR arm/155214 (docs/SOURCES.md): `dd bs=1m count=10` read and write on two
 //! SanDisk cards behind the AT91RM9200 at91_mci, and the interrupts taken from
 //! boot to a shell.
 

@@ -1,4 +1,4 @@
-//! Seed 002 (NetBSD wd/ata_wdc, 2002-2004): CompactFlash in PIO mode, the
+//! Belevich, CompactFlash (docs/SOURCES.md; NetBSD wd/ata_wdc, 2002-2004): CompactFlash in PIO mode, the
 //! per-sector timeline of single- and multi-sector commands, and iozone 4K runs
 //! with the stock (one command per sector) and patched (READ/WRITE MULTIPLE)
 //! driver.

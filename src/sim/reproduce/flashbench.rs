@@ -9,7 +9,7 @@ use crate::target::{Request, Target};
 const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
 const OPEN_AU: &str = include_str!("../../../calibration/kingston_sa04g_open_au.csv");
 const FIND_FAT: &str = include_str!("../../../calibration/kingston_sa04g_find_fat.csv");
-const SEED003: &str = include_str!("../../../calibration/seed003_open_au.csv");
+const BERGMANN: &str = include_str!("../../../calibration/bergmann_open_au.csv");
 
 /// `--open-au`: for each chunk size, every chunk position of the erase block
 /// (in order, or LFSR order with `--random`), written into each of `count` AUs
@@ -174,8 +174,8 @@ fn kingston_find_fat(b: &mut Builder) {
     }
 }
 
-fn seed003(b: &mut Builder) {
-    let rows = csv(SEED003);
+fn bergmann(b: &mut Builder) {
+    let rows = csv(BERGMANN);
     let mut groups: Vec<(&str, u64)> = rows.iter().map(|r| (r[0], num(r[1]) as u64)).collect();
     groups.dedup();
     for (device, n) in groups {
@@ -210,7 +210,7 @@ pub(super) fn run(b: &mut Builder) {
     kingston_align(b);
     kingston_open_au(b);
     kingston_find_fat(b);
-    seed003(b);
+    bergmann(b);
     b.note(
         "Access patterns as flashbench ran them for Arnd Bergmann's open-AU post and the Flashbenching blog post: --open-au --random visits chunk positions \
          0..n-1 in LFSR order with 0 last (flashbench commit c2e7bda, 16 Feb 2011), so no write leaves its AU; \

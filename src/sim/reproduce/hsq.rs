@@ -1,4 +1,4 @@
-//! Seed 001 (Linux mmc host software queue v5): fio 4K direct I/O, iodepth 20,
+//! Wang, MMC software queue (docs/SOURCES.md): fio 4K direct I/O, iodepth 20,
 //! 20 jobs, on an HS400 eMMC, without and with the software queue.
 
 use super::{Builder, Rng, card, csv, num, throughput};

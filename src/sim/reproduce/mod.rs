@@ -256,7 +256,7 @@ mod conclusions {
     #[test]
     fn flashbench_tables_keep_their_cells() {
         // 176 of 236 within 15% since kingston's random-mode pages cost a
-        // page copy more (issue 13: more than the 170 it was filed with);
+        // page copy more (more than the 170 the first model gave);
         // every group beyond is named in the report's note.
         let r = run("flashbench").unwrap();
         assert_eq!(r.rows.len(), 236);

@@ -1,4 +1,4 @@
-//! Issue 20's other reproductions: outputs that are not plain files, a
+//! Data-safety holes a hostile tester found: outputs that are not plain files, a
 //! probe on a mounted device, sizes that overflow or overallocate, a restore
 //! that fails at the end of a run, a journal replaced by a directory,
 //! stderr that cannot be written, targets too small or not a whole number of

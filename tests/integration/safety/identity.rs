@@ -1,4 +1,4 @@
-//! The same bytes under another name (issue 20's reproductions): a pending
+//! The same bytes under another name (a hostile tester's reproductions): a pending
 //! journal found under another loop number and through a hard link;
 //! journals over the same bytes restored newest first whatever their file
 //! names; a loop device over a loop device, loop devices over a deleted file
