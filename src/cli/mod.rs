@@ -314,24 +314,40 @@ fn error_document(command: &str, e: &crate::error::CliError) -> RunDocument {
     doc
 }
 
-/// Where a command's output goes and in which format, chosen once.
+/// What a command gives to print.
 enum Output {
-    /// A run document, as text or JSON on stdout.
+    /// A run document, in the format chosen for the run (text or JSON).
     Doc(Box<RunDocument>),
-    /// A document in another format on stdout (`scatter --csv`, `sim show
+    /// A document in a format of its own (`scatter --csv`, `sim show
     /// --toml`).
     As(Box<RunDocument>, Box<dyn Format>),
     /// Text of its own (completions, the manual page).
     Raw(String),
 }
 
-fn print(doc: &RunDocument, as_json: bool) {
-    let text = if as_json {
-        crate::format::json::Json.render(&crate::format::one(doc))
+/// The format of a run's documents, chosen once from `--json`.
+fn chosen(json: bool) -> Box<dyn Format> {
+    if json {
+        Box::new(crate::format::json::Json)
     } else {
-        crate::format::text::Text.render(&crate::format::one(doc))
-    };
-    crate::out!("{}", text.unwrap_or_default());
+        Box::new(crate::format::text::Text)
+    }
+}
+
+/// `doc` on stdout in `format`; a format with nothing to say about it is a
+/// usage error (exit 2).
+fn print(doc: &RunDocument, format: &dyn Format) -> i32 {
+    match format.render(&crate::format::one(doc)) {
+        Ok(text) => {
+            crate::out!("{text}");
+            0
+        }
+        Err(e) => {
+            let e = crate::error::CliError::usage(e.why).hint(e.fix);
+            crate::errln!("{e}");
+            e.exit as i32
+        }
+    }
 }
 
 /// Run flashlab with the process arguments; returns the exit code.
@@ -347,7 +363,7 @@ pub fn main() -> i32 {
                     .unwrap_or_default();
                 let err = crate::error::CliError::usage(e.kind().to_string())
                     .hint("`flashlab --help` lists the commands, `flashlab COMMAND --help` their options");
-                print(&error_document(&command, &err), true);
+                print(&error_document(&command, &err), chosen(true).as_ref());
             }
             // clap prints its own message; usage errors exit 2, --help/--version 0.
             let _ = e.print();
@@ -357,33 +373,23 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
+    let format = chosen(cli.json);
     let as_json = cli.json;
     let command = cli.command.name();
     let code = match run(cli) {
-        Ok(Output::Doc(doc)) => {
-            print(&doc, as_json);
-            0
-        }
-        Ok(Output::As(doc, format)) => match format.render(&crate::format::one(&doc)) {
-            Ok(text) => {
-                crate::out!("{text}");
-                0
-            }
-            Err(e) => {
-                let e = crate::error::CliError::usage(e.why).hint(e.fix);
-                crate::errln!("{e}");
-                e.exit as i32
-            }
-        },
+        Ok(Output::Doc(doc)) => print(&doc, format.as_ref()),
+        Ok(Output::As(doc, own)) => print(&doc, own.as_ref()),
         Ok(Output::Raw(text)) => {
             crate::out!("{text}");
             0
         }
         Err(e) => {
+            // A failure still prints one document with --json, and what
+            // completed before it otherwise.
             if as_json {
-                print(&error_document(command, &e), true);
+                print(&error_document(command, &e), format.as_ref());
             } else if let Some(doc) = &e.partial {
-                print(doc, false);
+                print(doc, format.as_ref());
             }
             crate::errln!("{e}");
             e.exit as i32
