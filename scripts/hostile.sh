@@ -180,7 +180,7 @@ start() { # start LOGNAME CMD...
 }
 reap() { # reap PID -> $RC
   RC=0
-  wait "$1" || RC=$?
+  wait "$1" 2>/dev/null || RC=$? # (no "Killed" line from bash)
   local p keep=()
   for p in "${BGPIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
   BGPIDS=("${keep[@]}")

@@ -36,6 +36,14 @@ pub struct WriteRecord {
     pub bytes_restored: u64,
 }
 
+/// One step of a run and the device time it took (a probe's steps, or a
+/// command's own and the align it ran first).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StepTime {
+    pub step: String,
+    pub device_s: f64,
+}
+
 /// A failure, in the one document `--json` prints for it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ErrorBody {
@@ -63,6 +71,9 @@ pub struct Extras {
     /// What each writing test did to a real target.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub writes: Slot<Vec<WriteRecord>>,
+    /// Each step's device time, in order.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub steps: Slot<Vec<StepTime>>,
     /// Why the command failed (`--json` on a failure).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub error: Slot<ErrorBody>,

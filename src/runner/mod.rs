@@ -279,7 +279,14 @@ impl Runner {
         } else {
             self.run_writing(test, ranges, &progress)
         };
-        progress.finish(out.is_ok(), (self.device_ns - before) as f64 / 1e9, self.announce);
+        let spent = (self.device_ns - before) as f64 / 1e9;
+        progress.finish(out.is_ok(), spent, self.announce);
+        let mut steps = self.doc.extras.steps.get().cloned().unwrap_or_default();
+        steps.push(crate::document::StepTime {
+            step: T::KEY.replace('_', "-"),
+            device_s: spent,
+        });
+        self.doc.extras.steps.set(steps);
         let out = out?;
         T::record(&out, &mut self.doc.results);
         self.publish();

@@ -1,8 +1,10 @@
-//! Random simulated cards for the property tests and the calibration
-//! example (the calibration generator): timing jitter 0-25% with heavy-tailed
-//! outliers, hosts from UHS-I down to at91-mci with multi-block, 512- and
-//! 4096-byte sectors, capacities from 96 AUs, AUs of 1-128 MiB including
-//! 3 x 2^n, pages of 4-64 KiB, 1-30 open AUs each way, FAT areas of 0-6 AUs.
+//! Random simulated cards for the property tests and the calibration and
+//! budget examples. The calibration family: timing jitter 0-25% with
+//! heavy-tailed outliers, hosts from UHS-I down to at91-mci with
+//! multi-block, 512- and 4096-byte sectors, capacities from 96 AUs, AUs of
+//! 1-128 MiB including 3 x 2^n, pages of 4-64 KiB, 1-30 open AUs each way,
+//! FAT areas of 0-6 AUs. The hard family ([`Family::Hard`]) is where device
+//! time goes: large AUs with 4 KiB pages, 96-AU cards, slow hosts.
 
 use super::SimTarget;
 
@@ -20,6 +22,17 @@ pub struct Truth {
 use crate::random::xorshift as next;
 
 const AUS: [u64; 14] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128];
+/// The hard family's AUs: 2 to 128 MiB, 3 x 2^n included.
+const HARD_AUS: [u64; 13] = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128];
+/// The hard family's hosts, slow ones twice.
+const HARD_HOSTS: [&[(&str, &str)]; 6] = [
+    &[("host", "uhs1-sdr104")],
+    &[("host", "generic")],
+    &[("host", "am335x-hsmmc")],
+    &[("host", "am335x-hsmmc")],
+    &[("host", "at91-mci"), ("max_blocks_per_cmd", "64")],
+    &[("host", "at91-mci"), ("max_blocks_per_cmd", "64")],
+];
 const HOSTS: [&[(&str, &str)]; 4] = [
     &[("host", "uhs1-sdr104")],
     &[("host", "generic")],
@@ -27,19 +40,60 @@ const HOSTS: [&[(&str, &str)]; 4] = [
     &[("host", "at91-mci"), ("max_blocks_per_cmd", "64")],
 ];
 
-/// One random card, its spec text (for reruns) and its truth.
+/// Which cards to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// The calibration family: every kind of card in proportion.
+    Calibration,
+    /// Where device time goes: large AUs with small pages (a write past
+    /// the open-AU limit merges a whole AU), few AUs (96 to 512: little room
+    /// for a sweep), slow hosts, and jitter of 10-25%.
+    Hard,
+}
+
+/// One random card of the calibration family, its spec text (for reruns)
+/// and its truth.
 pub fn card(rng: &mut u64) -> (SimTarget, String, Truth) {
-    let au = AUS[(next(rng) % AUS.len() as u64) as usize] << 20;
+    card_of(Family::Calibration, rng)
+}
+
+/// One random card of `family`.
+pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
+    let hard = family == Family::Hard;
+    let au = if hard {
+        HARD_AUS[(next(rng) % HARD_AUS.len() as u64) as usize] << 20
+    } else {
+        AUS[(next(rng) % AUS.len() as u64) as usize] << 20
+    };
     let sector: u32 = if next(rng).is_multiple_of(4) { 4096 } else { 512 };
-    let page = ((4u64 << 10) << (next(rng) % 5)).min(au / 4);
+    // Half the hard cards have 4 KiB pages: the dearest merges.
+    let page = if hard && next(rng).is_multiple_of(2) {
+        4u64 << 10
+    } else {
+        ((4u64 << 10) << (next(rng) % 5)).min(au / 4)
+    };
     let linear = 1 + next(rng) % 30;
     // The model's random-order AUs come out of its open AUs.
     let random = 1 + next(rng) % linear;
     let fat = next(rng) % 7;
-    let aus = 96 + next(rng) % 417;
-    let jitter = (next(rng) % 251) as f64 / 1000.0;
+    let aus = if hard {
+        // A third of them at the 96-AU floor, the rest up to 2048.
+        match next(rng) % 3 {
+            0 => 96,
+            1 => 97 + next(rng) % 416,
+            _ => 513 + next(rng) % 1536,
+        }
+    } else {
+        96 + next(rng) % 417
+    };
+    let jitter = if hard {
+        (100 + next(rng) % 151) as f64 / 1000.0
+    } else {
+        (next(rng) % 251) as f64 / 1000.0
+    };
     let outliers = (next(rng) % 21) as f64 / 1000.0;
-    let host = HOSTS[(next(rng) % HOSTS.len() as u64) as usize];
+    let hosts: &[&[(&str, &str)]] = if hard { &HARD_HOSTS } else { &HOSTS };
+    let host = hosts[(next(rng) % hosts.len() as u64) as usize];
     let seed = next(rng) % 1_000_000;
     let mut settings: Vec<(String, String)> = host.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     for (k, v) in [

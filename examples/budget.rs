@@ -1,0 +1,121 @@
+//! Device time and accuracy of probe on generated cards (docs/DESIGN.md,
+//! "Device time"): every step's device time (median, 95th percentile, max)
+//! and the verdicts' exact rates, on the hard family (large AUs with 4 KiB
+//! pages, 96-AU cards, slow hosts) or the calibration family:
+//!
+//!     cargo run --release --example budget -- [CARDS] [SEED...] [--calibration] 2>/dev/null
+//!
+//! Prints each card over 10 device-minutes or with a wrong verdict (its
+//! spec reruns it with `flashlab probe SPEC`), then the table.
+
+use std::collections::BTreeMap;
+
+use flashlab::command::probe::probe_with;
+use flashlab::measure::confidence::Score;
+use flashlab::runner::Runner;
+use flashlab::sim::generate::{self, Family};
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let family = if args.iter().any(|a| a == "--calibration") {
+        Family::Calibration
+    } else {
+        Family::Hard
+    };
+    let nums: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let cards = nums.first().copied().unwrap_or(300) as usize;
+    let seeds: Vec<u64> = if nums.len() > 1 {
+        nums[1..].to_vec()
+    } else {
+        vec![1, 2, 3]
+    };
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut work = Vec::new();
+    for &seed in &seeds {
+        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        work.extend((0..cards).map(|_| generate::card_of(family, &mut rng)));
+    }
+    let chunk = work.len().div_ceil(threads).max(1);
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(t, spec, truth)| {
+                            let card = flashlab::sim::SimTarget::new(spec, t.params.clone());
+                            let steps = flashlab::command::probe::ProbeSteps {
+                                erase: None,
+                                capacity_and_bench: true,
+                            };
+                            let doc = probe_with(Runner::for_sim("probe", card), steps)
+                                .unwrap_or_else(|e| e.partial.map(|d| *d).expect("a document"));
+                            (spec.clone(), doc, truth.clone())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+    });
+    let mut score = Score::default();
+    let mut total = Vec::new();
+    let mut per_step: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (spec, doc, truth) in &results {
+        let wrong = score.add(&doc.results, truth);
+        let t = doc.device_time_s.unwrap_or(0.0);
+        total.push(t);
+        let mut steps: BTreeMap<String, f64> = BTreeMap::new();
+        for s in doc.extras.steps.get().into_iter().flatten() {
+            *steps.entry(s.step.clone()).or_default() += s.device_s;
+        }
+        for (k, v) in &steps {
+            per_step.entry(k.clone()).or_default().push(*v);
+        }
+        if !wrong.is_empty() || t > 600.0 {
+            let worst = steps
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(String::new(), |(k, v)| format!("{k} {v:.0} s"));
+            println!("{spec}: {t:.0} device-s (most: {worst}) {}", wrong.join(", "));
+        }
+    }
+    let n = results.len();
+    println!("\n{n} cards ({family:?} family, seeds {seeds:?})");
+    println!("{:<12} {:>9} {:>9} {:>9}", "device-s", "median", "p95", "max");
+    let row = |name: &str, v: &mut Vec<f64>| {
+        println!(
+            "{name:<12} {:>9.1} {:>9.1} {:>9.1}",
+            quantile(v, 0.5),
+            quantile(v, 0.95),
+            quantile(v, 1.0)
+        );
+    };
+    row("probe", &mut total);
+    for (k, v) in per_step.iter_mut() {
+        row(k, v);
+    }
+    let over = total.iter().filter(|&&t| t > 600.0).count();
+    println!("cards over 10 device-minutes: {over}");
+    println!("\n{}", score.show());
+    let confident_wrong = [&score.au, &score.page, &score.linear, &score.random, &score.fat]
+        .iter()
+        .map(|t| t.buckets[3].1 - t.buckets[3].0)
+        .sum::<usize>();
+    let verdicts = [&score.au, &score.page, &score.linear, &score.random, &score.fat]
+        .iter()
+        .map(|t| t.total)
+        .sum::<usize>();
+    println!(
+        "wrong at confidence >= 0.9: {confident_wrong} of {verdicts} verdicts ({:.2}%)",
+        100.0 * confident_wrong as f64 / verdicts.max(1) as f64
+    );
+}
