@@ -55,6 +55,7 @@ work=$(mktemp -d "${WORKDIR:-/var/tmp}/flashlab-hostile.XXXXXX")
 J=$work/journals
 mkdir -p "$J" "$work/logs" "$work/stuck"
 export FLASHLAB_DB=$work/results.sqlite
+export FLASHLAB_JOURNAL_DIR=$work/default-journals
 IMG=$work/img
 LINK=$work/img.link
 DECOY=$work/decoy

@@ -34,7 +34,7 @@ pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: Engine
         } else {
             let target = Path::new(what);
             let live = Identity::of(target, 0);
-            let mut found: Vec<(PathBuf, journal::Header)> = journal::list(&dir)
+            let mut found: Vec<(PathBuf, journal::Header)> = journal::list_all(&[dir.as_path()])
                 .into_iter()
                 .filter_map(|(p, h)| h.ok().map(|h| (p, h)))
                 .filter(|(_, h)| session::belongs_to(h, target, &live))
@@ -44,7 +44,7 @@ pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: Engine
             // the identity check says what differs and how to override it.
             if found.is_empty() {
                 let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-                found = journal::list(&dir)
+                found = journal::list_all(&[dir.as_path()])
                     .into_iter()
                     .filter_map(|(p, h)| h.ok().map(|h| (p, h)))
                     .filter(|(_, h)| h.target == canon.display().to_string())
@@ -97,7 +97,7 @@ fn refuse_if_newer_pending(path: &Path) -> CliResult<()> {
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let newer = journal::list(dir).into_iter().find(|(p, h)| {
+    let newer = journal::list_all(&[dir]).into_iter().find(|(p, h)| {
         std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) != canon
             && h.as_ref().is_ok_and(|h| {
                 h.order() > mine.order()
@@ -153,7 +153,11 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     }
     // The same claim a writing run takes: nothing else writes these bytes
     // (through any alias) while they are put back.
-    let _claim = safety::claim::claim(&target_path)?;
+    let claim = safety::claim::claim(&target_path)?;
+    // Whatever another name of the bytes still holds unwritten (a crashed
+    // run's pages in a lower loop device's cache) lands now, not over the
+    // restored bytes later.
+    session::settle(&claim, &shown);
     let opened = open::open(
         &args::target(&shown)
             .map_err(|e| CliError::usage(e).hint("the journal names a target flashlab cannot parse"))?,
@@ -199,6 +203,10 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     }
     let torn = j.torn_tail;
     let bytes = j.restore(t.as_mut() as &mut dyn Target, Some(reader.as_mut()))?.bytes;
+    // Every name shows the restored bytes, and they are read back once
+    // more after that, before the journal goes.
+    session::settle(&claim, &shown);
+    j.verify(reader.as_mut())?;
     j.delete()?;
     Ok(Restored {
         journal: path.display().to_string(),
@@ -210,7 +218,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
 }
 
 fn list(dir: &Path) -> RunDocument {
-    let pending: Vec<Pending> = journal::list(dir)
+    let pending: Vec<Pending> = journal::list_all(&[dir])
         .into_iter()
         .map(|(p, h)| match h {
             Ok(h) => Pending {

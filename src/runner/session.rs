@@ -100,6 +100,10 @@ impl Writable {
         // backing file, loops over loops) is claimed before the target
         // itself is opened.
         let claim = safety::claim::claim(path)?;
+        // From here a Ctrl-C or SIGTERM stops the run at a request boundary
+        // and restores; before the journal exists, not after.
+        safety::signals::install();
+        settle(&claim, spec);
         let opened = open::open(
             target,
             OpenOptions {
@@ -173,6 +177,22 @@ impl Writable {
     }
 }
 
+impl Drop for Writable {
+    /// The run is over (its journals restored, or kept for `flashlab
+    /// restore`): every other name of the bytes shows them as they are now.
+    fn drop(&mut self) {
+        let _ = self.target.sync();
+        settle(&self.claim, &self.spec);
+    }
+}
+
+/// [`Claim::settle`], saying on stderr what could not be settled.
+pub fn settle(claim: &Claim, spec: &str) {
+    for f in claim.settle(true) {
+        crate::errln!("note: {spec}: could not flush another name of its bytes: {f}");
+    }
+}
+
 /// A writing test on a simulated card: no consent or journal (nothing real is
 /// written), the ranges still enforced.
 pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) -> CliResult<PreservingTarget<'static>> {
@@ -218,34 +238,28 @@ pub fn journal_dir_arg(consent: &Consent) -> String {
 }
 
 /// A journal no running flashlab holds, in the journal directory `consent`
-/// names or the default one, whose bytes are among `path`'s bytes by
+/// names, the default one or wherever the default one points, whose bytes are among `path`'s bytes by
 /// identity (the file or disk under both, whatever path or loop number
 /// either run used; by path and file for journals of earlier versions),
 /// with its journalled bytes.
 pub fn pending_journal(path: &Path, consent: &Consent) -> Option<(std::path::PathBuf, u64)> {
-    let mut dirs = vec![safety::default_journal_dir()];
-    if let Some(d) = &consent.journal_dir {
-        dirs.insert(0, d.clone());
-    }
-    dirs.dedup();
+    let dirs: Vec<&Path> = consent.journal_dir.as_deref().into_iter().collect();
     let live = Identity::of(path, 0);
-    dirs.iter()
-        .flat_map(|d| safety::journal::list(d))
-        .find_map(|(j, header)| {
-            let h = header.ok()?;
-            if !belongs_to(&h, path, &live) || safety::journal::is_live(&j) {
-                return None;
-            }
-            // What it holds: a run journals a range just before writing it,
-            // so an empty journal (a crash before the first write) holds
-            // nothing of the target and nothing of it was written. One that
-            // cannot be read is pending: restore says what is wrong with it.
-            match safety::journal::Journal::open(&j) {
-                Ok(opened) if opened.bytes() == 0 => None,
-                Ok(opened) => Some((j, opened.bytes())),
-                Err(_) => Some((j, h.total_bytes)),
-            }
-        })
+    safety::journal::list_all(&dirs).into_iter().find_map(|(j, header)| {
+        let h = header.ok()?;
+        if !belongs_to(&h, path, &live) || safety::journal::is_live(&j) {
+            return None;
+        }
+        // What it holds: a run journals a range just before writing it,
+        // so an empty journal (a crash before the first write) holds
+        // nothing of the target and nothing of it was written. One that
+        // cannot be read is pending: restore says what is wrong with it.
+        match safety::journal::Journal::open(&j) {
+            Ok(opened) if opened.bytes() == 0 => None,
+            Ok(opened) => Some((j, opened.bytes())),
+            Err(_) => Some((j, h.total_bytes)),
+        }
+    })
 }
 
 /// Whether the journal with header `h` holds bytes of the target at `path`

@@ -196,17 +196,23 @@ impl Writer {
                 why: format!("its header ({size} bytes: too many declared ranges) passes the {MAX_HEADER}-byte limit"),
             });
         }
+        // The pointer first: one to a journal that never came to be is
+        // passed over, a journal without one would be missed.
+        let pointer = point_to(&path);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(&path)
-            .map_err(|e| io(&path, e))?;
+            .map_err(|e| io(&path, e));
         // Until its header is durable the file holds nothing of the target:
         // a failure removes it, so it is not mistaken for a pending journal.
-        let made = Self::start(file, &path, dir, header);
+        let made = file.and_then(|file| Self::start(file, &path, dir, header));
         if made.is_err() {
             let _ = std::fs::remove_file(&path);
+            if let Some(p) = pointer {
+                let _ = std::fs::remove_file(p);
+            }
         }
         made
     }
@@ -651,17 +657,10 @@ impl Journal {
                 super::run_batch(target, &writes, RESTORE_QUEUE_DEPTH, &mut data)?;
                 done.write_ns += target.device_time_ns() - t0;
                 for rec in recs {
-                    let read = Request::read(rec.offset, rec.len, 0);
                     match verifier.as_deref_mut() {
-                        Some(v) => super::run_batch(v, &[read], 1, &mut back)?,
-                        None => super::run_batch(target, &[read], 1, &mut back)?,
+                        Some(v) => check(v, rec, &mut back)?,
+                        None => check(target, rec, &mut back)?,
                     };
-                    if crc32fast::hash(&back.as_slice()[..rec.len as usize]) != rec.crc {
-                        return Err(SafetyError::VerifyFailed {
-                            offset: rec.offset,
-                            len: rec.len.into(),
-                        });
-                    }
                     done.bytes += u64::from(rec.len);
                 }
                 let _ = empty_tx.send(data);
@@ -672,7 +671,15 @@ impl Journal {
         })
     }
 
-    /// Remove the journal once its bytes are back.
+    /// Read every record's bytes back through `reader` and compare them
+    /// with the journal's checksums (after a restore, once the other names
+    /// of the bytes have been flushed).
+    pub fn verify(&self, reader: &mut dyn Target) -> Result<(), SafetyError> {
+        let mut back = AlignedBuf::new(CHUNK);
+        self.records.iter().try_for_each(|rec| check(reader, rec, &mut back))
+    }
+
+    /// Remove the journal once its bytes are back, then its pointer.
     pub fn delete(self) -> Result<(), SafetyError> {
         crash_point("journal delete");
         std::fs::remove_file(&self.path).map_err(|e| io(&self.path, e))?;
@@ -681,8 +688,121 @@ impl Journal {
             (None, Some(dir)) => sync_dir(dir)?,
             (_, None) => {}
         }
+        if let Some(p) = pointer_of(&self.path) {
+            let _ = std::fs::remove_file(p);
+        }
         Ok(())
     }
+}
+
+/// Read `rec`'s bytes through `reader` into `back` and compare them with
+/// the checksum of the original.
+fn check(reader: &mut dyn Target, rec: &Record, back: &mut AlignedBuf) -> Result<(), SafetyError> {
+    super::run_batch(reader, &[Request::read(rec.offset, rec.len, 0)], 1, back)?;
+    if crc32fast::hash(&back.as_slice()[..rec.len as usize]) != rec.crc {
+        return Err(SafetyError::VerifyFailed {
+            offset: rec.offset,
+            len: rec.len.into(),
+        });
+    }
+    Ok(())
+}
+
+/// What a pointer file's name ends with.
+const POINTER: &str = "where";
+
+/// The pointer the default journal directory keeps to a journal elsewhere
+/// (None for a journal in the default directory itself).
+fn pointer_of(journal: &Path) -> Option<PathBuf> {
+    let default = super::default_journal_dir();
+    let dir = journal.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(dir) == canon(&default) {
+        return None;
+    }
+    Some(default.join(format!("{}.{POINTER}", journal.file_name()?.to_string_lossy())))
+}
+
+/// Leave a pointer to `journal` (about to be made in a directory the user
+/// chose) in the default journal directory, durable, so that a later run
+/// naming another directory, or none, still finds it pending. Best effort:
+/// a default directory that cannot be written is said once on stderr, and
+/// the journal's own directory still holds it.
+fn point_to(journal: &Path) -> Option<PathBuf> {
+    let pointer = pointer_of(journal)?;
+    let default = pointer.parent()?.to_path_buf();
+    let abs = std::path::absolute(journal).unwrap_or_else(|_| journal.to_path_buf());
+    let made = std::fs::create_dir_all(&default)
+        .and_then(|()| {
+            let mut f = File::create(&pointer)?;
+            f.write_all(format!("{}\n", abs.display()).as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| File::open(&default)?.sync_all());
+    match made {
+        Ok(()) => Some(pointer),
+        Err(e) => {
+            crate::errln!(
+                "note: could not leave a pointer to the journal in {} ({e}); a run naming another journal \
+                 directory would not see it",
+                default.display()
+            );
+            None
+        }
+    }
+}
+
+/// The journals pending in any of `dirs`, the default directory, and
+/// wherever the default directory's pointers lead (journals made under
+/// another `--journal-dir`), each once.
+pub fn list_all(dirs: &[&Path]) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
+    let default = super::default_journal_dir();
+    let mut out: Vec<(PathBuf, Result<Header, SafetyError>)> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut add = |p: PathBuf, h: Result<Header, SafetyError>, out: &mut Vec<_>| {
+        let canon = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+        if !seen.contains(&canon) {
+            seen.push(canon);
+            out.push((p, h));
+        }
+    };
+    for d in dirs.iter().copied().chain([default.as_path()]) {
+        for (p, h) in list(d) {
+            add(p, h, &mut out);
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(&default) else {
+        return out;
+    };
+    let mut pointers: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == POINTER))
+        .collect();
+    pointers.sort();
+    for pointer in pointers {
+        let Ok(text) = std::fs::read_to_string(&pointer) else {
+            continue;
+        };
+        let j = PathBuf::from(text.trim_end_matches('\n'));
+        if !j.is_absolute() || j.extension().is_none_or(|e| e != EXTENSION) {
+            continue;
+        }
+        match std::fs::symlink_metadata(&j) {
+            Ok(_) => {
+                let h = Journal::header_of(&j);
+                add(j, h, &mut out);
+            }
+            // The journal is gone (restored; a crash came between its
+            // deletion and its pointer's): the pointer goes too. While its
+            // directory is missing (a drive not mounted), it stays.
+            Err(_) if j.parent().is_some_and(Path::is_dir) => {
+                let _ = std::fs::remove_file(&pointer);
+            }
+            Err(_) => {}
+        }
+    }
+    out
 }
 
 /// Journals in `dir`, each with its header or why it could not be read.

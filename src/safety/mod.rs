@@ -64,8 +64,17 @@ pub(crate) fn run_batch(
 }
 
 /// Where journals live unless `--journal-dir` says otherwise: /var/lib/flashlab
-/// for root, the XDG state directory for everyone else.
+/// for root, the XDG state directory for everyone else, or
+/// `FLASHLAB_JOURNAL_DIR` (absolute) when set. Journals made elsewhere leave
+/// a pointer here ([`journal::list_all`]), so a pending journal is found
+/// whichever directory the next run names.
 pub fn default_journal_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FLASHLAB_JOURNAL_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return d;
+    }
     if rustix::process::geteuid().is_root() {
         return PathBuf::from("/var/lib/flashlab/journals");
     }

@@ -25,9 +25,18 @@ pub fn sha(path: &Path) -> Vec<u8> {
     Sha256::digest(std::fs::read(path).expect("read target")).to_vec()
 }
 
+/// The environment every run of the binary gets: the test's own results
+/// store and its own default journal directory (where journals made under
+/// another --journal-dir leave their pointers), never the user's.
+pub fn test_env() -> [(&'static str, PathBuf); 2] {
+    let db = test_db();
+    let journals = db.with_extension("journals");
+    [("FLASHLAB_DB", db), ("FLASHLAB_JOURNAL_DIR", journals)]
+}
+
 pub fn flashlab() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("flashlab").expect("binary built");
-    c.env("FLASHLAB_DB", test_db());
+    c.envs(test_env());
     c
 }
 
@@ -121,10 +130,18 @@ pub struct LoopDevice {
 
 impl LoopDevice {
     pub fn attach(file: &Path, sector_size: Option<u32>) -> Self {
+        Self::attach_with(file, sector_size, 0)
+    }
+
+    /// Attached at byte `offset` of `file` (`losetup --offset`).
+    pub fn attach_with(file: &Path, sector_size: Option<u32>, offset: u64) -> Self {
         let mut cmd = Command::new("losetup");
         cmd.arg("--find").arg("--show");
         if let Some(s) = sector_size {
             cmd.arg("--sector-size").arg(s.to_string());
+        }
+        if offset > 0 {
+            cmd.arg("--offset").arg(offset.to_string());
         }
         let out = cmd.arg(file).output().expect("losetup runs");
         assert!(

@@ -254,7 +254,7 @@ fn open_error(path: &str, e: io::Error) -> TargetError {
 }
 
 /// How long an exclusive open keeps retrying a busy device (see `open_file`).
-const BUSY_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+pub const BUSY_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn open_file(path: &Path, p: &str, kind: TargetKind, opts: OpenOptions) -> Result<(File, bool), TargetError> {
     let mut flags = OFlags::CLOEXEC | OFlags::DIRECT;

@@ -183,7 +183,7 @@ fn capacity_killed_anywhere_loses_nothing() {
             .args(["capacity", dev.as_str(), "--push", "4M", "--write", "--journal-dir"])
             .arg(&jdir)
             .env("FLASHLAB_CRASH_AT", at.to_string())
-            .env("FLASHLAB_DB", crate::support::test_db())
+            .envs(crate::support::test_env())
             .output()
             .unwrap();
         if out.status.code().is_none() {

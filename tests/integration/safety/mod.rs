@@ -40,7 +40,7 @@ pub const RANGES: [&str; 4] = ["--range", "1M+2M", "--range", "9M+1M"];
 /// the preserving writer the tests drive (1 MiB writes, queue depth 1).
 pub fn write_pattern(dev: &str, jdir: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flashlab"));
-    c.env("FLASHLAB_DB", crate::support::test_db());
+    c.envs(crate::support::test_env());
     c.args(["debug", "write-pattern", dev, "--write", "--journal-dir"])
         .arg(jdir)
         .args(extra)
@@ -51,7 +51,7 @@ pub fn write_pattern(dev: &str, jdir: &Path, extra: &[&str]) -> Command {
 /// `flashlab restore WHAT --journal-dir JDIR EXTRA...`.
 pub fn restore(what: &Path, jdir: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flashlab"));
-    c.env("FLASHLAB_DB", crate::support::test_db());
+    c.envs(crate::support::test_env());
     c.arg("restore").arg(what).arg("--journal-dir").arg(jdir).args(extra);
     c
 }
