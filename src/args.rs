@@ -130,4 +130,19 @@ pub struct WriteArgs {
     /// for root, else $XDG_STATE_HOME/flashlab/journals).
     #[arg(long, value_name = "DIR")]
     pub journal_dir: Option<PathBuf>,
+    /// Device-seconds each writing step may take (default 180). A step
+    /// that has no answer when its budget ends says "unsure: stopped after
+    /// N device-seconds" and what it saw.
+    #[arg(long, value_name = "SECONDS", value_parser = budget)]
+    pub budget: Option<f64>,
+}
+
+/// `--budget SECONDS`: a positive number of seconds, at most a week.
+pub fn budget(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 7.0 * 86400.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a budget: give device-seconds, more than 0 and at most 604800 (a week)"
+        )),
+    }
 }

@@ -373,6 +373,7 @@ mod tests {
             tried_up_to: 32,
             runs: Vec::new(),
             confidence: 0.95,
+            stopped_by_budget_s: None,
         })
     }
 

@@ -81,7 +81,7 @@ pub fn run_alone<T: Test>(test: &T, target: &mut dyn Target) -> Result<T::Output
         };
         return test.run(&mut cx);
     }
-    let mut p = crate::safety::PreservingTarget::new(Box::new(target), ranges, None)?;
+    let mut p = crate::safety::PreservingTarget::in_memory(Box::new(target), ranges)?;
     let mut cx = Cx {
         target: &mut p,
         progress: &(),
@@ -193,6 +193,19 @@ pub const MAX_BUFFER: u64 = MAX_ERASE;
 /// A buffer of `len` bytes, refused (not cut short, not an out-of-memory
 /// abort) beyond [`MAX_BUFFER`]. Callers check their own options first and
 /// name them; this is the last line.
+/// Device-seconds a writing step may take by default: a card pays device
+/// time in real time, and a step of more than four minutes loses a user
+/// waiting on it (issue 22's goal: each step at most 4 device-minutes, a
+/// probe at most 10). Three for the measurement leaves one for reading the
+/// originals and writing back what changed.
+pub const STEP_BUDGET_S: f64 = 180.0;
+
+/// A step's budget in device-nanoseconds: `--budget SECONDS` or
+/// [`STEP_BUDGET_S`].
+pub fn budget_ns(seconds: Option<f64>) -> u64 {
+    (seconds.unwrap_or(STEP_BUDGET_S).clamp(0.0, 1e9) * 1e9) as u64
+}
+
 pub fn buffer(len: u64) -> Result<crate::target::AlignedBuf, MeasureError> {
     match usize::try_from(len) {
         Ok(n) if len <= MAX_BUFFER => Ok(crate::target::AlignedBuf::new(n)),

@@ -28,6 +28,8 @@ pub struct Consent {
     pub no_preserve: bool,
     /// `--journal-dir`.
     pub journal_dir: Option<PathBuf>,
+    /// `--budget`: device-seconds each writing step may take.
+    pub budget_s: Option<f64>,
 }
 
 impl From<&args::WriteArgs> for Consent {
@@ -36,6 +38,7 @@ impl From<&args::WriteArgs> for Consent {
             write: w.write,
             no_preserve: w.no_preserve,
             journal_dir: w.journal_dir.clone(),
+            budget_s: w.budget,
         }
     }
 }
@@ -205,7 +208,7 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) ->
         ranges.len(),
         if ranges.len() == 1 { "" } else { "s" }
     );
-    Ok(PreservingTarget::new(Box::new(card), ranges, None)?)
+    Ok(PreservingTarget::in_memory(Box::new(card), ranges)?)
 }
 
 /// A journal an earlier run left (a crash, a power cut) holds bytes of

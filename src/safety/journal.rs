@@ -251,8 +251,9 @@ impl Writer {
         })
     }
 
-    /// Append the original bytes at `offset` (not yet committed).
-    pub fn record(&mut self, offset: u64, data: &[u8]) -> Result<(), SafetyError> {
+    /// Append the original bytes at `offset` (not yet committed); returns
+    /// where in the journal file they are, for [`Writer::read_original`].
+    pub fn record(&mut self, offset: u64, data: &[u8]) -> Result<u64, SafetyError> {
         let seq = u32::try_from(self.records).map_err(|_| SafetyError::Journal {
             path: self.path.display().to_string(),
             why: "too many records".into(),
@@ -262,9 +263,16 @@ impl Writer {
             .write_all_at(&h, self.end)
             .and_then(|_| self.file.write_all_at(data, self.end + HEAD as u64))
             .map_err(|e| io(&self.path, e))?;
+        let at = self.end + HEAD as u64;
         self.end += (HEAD + data.len()) as u64;
         self.records += 1;
-        Ok(())
+        Ok(at)
+    }
+
+    /// Read original bytes back from the journal file at `at` (what
+    /// [`Writer::record`] returned, plus an offset into the record).
+    pub fn read_original(&self, at: u64, out: &mut [u8]) -> Result<(), SafetyError> {
+        self.file.read_exact_at(out, at).map_err(|e| io(&self.path, e))
     }
 
     /// Make every record so far durable and committed: records synced, then
@@ -600,14 +608,24 @@ impl Journal {
     /// Records go in batches of [`RESTORE_BATCH`]. A reader thread fills the
     /// next batch from the journal while this thread writes the current one
     /// at queue depth [`RESTORE_QUEUE_DEPTH`] and checks it.
-    pub fn restore(
+    pub fn restore(&self, target: &mut dyn Target, verifier: Option<&mut dyn Target>) -> Result<Restored, SafetyError> {
+        self.restore_where(target, verifier, &|_| true)
+    }
+
+    /// [`Journal::restore`] for the records whose device offset `changed`
+    /// says a write changed (a run that wrote some chunks with their own
+    /// original bytes leaves those as they were; after a crash nobody knows,
+    /// and every record goes back).
+    pub fn restore_where(
         &self,
         target: &mut dyn Target,
         mut verifier: Option<&mut dyn Target>,
+        changed: &dyn Fn(u64) -> bool,
     ) -> Result<Restored, SafetyError> {
         use std::sync::mpsc::sync_channel;
         let file = &self.file;
-        let records = &self.records;
+        let records: Vec<Record> = self.records.iter().filter(|r| changed(r.offset)).copied().collect();
+        let records = records.as_slice();
         let batch_len = records.len().clamp(1, RESTORE_BATCH);
         let (full_tx, full_rx) = sync_channel::<Result<(AlignedBuf, Vec<Request>), SafetyError>>(1);
         let (empty_tx, empty_rx) = sync_channel::<AlignedBuf>(2);

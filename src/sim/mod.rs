@@ -418,6 +418,10 @@ impl Target for SimTarget {
         &self.desc
     }
 
+    fn keeps_data(&self) -> bool {
+        self.params.keep_data
+    }
+
     fn run(
         &mut self,
         requests: &[Request],

@@ -167,6 +167,13 @@ pub trait Target {
     fn engines_used(&self) -> Vec<real::EngineChoice> {
         Vec::new()
     }
+
+    /// Whether reads return what was written: false only for a simulated
+    /// card that keeps timing alone (`keep_data=false`), whose restores
+    /// cannot be checked by content.
+    fn keeps_data(&self) -> bool {
+        true
+    }
 }
 
 /// A borrowed or boxed target is a target: each method forwards.
@@ -200,6 +207,10 @@ macro_rules! forward_target {
 
             fn engines_used(&self) -> Vec<real::EngineChoice> {
                 (**self).engines_used()
+            }
+
+            fn keeps_data(&self) -> bool {
+                (**self).keeps_data()
             }
         }
     )*};

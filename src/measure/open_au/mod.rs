@@ -1,12 +1,18 @@
 //! `open-au`: how many allocation units the card keeps open, for in-order and
-//! for random-order writes (flashbench --open-au [--random], seeds 003/004).
+//! for random-order writes (flashbench --open-au [--random]; Bergmann's
+//! open-AU table, calibration/bergmann_open_au.csv).
 //!
-//! flashbench writes N AUs interleaved, chunk by chunk, and the user sweeps N by
-//! hand; once N passes the card's limit every write closes an AU (copy the rest,
-//! erase) and a run takes 25 minutes. Here N doubles until small-chunk writes
-//! collapse, then bisects; a run stops as soon as its mean latency is clearly
-//! above the one-AU baseline. Runs write whole AUs, so a finished run leaves its
-//! AUs closed; an aborted run leaves them dirty, so later runs use fresh ones.
+//! flashbench writes N AUs interleaved, whole, and the user sweeps N by hand;
+//! past the card's limit every write closes an AU (copy the rest, erase), and
+//! a run takes 25 minutes. Here one pool of `max + 1` AUs serves every count:
+//! N goes 1, 2, 3... and each count adds one AU to the round-robin, whose
+//! writes go on where that AU's last one ended (in order, or the next of its
+//! shuffled positions), so no AU is ever written whole. Only a small region
+//! at the start of each AU is written ([`REGION_POSITIONS`] chunks), with the
+//! bytes it already held (read just before): the card does the same work,
+//! and there is nothing to write back afterwards. A count collapses when its
+//! writes turn into merges; the sweep stops there, or at its device-time
+//! budget, and says which.
 
 mod command;
 mod show;
@@ -19,37 +25,63 @@ use serde::{Deserialize, Serialize};
 use super::MeasureError;
 use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
-use crate::target::{AlignedBuf, Request, Target, run_all};
+use crate::target::{Request, Target, run_all};
 
-/// A run whose writes take this many times what the same positions took with
-/// one AU is collapsed; checked as writes come in, so a collapsed run stops
-/// early. Below the limit the ratio is 1 (same writes, same state) give or take
-/// jitter; past it writes close AUs, tens of times slower (Bradford, Flashbenching: 128 KiB
-/// writes fall from 4.5 MB/s to 0.3 MB/s at four Kingston AUs). 1.5, not 2:
-/// a card whose writes are slow next to its merges (cf-simpletech-oem: 16 KiB
-/// AUs written over PIO) only halves its speed past the limit, while runs
-/// below the limit stay within 1.1 of the baseline (the property test's
-/// highest on 1,600 cards).
+/// A count whose visits take this many times the one-AU baseline's (by
+/// median, or by mean without the slowest tenth) is collapsed, in two
+/// windows in a row: the faint collapse
+/// of a card whose merges are cheap next to its writes (cf-simpletech-oem: 16
+/// KiB AUs written over PIO only halve their speed past the limit), while
+/// counts below the limit stay within 1.1 of the baseline (the property
+/// test's highest on 1,600 cards).
 const COLLAPSE: f64 = 1.5;
-/// A one-AU write this many times the median one-AU write is housekeeping
-/// (a merge, a gap copy), not a plain write.
-const HOUSEKEEPING: f64 = 2.0;
+/// A write this many times the baseline's median is a merge (or an outlier).
+/// A merge copies pages of an AU and erases it: a 4 MiB AU of 16 KiB pages
+/// costs ~100 writes' time, a 128 MiB AU of 4 KiB pages ~15,000.
+const SLOW: f64 = 8.0;
+/// The sequential test on slow visits (Wald's SPRT): below the limit a
+/// visit is slow with probability [`P_OUTLIER`] or the rate the sweep saw
+/// so far, if higher (an outlier: the generator's cards have up to 2%,
+/// heavy-tailed); past it with probability [`P_COLLAPSED`] (every visit
+/// merges in the model; a card that merges every other visit still gets
+/// there, later). Each slow visit multiplies the evidence by P_COLLAPSED /
+/// P_OUTLIER, each quick one by (1 - P_COLLAPSED) / (1 - P_OUTLIER); a count
+/// collapses once it passes [`EVIDENCE`]: three slow visits in a row. A
+/// count below the limit passes it with probability under 1/EVIDENCE.
+const P_OUTLIER: f64 = 0.03;
+const P_COLLAPSED: f64 = 0.7;
+const EVIDENCE: f64 = 1e4;
+/// Evidence for "no collapse" is kept at most this strong, so a collapse
+/// that begins late in a count still shows.
+const FLOOR: f64 = 1e-2;
 /// AUs between two used ones (flashbench leaves 12; one is enough to keep the
 /// end of one AU from looking like the start of the next).
 const SPACING: u64 = 2;
+/// Chunks written at the start of each AU, at most: each count gives each of
+/// its AUs a few writes, so over a sweep to 32 the first AU takes ~130.
+pub const REGION_POSITIONS: u64 = 256;
+/// Bytes of each AU's region, at most (chunks of large pages get fewer
+/// positions): what the journal holds per AU.
+const REGION_BYTES: u64 = 8 << 20;
+/// Visits of the one-AU baseline, after its first (which opens the AU).
+const BASELINE_WRITES: usize = 24;
+/// Visits each count is judged on: at least this many, and two rounds.
+const JUDGED_WRITES: usize = 16;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub erase: u64,
-    /// Chunk of the sweep: small enough that a collapse is unmistakable.
+    /// Chunk of the sweep: the page, so a write is one page program.
     pub chunk: u64,
     /// Largest N tried.
     pub max: u64,
     pub linear: bool,
     pub random: bool,
-    /// After the sweep, every chunk size from the erase size down at the
-    /// limit and one past it, like flashbench's table.
+    /// After the sweep, every chunk size from the erase size down at one
+    /// AU, at the limit and one past it, like flashbench's table.
     pub full: bool,
+    /// Device time the step may take (both orders; --full's table included).
+    pub budget_ns: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,7 +96,7 @@ pub struct Level {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
-    /// A second pass at the limit, on fresh AUs, to confirm it.
+    /// A second pass at the limit, to confirm it.
     #[serde(default)]
     pub confirmation: bool,
     pub open_aus: u64,
@@ -76,15 +108,18 @@ pub struct Run {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sweep {
-    /// Null when nothing collapsed up to `tried_up_to` (a page-mapped FTL).
+    /// Null when nothing collapsed up to `tried_up_to` (a page-mapped FTL,
+    /// or a sweep its budget stopped).
     pub max_open_aus: Option<u64>,
     pub tried_up_to: u64,
     pub runs: Vec<Run>,
-    /// How sure the verdict is (a limit, or no limit up to `tried_up_to`):
-    /// the limit was measured a second time on fresh AUs, and both passes
-    /// must agree for a confident answer.
+    /// How sure the verdict is (a limit, or no limit up to `tried_up_to`).
     #[serde(default)]
     pub confidence: f64,
+    /// The device-time budget ended the sweep after this many seconds,
+    /// before an answer: unsure, and `tried_up_to` is how far it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by_budget_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,39 +165,31 @@ pub fn cross_check(r: &mut OpenAuResult, fat_limit: u64) {
     }
 }
 
-/// Most chunk positions one AU is split into: flashbench's LFSR reaches
-/// 2^16, but past a few thousand writes per AU a run only costs more device
-/// time without telling more.
-const MAX_POSITIONS: u64 = 4096;
-
-/// Fewest chunk positions per AU: with few, a write is a large share of the
-/// AU and an eviction's copy costs little next to it, so the collapse is
-/// faint (a 16 KiB-AU CompactFlash card writing 2 KiB pages slows by a fifth).
+/// Fewest chunks per AU: with few, a write is a large share of the AU and
+/// an eviction's copy costs little next to it, so the collapse is faint (a
+/// 16 KiB-AU card of 512-byte pages written in 4 KiB chunks slows by a
+/// fifth; in 512-byte chunks, tenfold).
 const MIN_POSITIONS: u64 = 64;
 
-/// The sweep chunk: the page (16 KiB when unknown), at least a block, at most
-/// a quarter AU, doubled while the AU holds more than [`MAX_POSITIONS`] of
-/// them. Whole pages where the AU holds [`MIN_POSITIONS`] of them: a chunk
-/// that splits pages costs a read-modify-write at its edges and makes each
-/// AU's log fill at a different write. Smaller AUs get smaller chunks, down
-/// to the block, so the collapse shows.
+/// The sweep chunk: the page (16 KiB when unknown), at least a block, at
+/// most a quarter AU: each write is one page program, and a merge copies
+/// the most pages next to it. Halved, down to the block, while the AU holds
+/// fewer than [`MIN_POSITIONS`].
 pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
-    let mut c = page.unwrap_or(16 << 10).max(block);
-    while erase / c > MAX_POSITIONS && erase.is_multiple_of(2 * c) {
-        c *= 2;
-    }
-    c = c.min(erase / 4).max(block);
+    let mut c = page.unwrap_or(16 << 10).max(block).min(erase / 4).max(block);
     while erase / c < MIN_POSITIONS && c / 2 >= block && (c / 2).is_multiple_of(block) {
         c /= 2;
     }
     c
 }
 
-/// AU slots one order's sweep may need: the doubling, the first collapse, and
-/// the bisection's collapsed runs each take fresh AUs; `--full` two more runs.
-fn slots_per_order(o: &Options) -> u64 {
-    // The confirmation pass adds one collapsed run of at most max + 1.
-    5 * o.max + 5 + if o.full { 2 * o.max + 4 } else { 0 }
+/// Chunks of each AU's region: [`REGION_POSITIONS`], fewer for large chunks
+/// ([`REGION_BYTES`]) and small AUs (the whole AU), at least 2.
+fn positions(o: &Options) -> u64 {
+    (o.erase / o.chunk)
+        .min(REGION_POSITIONS)
+        .min((REGION_BYTES / o.chunk).max(2))
+        .max(2)
 }
 
 /// The first AU used: past flashbench's 16 MiB and any FAT area (up to 8 AUs).
@@ -170,17 +197,17 @@ fn base(erase: u64) -> u64 {
     (16u64 << 20).max(8 * erase).next_multiple_of(erase)
 }
 
-/// Most open AUs a sweep tries. the best card of Bergmann's MMC quirks post keeps 20 open; a card
-/// keeping hundreds would be page-mapped, which the sweep reports as "no
-/// limit" long before this.
+/// Most open AUs a sweep tries. the best card of Bergmann's MMC quirks post
+/// keeps 20 open; a card keeping hundreds would be page-mapped, which the
+/// sweep reports as "no limit" long before this.
 pub const MAX_OPEN_AUS: u64 = 1024;
 
-/// AU slots both orders need, and the bytes they span from [`base`].
+/// The pool: `max` AUs, each declared for its region (whole, with --full),
+/// and the bytes they span from [`base`].
 fn span(o: &Options) -> (u64, u64) {
-    let orders = u64::from(o.linear) + u64::from(o.random);
-    let slots = slots_per_order(o) * orders;
-    // check_plan bounds max (1024) and erase (1 GiB): at most 12,304 slots of
-    // 2 GiB, far inside u64.
+    // check_plan bounds max (1024) and erase (1 GiB): 1,024 slots of 2 GiB,
+    // far inside u64.
+    let slots = o.max.max(1);
     (slots, slots * SPACING * o.erase)
 }
 
@@ -191,24 +218,15 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
     let (slots, need) = span(o);
     let from = base(o.erase);
     if from.saturating_add(need) > size {
-        let without_full = largest_max(size, &Options { full: false, ..*o });
         return Err(MeasureError::DoesNotFit {
-            what: if o.full {
-                format!("open-au --full (at --max {})", o.max)
-            } else {
-                format!("open-au with --max {}", o.max)
-            },
+            what: format!("open-au with --max {}", o.max),
             from,
             need,
             size,
             fix: match largest_max(size, o) {
-                0 if o.full && without_full > 0 => format!(
-                    "--full's extra runs do not fit on this target; without --full, --max up to {without_full} fits"
-                ),
                 0 => format!(
-                    "even at --max 1 the sweep's {} AUs of {} do not fit past the first {}: use a larger target or \
-                     a smaller --erase-size",
-                    span(&Options { max: 1, ..*o }).0,
+                    "even at --max 1 the sweep's AU of {} (and the gap after it) does not fit past the first {}: \
+                     use a larger target or a smaller --erase-size",
                     crate::units::Iec(o.erase),
                     crate::units::Iec(from)
                 ),
@@ -216,45 +234,46 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
             },
         });
     }
+    let len = if o.full { o.erase } else { positions(o) * o.chunk };
     Ok((0..slots)
         .map(|s| Range {
             offset: from + s * SPACING * o.erase,
-            len: o.erase,
+            len,
         })
         .collect())
 }
 
 /// The largest `--max` (up to `o.max`, at most [`MAX_OPEN_AUS`]) that fits,
-/// for a small card's default and the refusal's hint; 0 when none does. A
-/// bisection on the arithmetic alone, so a huge `--max` costs nothing.
+/// for a small card's default and the refusal's hint; 0 when none does.
 pub fn largest_max(size: u64, o: &Options) -> u64 {
-    let fits = |m: u64| {
-        let (_, need) = span(&Options { max: m, ..*o });
-        base(o.erase).saturating_add(need) <= size
-    };
     if o.erase == 0 || o.erase > super::MAX_ERASE {
         return 0;
     }
-    let (mut lo, mut hi) = (0, o.max.min(MAX_OPEN_AUS));
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    lo
+    let room = size.saturating_sub(base(o.erase)) / (SPACING * o.erase);
+    room.min(o.max.min(MAX_OPEN_AUS))
+}
+
+/// Where a sweep is in each AU of the pool.
+struct Pool {
+    /// Next position (in order) or next index into the shuffled positions.
+    next: Vec<u64>,
 }
 
 struct Sweeper<'a> {
     t: &'a mut dyn Target,
     progress: &'a dyn super::Progress,
     o: Options,
-    buf: AlignedBuf,
-    /// Next fresh slot.
-    cursor: u64,
-    slot_limit: u64,
+    /// Device time at the start of the step.
+    started_ns: u64,
+    shuffled: Vec<u64>,
+}
+
+/// What one count's writes showed.
+struct Judged {
+    collapsed: bool,
+    latencies: Vec<f64>,
+    /// The budget ended it first.
+    out_of_time: bool,
 }
 
 impl Sweeper<'_> {
@@ -262,248 +281,363 @@ impl Sweeper<'_> {
         base(self.o.erase) + slot * SPACING * self.o.erase
     }
 
-    /// One chunk size over `n` AUs starting at `first`, interleaved. With a
-    /// baseline (the one-AU run's latency at each position of the same
-    /// pattern), stops as soon as the latest writes take COLLAPSE times what
-    /// the same positions took alone. Returns the level, whether it collapsed,
-    /// and the latency at each position (the baseline, for a one-AU run).
-    fn level(
-        &mut self,
-        first: u64,
-        n: u64,
-        chunk: u64,
-        random: bool,
-        baseline: Option<&[f64]>,
-    ) -> Result<(Level, bool, Vec<f64>), MeasureError> {
-        let num = self.o.erase / chunk;
-        let positions: Vec<u64> = if random {
-            lfsr_positions(num)
-        } else {
-            (0..num).collect()
-        };
-        let aus: Vec<u64> = (0..n).map(|i| self.au(first + i)).collect();
-        let n = n as usize;
-        // lat[k * n + a]: position index k, AU a.
-        let mut lat: Vec<f64> = Vec::with_capacity(positions.len() * n);
-        let per_batch = (64 / n).max(1);
-        let window = (2 * n).max(8);
-        // Positions where the one-AU run did its own housekeeping (a gap
-        // copy, the merge that ends a random pass) are left out: a card
-        // past its limit does that housekeeping elsewhere, and comparing it
-        // there would hide the merges that are the collapse. Cards with few
-        // pages per AU merge every pass anyway, so this is what tells their
-        // runs apart.
-        let quiet: Vec<bool> = match baseline {
-            Some(b) => {
-                let typical = super::median(b);
-                b.iter().map(|&x| x <= HOUSEKEEPING * typical).collect()
+    fn spent_ns(&self) -> u64 {
+        self.t.device_time_ns().saturating_sub(self.started_ns)
+    }
+
+    /// The byte of the next write to pool AU `slot`, advancing its cursor;
+    /// None when an in-order region is used up (it cannot start over
+    /// without going back, which is a random write).
+    fn next_offset(&self, pool: &mut Pool, slot: usize, random: bool) -> Option<u64> {
+        let n = positions(&self.o);
+        let k = pool.next[slot];
+        let whole = n == self.o.erase / self.o.chunk;
+        if !random && k >= n && !whole {
+            return None;
+        }
+        pool.next[slot] = k + 1;
+        let pos = if random { self.shuffled[(k % n) as usize] } else { k % n };
+        Some(self.au(slot as u64) + pos * self.o.chunk)
+    }
+
+    /// Write the chunks at `offsets` with the bytes they hold (read first,
+    /// in one batch, so the writes follow each other as flashbench's do),
+    /// one request after another; their latencies in ns.
+    fn write_back(&mut self, offsets: &[u64]) -> Result<Vec<f64>, MeasureError> {
+        let c = self.o.chunk;
+        let len = super::request_len(c, "--chunk")?;
+        let mut buf = super::buffer(c * offsets.len() as u64)?;
+        let at = |i: usize| i * c as usize;
+        let reads: Vec<Request> = offsets
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| Request::read(o, len, at(i)))
+            .collect();
+        run_all(self.t, &reads, 1, &mut buf)?;
+        let writes: Vec<Request> = offsets
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| Request::write(o, len, at(i)))
+            .collect();
+        Ok(run_all(self.t, &writes, 1, &mut buf)?
+            .iter()
+            .map(|d| d.duration_ns as f64)
+            .collect())
+    }
+
+    /// The offsets of one visit to pool AU `slot`: one chunk in order, or
+    /// two of its shuffled chunks, the higher first. In random order the
+    /// second write always goes back, so once the card is past its limit
+    /// every visit to an AU it closed must take a random-write slot, and
+    /// merges another AU to get it (fat's slot test does the same): the
+    /// collapse shows on every visit, not once a round.
+    fn visit(&self, pool: &mut Pool, slot: usize, random: bool) -> Option<Vec<u64>> {
+        if !random {
+            return self.next_offset(pool, slot, false).map(|o| vec![o]);
+        }
+        let a = self.next_offset(pool, slot, true)?;
+        let b = self.next_offset(pool, slot, true)?;
+        Some(vec![a.max(b), a.min(b)])
+    }
+
+    /// Visits, each written as one group; the time of each visit.
+    fn visits(&mut self, visits: &[Vec<u64>]) -> Result<Vec<f64>, MeasureError> {
+        let flat: Vec<u64> = visits.iter().flatten().copied().collect();
+        let lat = self.write_back(&flat)?;
+        let mut out = Vec::with_capacity(visits.len());
+        let mut i = 0;
+        for v in visits {
+            out.push(lat[i..i + v.len()].iter().sum());
+            i += v.len();
+        }
+        Ok(out)
+    }
+
+    /// The one-AU baseline: its visits after the first (which opens the AU).
+    fn baseline(&mut self, pool: &mut Pool, random: bool) -> Result<Option<Vec<f64>>, MeasureError> {
+        let mut vs = Vec::new();
+        for _ in 0..=BASELINE_WRITES {
+            match self.visit(pool, 0, random) {
+                Some(v) => vs.push(v),
+                None => return Ok(None),
             }
-            None => Vec::new(),
+        }
+        let lat = self.visits(&vs)?;
+        if std::env::var_os("FLASHLAB_DEBUG_OPENAU").is_some() {
+            let m = super::median(&lat);
+            eprintln!(
+                "baseline random={random} {:?}",
+                lat.iter().map(|l| (l / m * 100.0).round() / 100.0).collect::<Vec<_>>()
+            );
+        }
+        Ok(Some(lat[1..].to_vec()))
+    }
+
+    /// Count `n`: one round opens the new AU (and lets the others catch
+    /// up), then rounds are judged until [`JUDGED_WRITES`] visits and two
+    /// rounds are in, one visit at a time once one was slow (a merge of a
+    /// large AU takes seconds). `noise` counts the slow visits of counts
+    /// that held (slow, all): outliers of the reader or the card's own,
+    /// which the sequential test must expect.
+    fn count(
+        &mut self,
+        pool: &mut Pool,
+        n: u64,
+        random: bool,
+        base: &Stats,
+        deadline_ns: u64,
+        noise: &mut (u64, u64),
+    ) -> Result<Option<Judged>, MeasureError> {
+        let mut judged = Judged {
+            collapsed: false,
+            latencies: Vec::new(),
+            out_of_time: false,
         };
-        // Measured over expected for the quiet writes `from..`; past three
-        // rounds, so the first writes (which also close what an earlier run
-        // left open) do not count. A mean, not a median: past the random
-        // limit only every other write merges (an evicted AU reopens cheaply).
-        //
-        // The `drop` slowest writes are left out: a request that stalls for
-        // reasons of its own (a USB reader's outlier, a background GC pause)
-        // is rare and alone, while a card past its limit merges again and
-        // again. One per early-stop window, 2% of a whole run.
-        let ratio = |lat: &[f64], from: usize, b: &[f64], drop: usize| {
-            let mut pairs: Vec<(f64, f64)> = (from..lat.len())
-                .filter(|i| quiet[i / n])
-                .map(|i| (lat[i], b[i / n]))
-                .collect();
-            pairs.sort_by(|x, y| (x.0 / x.1.max(1.0)).total_cmp(&(y.0 / y.1.max(1.0))));
-            let keep = pairs.len().saturating_sub(drop).max(pairs.len().min(1));
-            let (got, want) = pairs[..keep].iter().fold((0.0, 0.0), |(g, w), (l, b)| (g + l, w + b));
-            if want > 0.0 { got / want } else { 1.0 }
-        };
-        let mut collapsed = false;
-        // Over the limit in two windows in a row, each without its slowest
-        // tenth (two at least): a card past its limit stays there, a burst of
-        // outliers does not.
-        let drop = (window / 10).max(2);
+        let want = JUDGED_WRITES.max(2 * n as usize);
+        let window = want / 2;
+        // The outlier rate seen so far, never below the assumed one: a
+        // noisy reader needs more evidence for the same verdict.
+        let p0 = ((noise.0 + 1) as f64 / (noise.1 + 2) as f64).clamp(P_OUTLIER, 0.5 * P_COLLAPSED);
+        let (if_slow, if_quick) = (P_COLLAPSED / p0, (1.0 - P_COLLAPSED) / (1.0 - p0));
+        let mut evidence: f64 = 1.0;
         let mut over = 0;
-        let mut next = 0;
-        while next < positions.len() {
-            // After a window over the limit, only one more window's writes
-            // before the second look: a collapsed run costs seconds a write.
-            // And only as many as the first look needs before it: a run
-            // that collapses from the start stops after two windows.
-            let first_look = 3 * n + window;
-            let take = if over > 0 {
-                window.div_ceil(n).max(1)
-            } else if baseline.is_some() && lat.len() < first_look {
-                (first_look - lat.len()).div_ceil(n).max(1)
-            } else {
-                per_batch
-            };
-            let batch = &positions[next..(next + take).min(positions.len())];
-            next += batch.len();
-            let len = super::request_len(chunk, "--chunk")?;
-            let reqs: Vec<Request> = batch
-                .iter()
-                .flat_map(|&pos| aus.iter().map(move |&a| Request::write(a + pos * chunk, len, 0)))
-                .collect();
-            let done = run_all(self.t, &reqs, 1, &mut self.buf)?;
-            lat.extend(done.iter().map(|c| c.duration_ns as f64));
-            if let Some(b) = baseline
-                && lat.len() >= 3 * n + window
-            {
-                over = if ratio(&lat, lat.len() - window, b, drop) > COLLAPSE {
-                    over + 1
-                } else {
-                    0
-                };
-                if over >= 2 {
-                    collapsed = true;
-                    break;
+        let mut slow_seen = 0;
+        let mut warm = true;
+        let mut careful = false;
+        'rounds: loop {
+            let mut round = Vec::with_capacity(n as usize);
+            for slot in 0..n as usize {
+                match self.visit(pool, slot, random) {
+                    Some(v) => round.push(v),
+                    None => return Ok(None),
                 }
             }
-        }
-        if let Some(b) = baseline
-            && !collapsed
-        {
-            let from = (3 * n).min(lat.len() / 2);
-            collapsed = ratio(&lat, from, b, (lat.len() - from).div_ceil(50)) > COLLAPSE;
-        }
-        let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
-        let per_position = lat.chunks(n).map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
-        Ok((
-            Level {
-                chunk_bytes: chunk,
-                bytes_per_sec: chunk as f64 * 1e9 / mean.max(1.0),
-                writes: lat.len(),
-                collapsed,
-            },
-            collapsed,
-            per_position,
-        ))
-    }
-
-    fn take(&mut self, n: u64) -> Result<u64, MeasureError> {
-        if self.cursor + n > self.slot_limit {
-            return Err(MeasureError::Internal("open-au ran out of declared AUs".into()));
-        }
-        Ok(self.cursor)
-    }
-
-    /// One run at `n` AUs: each chunk of `chunks`, against its baseline.
-    fn run(
-        &mut self,
-        n: u64,
-        random: bool,
-        chunks: &[u64],
-        baselines: &[Vec<f64>],
-    ) -> Result<(Run, Vec<Vec<f64>>), MeasureError> {
-        let first = self.take(n)?;
-        let mut levels = Vec::new();
-        let mut profiles = Vec::new();
-        let mut collapsed = false;
-        let mut aborted = false;
-        for (i, &c) in chunks.iter().enumerate() {
-            let (level, col, profile) = self.level(first, n, c, random, baselines.get(i).map(Vec::as_slice))?;
-            aborted |= level.writes < (n * self.o.erase / c) as usize;
-            collapsed |= col;
-            levels.push(level);
-            profiles.push(profile);
-        }
-        if collapsed {
-            // Its AUs are left open or half-merged: later runs use fresh ones.
-            self.cursor += n;
-        }
-        Ok((
-            Run {
-                confirmation: false,
-                open_aus: n,
-                aborted,
-                collapsed,
-                levels,
-            },
-            profiles,
-        ))
-    }
-
-    fn sweep(&mut self, random: bool) -> Result<Sweep, MeasureError> {
-        let chunk = [self.o.chunk];
-        let mut runs = Vec::new();
-        let (first, baseline) = self.run(1, random, &chunk, &[])?;
-        runs.push(first);
-        let mut lo = 1;
-        let mut hi = None;
-        let mut n = 2;
-        while n <= self.o.max {
-            self.progress.advance(n, self.o.max);
-            let (r, _) = self.run(n, random, &chunk, &baseline)?;
-            let collapsed = r.collapsed;
-            runs.push(r);
-            if collapsed {
-                hi = Some(n);
+            // One visit at a time while a slow one is possible (the first
+            // round opens an AU; a slow visit was seen); a whole round at
+            // once while all is quick.
+            let groups: Vec<&[Vec<u64>]> = if careful || warm {
+                round.chunks(1).collect()
+            } else {
+                vec![&round[..]]
+            };
+            for g in groups {
+                if self.spent_ns() >= deadline_ns {
+                    judged.out_of_time = true;
+                    break 'rounds;
+                }
+                for l in self.visits(g)? {
+                    let slow = l >= SLOW * base.median;
+                    careful |= slow;
+                    if warm {
+                        continue;
+                    }
+                    judged.latencies.push(l);
+                    slow_seen += u64::from(slow);
+                    evidence = (evidence * if slow { if_slow } else { if_quick }).max(FLOOR);
+                    if evidence >= EVIDENCE {
+                        judged.collapsed = true;
+                        break 'rounds;
+                    }
+                    let m = judged.latencies.len();
+                    if m.is_multiple_of(window) {
+                        // The median (a card whose one-AU writes do their
+                        // own housekeeping every few, where a collapse moves
+                        // the typical visit) or the mean without the
+                        // slowest tenth (where only some visits merge).
+                        let w = &judged.latencies[m - window..];
+                        let r = (super::median(w) / base.median).max(trimmed_mean(w) / base.trimmed);
+                        over = if r > COLLAPSE { over + 1 } else { 0 };
+                        if over >= 2 {
+                            judged.collapsed = true;
+                            break 'rounds;
+                        }
+                    }
+                }
+            }
+            if std::env::var_os("FLASHLAB_DEBUG_OPENAU").is_some() {
+                eprintln!(
+                    "n={n} random={random} base={:.0} ev={evidence:.3} lat={:?}",
+                    base.median,
+                    judged
+                        .latencies
+                        .iter()
+                        .map(|l| (l / base.median * 100.0).round() / 100.0)
+                        .collect::<Vec<_>>()
+                );
+            }
+            if !warm && judged.latencies.len() >= want {
                 break;
+            }
+            warm = false;
+        }
+        if !judged.collapsed {
+            noise.0 += slow_seen;
+            noise.1 += judged.latencies.len() as u64;
+        }
+        Ok(Some(judged))
+    }
+
+    fn sweep(&mut self, random: bool, deadline_ns: u64) -> Result<Sweep, MeasureError> {
+        let mut pool = Pool {
+            next: vec![0; self.o.max.max(1) as usize],
+        };
+        let mut runs = Vec::new();
+        let region_out = |tried: u64, runs: Vec<Run>| Sweep {
+            max_open_aus: None,
+            tried_up_to: tried,
+            runs,
+            confidence: 0.0,
+            stopped_by_budget_s: None,
+        };
+        let Some(b) = self.baseline(&mut pool, random)? else {
+            return Ok(region_out(0, runs));
+        };
+        let base = Stats::of(&b);
+        let mut noise = (0, 0);
+        runs.push(self.run_record(1, &b, false, random));
+        let mut lo = 1;
+        for n in 2..=self.o.max {
+            self.progress.advance(n - 1, self.o.max);
+            let Some(j) = self.count(&mut pool, n, random, &base, deadline_ns, &mut noise)? else {
+                // A region ran out (many counts on a card with few pages
+                // per AU in order): as far as it got, unsure.
+                return Ok(region_out(lo, runs));
+            };
+            if j.out_of_time {
+                if !j.latencies.is_empty() {
+                    runs.push(self.run_record(n, &j.latencies, false, random));
+                }
+                return Ok(Sweep {
+                    max_open_aus: None,
+                    tried_up_to: lo,
+                    runs,
+                    confidence: 0.0,
+                    stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
+                });
+            }
+            runs.push(self.run_record(n, &j.latencies, j.collapsed, random));
+            if j.collapsed {
+                return Ok(Sweep {
+                    max_open_aus: Some(lo),
+                    tried_up_to: n,
+                    runs,
+                    confidence: 0.95,
+                    stopped_by_budget_s: None,
+                });
             }
             lo = n;
-            if n == self.o.max {
-                break;
-            }
-            n = (2 * n).min(self.o.max);
         }
-        if let Some(mut h) = hi {
-            while h - lo > 1 {
-                let mid = (lo + h) / 2;
-                let (r, _) = self.run(mid, random, &chunk, &baseline)?;
-                if r.collapsed {
-                    h = mid;
-                } else {
-                    lo = mid;
-                }
-                runs.push(r);
-            }
-        }
-        // Confirmation: one past the limit, again on fresh AUs, must collapse
-        // again (a collapsing run stops early, so this costs little). A
-        // stall of the card's own that happened to fall in one run does not
-        // repeat, and then the answer is unsure.
-        let mut agree = 0;
-        let mut passes = 0;
-        if hi.is_some() {
-            let (mut r, _) = self.run(lo + 1, random, &chunk, &baseline)?;
-            r.confirmation = true;
-            agree += u32::from(r.collapsed);
-            passes += 1;
-            runs.push(r);
-        }
-        // No collapse up to max: every run held, the largest against the
-        // same baseline; a limit above max is not excluded, and the sweep
-        // says "up to".
-        // A limit the confirmation did not repeat is right about one time in
-        // ten on generated cards: less than a coin flip.
-        let confidence = if passes == 0 {
-            0.9
-        } else if agree == passes {
-            0.95
-        } else {
-            0.3
-        };
-        if self.o.full {
-            // flashbench's table: every chunk size at one AU (the baselines),
-            // at the limit, and one past it.
-            let chunks = crate::random::chunk_sizes(self.o.erase, self.o.chunk);
-            let (one, baselines) = self.run(1, random, &chunks, &[])?;
-            runs.push(one);
-            for n in [lo, lo + 1] {
-                let (r, _) = self.run(n, random, &chunks, &baselines)?;
-                self.cursor += if r.collapsed { 0 } else { n };
-                runs.push(r);
-            }
-        }
+        // No collapse up to max: a limit above it is not excluded, and the
+        // sweep says "up to".
         Ok(Sweep {
-            max_open_aus: hi.map(|_| lo),
-            tried_up_to: if hi.is_some() { lo + 1 } else { lo },
+            max_open_aus: None,
+            tried_up_to: lo,
             runs,
-            confidence,
+            confidence: 0.9,
+            stopped_by_budget_s: None,
         })
     }
+
+    /// A count's row: `lat` the time of each visit (two writes in random
+    /// order).
+    fn run_record(&self, n: u64, lat: &[f64], collapsed: bool, random: bool) -> Run {
+        let per_visit = if random { 2.0 } else { 1.0 };
+        let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64 / per_visit;
+        Run {
+            confirmation: false,
+            open_aus: n,
+            aborted: collapsed,
+            collapsed,
+            levels: vec![Level {
+                chunk_bytes: self.o.chunk,
+                bytes_per_sec: self.o.chunk as f64 * 1e9 / mean.max(1.0),
+                writes: lat.len() * per_visit as usize,
+                collapsed,
+            }],
+        }
+    }
+
+    /// flashbench's table (--full): every chunk size from the erase size
+    /// down, at 1, `lo` and `lo + 1` AUs, each AU written whole with a test
+    /// pattern (so this part is written back afterwards).
+    fn table(&mut self, random: bool, lo: u64, deadline_ns: u64) -> Result<Vec<Run>, MeasureError> {
+        let mut runs = Vec::new();
+        let chunks = crate::random::chunk_sizes(self.o.erase, self.o.chunk);
+        let mut data = super::test_data(self.o.erase)?;
+        for n in [1, lo, lo + 1] {
+            if n == 0 || n > self.o.max {
+                continue;
+            }
+            let mut levels = Vec::new();
+            for &c in &chunks {
+                if self.spent_ns() >= deadline_ns {
+                    break;
+                }
+                let num = self.o.erase / c;
+                let order: Vec<u64> = if random {
+                    lfsr_positions(num)
+                } else {
+                    (0..num).collect()
+                };
+                let len = super::request_len(c, "--chunk")?;
+                let reqs: Vec<Request> = order
+                    .iter()
+                    .flat_map(|&p| (0..n).map(move |a| (a, p)))
+                    .map(|(a, p)| Request::write(self.au(a) + p * c, len, 0))
+                    .collect();
+                let mut lat = Vec::with_capacity(reqs.len());
+                for batch in reqs.chunks(64) {
+                    if self.spent_ns() >= deadline_ns {
+                        break;
+                    }
+                    lat.extend(
+                        run_all(self.t, batch, 1, &mut data)?
+                            .iter()
+                            .map(|d| d.duration_ns as f64),
+                    );
+                }
+                let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
+                levels.push(Level {
+                    chunk_bytes: c,
+                    bytes_per_sec: c as f64 * 1e9 / mean.max(1.0),
+                    writes: lat.len(),
+                    collapsed: false,
+                });
+            }
+            runs.push(Run {
+                confirmation: false,
+                open_aus: n,
+                aborted: false,
+                collapsed: n > lo,
+                levels,
+            });
+        }
+        Ok(runs)
+    }
+}
+
+/// The baseline's median and its mean without the slowest tenth.
+struct Stats {
+    median: f64,
+    trimmed: f64,
+}
+
+impl Stats {
+    fn of(lat: &[f64]) -> Stats {
+        Stats {
+            median: super::median(lat).max(1.0),
+            trimmed: trimmed_mean(lat).max(1.0),
+        }
+    }
+}
+
+/// The mean without the slowest tenth (two at least): a stall of the card's
+/// own is rare and alone, while a card past its limit merges again and again.
+fn trimmed_mean(lat: &[f64]) -> f64 {
+    let mut v = lat.to_vec();
+    v.sort_by(f64::total_cmp);
+    let keep = v.len().saturating_sub((v.len() / 10).max(2)).max(v.len().min(1));
+    v[..keep].iter().sum::<f64>() / keep.max(1) as f64
 }
 
 /// Run the sweep(s) over the ranges from [`plan`] (writes to anything else
@@ -529,6 +663,8 @@ pub struct Choices {
     pub random_only: bool,
     pub linear_only: bool,
     pub full: bool,
+    /// Device-seconds the step may take (default [`super::STEP_BUDGET_S`]).
+    pub budget_s: Option<f64>,
 }
 
 impl OpenAu {
@@ -543,6 +679,7 @@ impl OpenAu {
             linear: !c.random_only,
             random: !c.linear_only,
             full: c.full,
+            budget_ns: super::budget_ns(c.budget_s),
         };
         if c.max.is_none() {
             o.max = largest_max(g.size, &o).max(1);
@@ -595,23 +732,34 @@ impl super::Test for OpenAu {
 }
 
 pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<OpenAuResult, MeasureError> {
-    let slots = slots_per_order(&o);
+    let started_ns = t.device_time_ns();
+    let n = positions(&o);
     let mut s = Sweeper {
         t,
         progress,
         o,
-        buf: super::test_data(o.erase.max(o.chunk))?,
-        cursor: 0,
-        slot_limit: slots,
+        started_ns,
+        // Each AU's region in a shuffled order of its own chunks.
+        shuffled: lfsr_positions(n),
     };
-    let mut linear = if o.linear { Some(s.sweep(false)?) } else { None };
-    s.cursor = if o.linear { slots } else { 0 };
-    s.slot_limit = s.cursor + slots;
-    let random = if o.random { Some(s.sweep(true)?) } else { None };
+    // In order first, within half the budget when both run (it is done
+    // sooner, and what it leaves is the random sweep's).
+    let half = if o.linear && o.random {
+        o.budget_ns / 2
+    } else {
+        o.budget_ns
+    };
+    let mut linear = if o.linear { Some(s.sweep(false, half)?) } else { None };
+    let random = if o.random {
+        Some(s.sweep(true, o.budget_ns)?)
+    } else {
+        None
+    };
     let mut notes = Vec::new();
     if let (Some(lin), Some(rnd)) = (linear.as_mut(), &random)
         && let Some(k) = lin.max_open_aus
         && rnd.max_open_aus.is_none()
+        && rnd.stopped_by_budget_s.is_none()
         && rnd.tried_up_to > k
     {
         // Random-mode AUs are open AUs too, so a card that keeps more open
@@ -626,6 +774,27 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
         ));
         lin.max_open_aus = None;
         lin.tried_up_to = rnd.tried_up_to;
+    }
+    for (name, sw) in [("linear", &linear), ("random", &random)] {
+        if let Some(secs) = sw.as_ref().and_then(|w| w.stopped_by_budget_s) {
+            notes.push(format!(
+                "{name}: unsure: stopped after {secs:.0} device-seconds (the step's budget) with no collapse up to {} \
+                 open AUs; --budget SECONDS gives it more time",
+                sw.as_ref().map_or(0, |w| w.tried_up_to)
+            ));
+        }
+    }
+    let mut random = random;
+    if o.full {
+        let deadline = o.budget_ns;
+        if let Some(lin) = linear.as_mut() {
+            let lo = lin.max_open_aus.unwrap_or(lin.tried_up_to);
+            lin.runs.extend(s.table(false, lo, deadline)?);
+        }
+        if let Some(rnd) = random.as_mut() {
+            let lo = rnd.max_open_aus.unwrap_or(rnd.tried_up_to);
+            rnd.runs.extend(s.table(true, lo, deadline)?);
+        }
     }
     Ok(OpenAuResult {
         not_flash: None,
@@ -652,6 +821,7 @@ mod tests {
             linear: true,
             random: true,
             full,
+            budget_ns: crate::measure::budget_ns(None),
         };
         let test = OpenAu {
             options: o,
@@ -681,11 +851,16 @@ mod tests {
             linear: true,
             random: true,
             full: false,
+            budget_ns: crate::measure::budget_ns(None),
         };
-        assert!(matches!(plan(1 << 30, &o), Err(MeasureError::DoesNotFit { .. })));
-        let m = largest_max(1 << 30, &o);
-        assert!(m > 0 && plan(1 << 30, &Options { max: m, ..o }).is_ok());
-        assert!(plan(1 << 30, &Options { max: m + 1, ..o }).is_err());
+        // Eight AUs (32 MiB), then 32 AUs of 4 MiB each followed by a gap:
+        // 288 MiB.
+        assert!(matches!(plan(287 << 20, &o), Err(MeasureError::DoesNotFit { .. })));
+        assert!(plan(288 << 20, &o).is_ok());
+        let m = largest_max(256 << 20, &o);
+        assert_eq!(m, 28);
+        assert!(plan(256 << 20, &Options { max: m, ..o }).is_ok());
+        assert!(plan(256 << 20, &Options { max: m + 1, ..o }).is_err());
         assert!(
             plan(64 << 30, &Options { chunk: 3 << 10, ..o }).is_err(),
             "chunk must divide"

@@ -31,15 +31,8 @@ impl Registered for Entry {
                             Iec(l.chunk_bytes).to_string(),
                             mb_per_s(l.bytes_per_sec),
                             l.writes.to_string(),
-                            // Per level: a run stops early only at the chunk
-                            // sizes where it collapsed.
-                            if (l.writes as u64) < run.open_aus * erase / l.chunk_bytes {
-                                "stopped early".into()
-                            } else if l.collapsed {
-                                "collapsed".into()
-                            } else {
-                                String::new()
-                            },
+                            // A count stops as soon as it has collapsed.
+                            if l.collapsed { "collapsed".into() } else { String::new() },
                         ]
                     })
                 })
@@ -55,14 +48,18 @@ impl Registered for Entry {
                 format!("confidence {:.2}, see the note", sw.confidence)
             } else if sw.confidence >= CONFIDENT {
                 format!("confidence {:.2}", sw.confidence)
+            } else if let Some(secs) = sw.stopped_by_budget_s {
+                format!("unsure: stopped after {secs:.0} device-seconds, the step's budget")
             } else {
-                format!(
-                    "unsure: confidence {:.2}, the confirmation pass disagreed",
-                    sw.confidence
-                )
+                format!("unsure: confidence {:.2}", sw.confidence)
             };
             let _ = match sw.max_open_aus {
-                Some(n) => writeln!(o, "{name}: {n} open AUs (writes collapse at {}; {sure})", n + 1),
+                Some(n) => writeln!(
+                    o,
+                    "{name}: {n} open AU{} (writes collapse at {}; {sure})",
+                    if n == 1 { "" } else { "s" },
+                    n + 1
+                ),
                 None if r.not_flash.is_some() => writeln!(o, "{name}: no open-AU limit claimed"),
                 None => writeln!(o, "{name}: no collapse up to {} open AUs ({sure})", sw.tried_up_to),
             };
