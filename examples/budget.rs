@@ -3,7 +3,7 @@
 //! and the verdicts' exact rates, on the hard family (large AUs with 4 KiB
 //! pages, 96-AU cards, slow hosts) or the calibration family:
 //!
-//!     cargo run --release --example budget -- [CARDS] [SEED...] [--calibration] 2>/dev/null
+//!     cargo run --release --example budget -- [CARDS] [SEED...] [--calibration] [--worst STEP] 2>/dev/null
 //!
 //! Prints each card over 10 device-minutes or with a wrong verdict (its
 //! spec reruns it with `flashlab probe SPEC`), then the table.
@@ -30,7 +30,12 @@ fn main() {
     } else {
         Family::Hard
     };
-    let nums: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let nums: Vec<u64> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || args[i - 1] != "--worst")
+        .filter_map(|(_, a)| a.parse().ok())
+        .collect();
     let cards = nums.first().copied().unwrap_or(300) as usize;
     let seeds: Vec<u64> = if nums.len() > 1 {
         nums[1..].to_vec()
@@ -86,6 +91,28 @@ fn main() {
                 .max_by(|a, b| a.1.total_cmp(b.1))
                 .map_or(String::new(), |(k, v)| format!("{k} {v:.0} s"));
             println!("{spec}: {t:.0} device-s (most: {worst}) {}", wrong.join(", "));
+        }
+    }
+    // --worst STEP: the five cards that spent most on STEP, to rerun.
+    if let Some(step) = args.iter().position(|a| a == "--worst").and_then(|i| args.get(i + 1)) {
+        let mut by: Vec<(f64, &String)> = results
+            .iter()
+            .map(|(spec, doc, _)| {
+                let t = doc
+                    .extras
+                    .steps
+                    .get()
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| &s.step == step)
+                    .map(|s| s.device_s)
+                    .sum::<f64>();
+                (t, spec)
+            })
+            .collect();
+        by.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (t, spec) in by.iter().take(5) {
+            println!("{step} {t:.0} s: {spec}");
         }
     }
     let n = results.len();

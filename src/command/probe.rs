@@ -250,14 +250,7 @@ fn writing_steps(
         return Ok(());
     }
     let (ot, ft) = (
-        OpenAu::on(
-            &g,
-            Choices {
-                budget_s: r.consent().budget_s,
-                ..Choices::default()
-            },
-            medium.clone(),
-        ),
+        OpenAu::on(&g, Choices::default(), medium.clone()),
         Fat::on(&g, DEFAULT_AUS, None, medium.clone()),
     );
     // A plan that cannot fit (an erase block too large for the card) is a

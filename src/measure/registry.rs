@@ -95,6 +95,11 @@ pub trait Session {
     fn is_real(&self) -> bool;
     /// The engine asked for: psync runs every request alone.
     fn psync_only(&self) -> bool;
+    /// Device time the run has spent so far, in ns (a sequence of steps
+    /// keeps to its budget with it).
+    fn device_ns(&self) -> u64;
+    /// Device-ns a writing step may take (`--budget`).
+    fn budget_ns(&self) -> u64;
     /// Run one test (its plan checked first) and record its result.
     fn run<T: Test>(&mut self, test: &T) -> Result<T::Output, Self::Error>;
     /// Record what a sequence composes (capacity's verdict from its

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{MeasureError, median};
-use crate::target::{AlignedBuf, Request, Target, run_all};
+use crate::target::Target;
 
 /// Writes measured per slot-method set between looks at the share that
 /// merged: 8, four merges in an overflowing set. One batch decides a clean
@@ -96,13 +96,17 @@ pub struct SlotWriter<'a> {
     place: Place<'a>,
     chunk: u64,
     visits: HashMap<u64, u64>,
-    buf: AlignedBuf,
     /// A write slower than this merged: twice the median write of one
     /// region alone (a merge copies a whole AU; a 4 KiB write programs one
     /// page).
     threshold: f64,
     /// Sets of the first `n` regions of a search, as decided.
     pub seen: BTreeMap<usize, Decision>,
+    /// The step's device-time budget: (device time at its start, ns it may
+    /// take); a set that would start past it is not decided.
+    budget: Option<(u64, u64)>,
+    /// The step's budget ended a set: its device-seconds so far.
+    pub out_of_time_s: Option<f64>,
 }
 
 /// What [`SlotWriter::decide`] made of a set.
@@ -141,18 +145,49 @@ impl<'a> SlotWriter<'a> {
     /// always fits (a card takes random writes in at least one AU without
     /// merging on every visit).
     pub fn new(t: &mut dyn Target, place: Place<'a>, chunk: u64, alone: u64) -> Result<Self, MeasureError> {
-        let buf = super::test_data(chunk)?;
         let mut w = SlotWriter {
             place,
             chunk,
             visits: HashMap::new(),
-            buf,
             threshold: f64::INFINITY,
             seen: BTreeMap::new(),
+            budget: None,
+            out_of_time_s: None,
         };
         let lat = w.write(t, &[alone; 1 + (SLOT_BATCH / VISIT_WRITES) as usize])?;
         w.threshold = 2.0 * median(&lat[VISIT_WRITES as usize..]);
         Ok(w)
+    }
+
+    /// Keep to a step's budget of `budget_ns` from device time `started_ns`.
+    pub fn with_budget(mut self, started_ns: u64, budget_ns: u64) -> Self {
+        self.budget = Some((started_ns, budget_ns));
+        self
+    }
+
+    /// Why a set was not decided: the step's budget, or the set's own.
+    pub fn why_stopped(&self, n: usize) -> String {
+        self.explain(&NoLimit::Budget(n))
+    }
+
+    /// Why a search stopped: the step's budget when that ended it.
+    pub fn explain(&self, stop: &NoLimit) -> String {
+        match (self.out_of_time_s, stop) {
+            (Some(secs), NoLimit::Budget(_)) => format!(
+                "unsure: stopped after {secs:.0} device-seconds (the step's budget; --budget SECONDS gives it more)"
+            ),
+            _ => stop.why(),
+        }
+    }
+
+    /// Past the step's budget (noted in [`SlotWriter::out_of_time_s`]).
+    fn out_of_time(&mut self, t: &dyn Target) -> bool {
+        let Some((start, ns)) = self.budget else { return false };
+        let spent = t.device_time_ns().saturating_sub(start);
+        if spent >= ns {
+            self.out_of_time_s = Some(spent as f64 / 1e9);
+        }
+        spent >= ns
     }
 
     /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit:
@@ -162,6 +197,9 @@ impl<'a> SlotWriter<'a> {
     /// overflows (at most [`SLOT_MOST`] writes). `None` once the set has
     /// used [`SLOT_BUDGET_NS`].
     pub fn decide(&mut self, t: &mut dyn Target, set: &[u64]) -> Result<Option<Decision>, MeasureError> {
+        if self.out_of_time(t) {
+            return Ok(None);
+        }
         let mut next = set.iter().copied().cycle();
         let warm: Vec<u64> = next.by_ref().take(set.len()).collect();
         let mut spent: f64 = self.write(t, &warm)?.iter().sum();
@@ -171,7 +209,7 @@ impl<'a> SlotWriter<'a> {
             let ns = self.write(t, &aus)?;
             spent += ns.iter().sum::<f64>();
             lat.extend(ns);
-            if spent > SLOT_BUDGET_NS {
+            if spent > SLOT_BUDGET_NS || self.out_of_time(t) {
                 return Ok(None);
             }
             let share = Share::of(&lat, self.threshold);
@@ -196,24 +234,22 @@ impl<'a> SlotWriter<'a> {
     }
 
     /// One write of [`VISIT_WRITES`] chunks per AU visited, each below the
-    /// AU's last; their latencies.
+    /// AU's last; their latencies. Each chunk is written with the bytes it
+    /// holds ([`super::rewrite`]: with AUs of 128 MiB, writing a pattern
+    /// and then the originals back merged 50 AUs, 12 device-minutes).
     fn write(&mut self, t: &mut dyn Target, visits: &[u64]) -> Result<Vec<f64>, MeasureError> {
         let c = self.chunk;
-        let len = super::request_len(c, "--chunk")?;
-        let reqs: Vec<Request> = visits
+        let offsets: Vec<u64> = visits
             .iter()
             .flat_map(|&region| [region; VISIT_WRITES as usize])
             .map(|region| {
                 let k = self.visits.entry(region).or_default();
                 let off = (self.place)(region, *k);
                 *k += 1;
-                Request::write(off, len, 0)
+                off
             })
             .collect();
-        Ok(run_all(t, &reqs, 1, &mut self.buf)?
-            .iter()
-            .map(|d| d.duration_ns as f64)
-            .collect())
+        super::rewrite(t, &offsets, c)
     }
 
     /// The card's random-write limit r as these regions show it: the first r

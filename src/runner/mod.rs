@@ -272,6 +272,7 @@ impl Runner {
                 target: t,
                 progress: &progress,
                 cancelled: &never,
+                budget_ns: crate::measure::budget_ns(self.consent.budget_s),
             };
             let r = test.run(&mut cx);
             self.device_ns += t_device(&self.reader).saturating_sub(start);
@@ -387,6 +388,7 @@ fn run_preserved<T: Test>(
             target: &mut p,
             progress,
             cancelled: &never,
+            budget_ns: crate::measure::budget_ns(consent.budget_s),
         };
         test.run(&mut cx)
     };
@@ -448,6 +450,14 @@ impl Session for Runner {
 
     fn psync_only(&self) -> bool {
         self.engine == EngineChoice::Psync
+    }
+
+    fn device_ns(&self) -> u64 {
+        self.device_ns
+    }
+
+    fn budget_ns(&self) -> u64 {
+        crate::measure::budget_ns(self.consent.budget_s)
     }
 
     fn run<T: Test>(&mut self, test: &T) -> CliResult<T::Output> {

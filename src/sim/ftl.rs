@@ -38,6 +38,8 @@ pub struct Ftl {
 pub struct WriteCost {
     pub ns: u64,
     pub gc: u64,
+    /// The part of `ns` that merged AUs (copies and erases of closed ones).
+    pub merge_ns: u64,
 }
 
 impl Ftl {
@@ -95,13 +97,22 @@ impl Ftl {
             return WriteCost {
                 ns: program_ns + extra,
                 gc: 0,
+                merge_ns: 0,
             };
         }
         if au < p.fat_area_aus {
             // FAT area: page-mapped, small random writes cost only their pages.
-            return WriteCost { ns: program_ns, gc: 0 };
+            return WriteCost {
+                ns: program_ns,
+                gc: 0,
+                merge_ns: 0,
+            };
         }
-        let mut cost = WriteCost { ns: program_ns, gc: 0 };
+        let mut cost = WriteCost {
+            ns: program_ns,
+            gc: 0,
+            merge_ns: 0,
+        };
         let au_pages = p.au_size / p.page_size;
         let tick = self.tick;
         if let Some(i) = self.slots.iter().position(|s| s.au == au) {
@@ -132,7 +143,9 @@ impl Ftl {
                 match lru {
                     Some(k) => {
                         let old = self.slots.remove(k);
-                        cost.ns += Self::close(p, &old);
+                        let merge = Self::close(p, &old);
+                        cost.ns += merge;
+                        cost.merge_ns += merge;
                         cost.gc += 1;
                         let i = self.slots.iter().position(|s| s.au == au).expect("still open");
                         let s = &mut self.slots[i];
@@ -144,7 +157,9 @@ impl Ftl {
                     None => {
                         // A card with no random-mode AUs merges this one.
                         let old = self.slots.remove(i);
-                        cost.ns += Self::close(p, &old);
+                        let merge = Self::close(p, &old);
+                        cost.ns += merge;
+                        cost.merge_ns += merge;
                         cost.gc += 1;
                         self.open(p, au, off, len, pages, tick, &mut cost);
                     }
@@ -160,7 +175,9 @@ impl Ftl {
                     random: true,
                     ..self.slots.remove(i)
                 };
-                cost.ns += Self::close(p, &merged);
+                let merge = Self::close(p, &merged);
+                cost.ns += merge;
+                cost.merge_ns += merge;
                 cost.gc += 1;
             }
         } else {
@@ -197,7 +214,9 @@ impl Ftl {
                 .map(|(i, _)| i)
         {
             let old = self.slots.remove(lru);
-            cost.ns += Self::close(p, &old);
+            let merge = Self::close(p, &old);
+            cost.ns += merge;
+            cost.merge_ns += merge;
             cost.gc += 1;
         }
         self.slots.push(Slot {

@@ -47,6 +47,8 @@ pub struct SimTarget {
     rng: u64,
     /// Whether the first command (which pays `wake_ns`) has been seen.
     woken: bool,
+    /// Merge time of the request being served (see `jitter`).
+    merge_ns: u64,
     /// Byte after the last read, to tell sequential reads from random ones.
     last_read_end: Option<u64>,
     /// The page in the card's page register after the last read; a write
@@ -163,6 +165,7 @@ impl SimTarget {
             host_free: 0,
             card_free: 0,
             woken: false,
+            merge_ns: 0,
             last_read_end: None,
             read_page: None,
             cache: WriteCache {
@@ -193,12 +196,19 @@ impl SimTarget {
     /// [1 - jitter, 1 + jitter], then (each only when its key is set, so the
     /// calibrated profiles draw exactly as before) a slow drift, a heavy-tailed
     /// outlier, and a background GC pause.
-    fn jitter(&mut self, ns: u64) -> u64 {
+    /// Jitter, drift, outliers and pauses on a request's `ns` of card
+    /// time, of which `merge` merged AUs: an outlier (a stall of the reader
+    /// or the card's firmware) stretches the request's own work, not the
+    /// merge it happened to wait on (a 7-second merge made 30 times longer
+    /// was a 4-minute write no card shows).
+    fn jitter(&mut self, ns: u64, merge: u64) -> u64 {
         let p = &self.params;
         let (jitter, drift, period) = (p.jitter, p.drift, p.drift_period_ns);
         let (outliers, factor) = (p.outlier_fraction, p.outlier_factor);
         let (pauses, pause) = (p.gc_pause_fraction, p.gc_pause_ns);
-        let mut t = ns as f64;
+        let merge = merge.min(ns) as f64;
+        let base = ns as f64 - merge;
+        let mut t = base;
         if jitter > 0.0 {
             t *= 1.0 + jitter * (2.0 * self.uniform() - 1.0);
         }
@@ -206,9 +216,12 @@ impl SimTarget {
             let phase = (self.now % period) as f64 / period as f64;
             t *= 1.0 + drift * (std::f64::consts::TAU * phase).sin();
         }
+        // Jitter and drift scale the merge as the rest; an outlier does not.
+        let spread = if base > 0.0 { t / base } else { 1.0 };
         if outliers > 0.0 && self.uniform() < outliers {
             t *= factor.max(1) as f64;
         }
+        t += merge * spread;
         if pauses > 0.0 && self.uniform() < pauses {
             t += pause as f64;
         }
@@ -247,7 +260,8 @@ impl SimTarget {
             off += n;
             left -= n;
         }
-        let card = self.jitter(card);
+        let merge = std::mem::take(&mut self.merge_ns);
+        let card = self.jitter(card, merge);
         (host_before, card, host_after)
     }
 
@@ -338,10 +352,11 @@ impl SimTarget {
         while off < end {
             let au = off / self.params.au_size;
             let au_end = ((au + 1) * self.params.au_size).min(end);
-            ns += self
+            let cost = self
                 .ftl
-                .write(&self.params, au, off - au * self.params.au_size, au_end - off)
-                .ns;
+                .write(&self.params, au, off - au * self.params.au_size, au_end - off);
+            ns += cost.ns;
+            self.merge_ns += cost.merge_ns;
             off = au_end;
         }
         ns

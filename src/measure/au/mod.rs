@@ -164,7 +164,7 @@ impl super::Test for Au {
         plan(&self.options, d)
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<AuResult, MeasureError> {
-        let mut r = run(cx.target, self.options, cx.progress)?;
+        let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
         if let Some(why) = &self.medium.not_flash {
             r.erase_size_bytes = None;
             r.confidence = 1.0;
@@ -177,11 +177,18 @@ impl super::Test for Au {
     }
 }
 
-pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<AuResult, MeasureError> {
+/// The search within `budget_ns` of device time.
+pub fn run(
+    t: &mut dyn Target,
+    o: Options,
+    progress: &dyn super::Progress,
+    budget_ns: u64,
+) -> Result<AuResult, MeasureError> {
     let regions = regions(&o);
     let base = pair_base(&o);
     let place = |region: u64, k: u64| place(&o, region, k);
-    let mut w = SlotWriter::new(t, &place, chunk(&o), regions[0])?;
+    let started = t.device_time_ns();
+    let mut w = SlotWriter::new(t, &place, chunk(&o), regions[0])?.with_budget(started, budget_ns);
     let mut out = AuResult {
         not_flash: None,
         erase_size_bytes: None,
@@ -194,7 +201,7 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
     let r = match w.limit(t, &regions, o.random_aus)? {
         Ok(r) => r,
         Err(stop) => {
-            out.notes.push(stop.why());
+            out.notes.push(w.explain(&stop));
             return Ok(out);
         }
     };
@@ -221,7 +228,7 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
     let last = cands.len() - 1;
     match decide(&mut w, t, last)? {
         None => {
-            out.notes.push(super::slot_writer::NoLimit::Budget(r + 1).why());
+            out.notes.push(w.why_stopped(r + 1));
             return Ok(out);
         }
         Some(false) => {
@@ -244,7 +251,7 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
         let m = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
         match decide(&mut w, t, m)? {
             None => {
-                out.notes.push(super::slot_writer::NoLimit::Budget(r + 1).why());
+                out.notes.push(w.why_stopped(r + 1));
                 return Ok(out);
             }
             Some(true) => hi = m,

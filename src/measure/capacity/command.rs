@@ -57,16 +57,30 @@ pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
     DEFAULT_PUSH.min(d.size_bytes.saturating_sub(skip) / 2 / block * block)
 }
 
-/// The stages, each narrowing the window, then the verdict.
+/// The stages, each narrowing the window, then the verdict. A narrowing
+/// stage starts only within the budget (`--budget`, default
+/// [`STEP_BUDGET_S`](crate::measure::STEP_BUDGET_S)): past it the verdict
+/// stands with the window where the real size lies, unsure of the size.
 pub fn steps<S: Session>(s: &mut S, skip: u64, push: u64) -> Result<CapacityResult, S::Error> {
     let d = s.description().clone();
     let options = Options::new(skip, push);
     let mut stages = Vec::new();
     let mut window = None;
+    let started = s.device_ns();
+    let budget = s.budget_ns();
     loop {
         stages.push(s.run(&Stage { options, window })?);
         match next(&stages, d.size_bytes) {
             Next::Done => break,
+            Next::Narrow(lo, hi) if s.device_ns().saturating_sub(started) >= budget => {
+                let spent = s.device_ns().saturating_sub(started) as f64 / 1e9;
+                let mut v = verdict(&stages, &d, &options);
+                v.limits.push(format!(
+                    "unsure of the real size: stopped after {spent:.0} device-seconds (the step's budget) with it \
+                     between byte {lo} and byte {hi}; --budget SECONDS gives it more time"
+                ));
+                return Ok(v);
+            }
             Next::Narrow(lo, hi) => {
                 crate::errln!(
                     "capacity: the real size lies between byte {lo} and byte {hi} ({} apart); narrowing",

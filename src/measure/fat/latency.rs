@@ -3,7 +3,7 @@
 
 use super::{AuRow, FatResult, Method, Options, in_order_offsets, offsets, reference_au};
 use crate::measure::{MeasureError, median};
-use crate::target::{AlignedBuf, Request, Target, run_all};
+use crate::target::Target;
 
 /// The fastest AU must beat the reference by this fraction for any AU to
 /// count as FAT area (jitter of the medians is about 1%); AUs are then split at
@@ -14,30 +14,33 @@ use crate::target::{AlignedBuf, Request, Target, run_all};
 const SEPARATION: f64 = 0.01;
 /// Median latency of the test's writes in one AU, and its standard error
 /// (from the robust spread, so an outlier write moves neither).
-fn probe(t: &mut dyn Target, o: &Options, au: u64, buf: &mut AlignedBuf) -> Result<(f64, f64), MeasureError> {
-    timed(t, o, offsets(o, au), buf)
+fn probe(t: &mut dyn Target, o: &Options, au: u64) -> Result<(f64, f64), MeasureError> {
+    timed(t, o, offsets(o, au))
 }
 
-fn timed(t: &mut dyn Target, o: &Options, at: Vec<u64>, buf: &mut AlignedBuf) -> Result<(f64, f64), MeasureError> {
-    let len = crate::measure::request_len(o.chunk, "--chunk")?;
-    let reqs: Vec<Request> = at.into_iter().map(|off| Request::write(off, len, 0)).collect();
-    let done = run_all(t, &reqs, 1, buf)?;
-    let lat: Vec<f64> = done.iter().map(|c| c.duration_ns as f64).collect();
+/// Each chunk written with its own bytes ([`crate::measure::rewrite`]).
+fn timed(t: &mut dyn Target, o: &Options, at: Vec<u64>) -> Result<(f64, f64), MeasureError> {
+    let lat = crate::measure::rewrite(t, &at, o.chunk)?;
     let se = 1.2533 * crate::measure::robust_sigma(&lat) / (lat.len().max(1) as f64).sqrt();
     Ok((median(&lat), se))
 }
 
 /// The latency method (module documentation).
-pub(super) fn latency(t: &mut dyn Target, o: Options) -> Result<FatResult, MeasureError> {
-    let mut buf = crate::measure::test_data(o.chunk)?;
+/// `Err` carries the device-seconds spent when the step's budget (`until`,
+/// a device time in ns) ended it first.
+pub(super) fn latency(t: &mut dyn Target, o: Options, until: u64) -> Result<Result<FatResult, f64>, MeasureError> {
     // Two passes, the reference measured in each: a FAT area is claimed only
     // where both put it (a pause or an outlier in one pass moves nothing).
     let mut passes = Vec::new();
     for _ in 0..2 {
-        let reference = probe(t, &o, reference_au(&o), &mut buf)?;
-        let medians: Vec<(f64, f64)> = (0..o.max_aus)
-            .map(|au| probe(t, &o, au, &mut buf))
-            .collect::<Result<_, _>>()?;
+        let reference = probe(t, &o, reference_au(&o))?;
+        let mut medians: Vec<(f64, f64)> = Vec::new();
+        for au in 0..o.max_aus {
+            if t.device_time_ns() >= until {
+                return Ok(Err(t.device_time_ns() as f64 / 1e9));
+            }
+            medians.push(probe(t, &o, au)?);
+        }
         passes.push((reference, medians));
     }
     // An AU is fast when the fastest stands clear of the reference by four
@@ -67,7 +70,7 @@ pub(super) fn latency(t: &mut dyn Target, o: Options) -> Result<FatResult, Measu
     // the same (the host's own time hides the card's penalty), an area
     // could not show at all and "none" is a guess. Otherwise as sure as the
     // random-order penalty stands clear of the noise.
-    let in_order = timed(t, &o, in_order_offsets(&o), &mut buf)?;
+    let in_order = timed(t, &o, in_order_offsets(&o))?;
     let none_sure = {
         let (reference, se) = passes[0].0;
         let penalty = reference - in_order.0;
@@ -106,7 +109,7 @@ pub(super) fn latency(t: &mut dyn Target, o: Options) -> Result<FatResult, Measu
         (false, _) => 0.3,
     };
     let reference = *reference;
-    Ok(FatResult {
+    Ok(Ok(FatResult {
         not_flash: None,
         confidence,
         erase_size_bytes: o.erase,
@@ -120,5 +123,5 @@ pub(super) fn latency(t: &mut dyn Target, o: Options) -> Result<FatResult, Measu
         fits_ns: None,
         overflows_ns: None,
         notes: Vec::new(),
-    })
+    }))
 }

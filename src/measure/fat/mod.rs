@@ -195,7 +195,7 @@ impl super::Test for Fat {
         plan(d.size_bytes, &self.options)
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<FatResult, MeasureError> {
-        let mut r = run(cx.target, self.options, cx.progress)?;
+        let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
         if r.confidence > self.erase_confidence {
             r.confidence = self.erase_confidence;
             r.notes.push(format!(
@@ -252,21 +252,62 @@ impl Fat {
 /// The FAT area by the slot method where the random-write limit is known
 /// and the method can tell its controls apart, else by the latency method;
 /// the result's notes say which and why.
-pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<FatResult, MeasureError> {
+pub fn run(
+    t: &mut dyn Target,
+    o: Options,
+    progress: &dyn super::Progress,
+    budget_ns: u64,
+) -> Result<FatResult, MeasureError> {
+    let started = t.device_time_ns();
     let why = if o.slots {
-        match slots::slots(t, &o, progress)? {
+        match slots::slots(t, &o, progress, budget_ns)? {
             Ok(found) => return Ok(found),
-            Err(why) => why,
+            // Out of time: no second method after it; unsure.
+            Err(stop) if stop.out_of_time => return Ok(unsure(&o, Method::Slots, format!("FAT area: {}", stop.why))),
+            Err(stop) => stop.why,
         }
     } else {
         format!("the card has no room for its {} extra AUs", MAX_SLOT_AUS + 1)
     };
-    let mut r = latency::latency(t, o)?;
+    let until = started.saturating_add(budget_ns);
+    let mut r = match latency::latency(t, o, until)? {
+        Ok(r) => r,
+        Err(_) => {
+            let spent = t.device_time_ns().saturating_sub(started) as f64 / 1e9;
+            return Ok(unsure(
+                &o,
+                Method::Latency,
+                format!(
+                    "FAT area: unsure: stopped after {spent:.0} device-seconds (the step's budget; --budget \
+                     SECONDS gives it more); the slot method had stopped first: {why}"
+                ),
+            ));
+        }
+    };
     r.notes.push(format!(
         "slot method not used: {why}; the latency method compares each AU's random writes with an ordinary AU's, \
          and a slow host or noisy timing can hide the difference"
     ));
     Ok(r)
+}
+
+/// No area claimed: the step's budget ended it before an answer.
+fn unsure(o: &Options, method: Method, why: String) -> FatResult {
+    FatResult {
+        not_flash: None,
+        erase_size_bytes: o.erase,
+        fat_area_aus: 0,
+        confidence: 0.0,
+        chunk_bytes: o.chunk,
+        reference_au: reference_au(o),
+        reference_median_ns: 0.0,
+        aus: Vec::new(),
+        method,
+        random_aus: None,
+        fits_ns: None,
+        overflows_ns: None,
+        notes: vec![why],
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::{AuRow, FatResult, Method, Options, in_order_au};
 use crate::measure::MeasureError;
-use crate::measure::slot_writer::{NoLimit, SLOT_POSITIONS, SlotWriter};
+use crate::measure::slot_writer::{SLOT_POSITIONS, SlotWriter};
 use crate::safety::ranges::Range;
 use crate::target::Target;
 
@@ -61,20 +61,32 @@ pub(super) fn ranges(o: &Options) -> Vec<Range> {
         .collect()
 }
 
+/// Why the slot method could not decide; the caller falls back to the
+/// latency method unless the step's budget ended it.
+pub(super) struct Stopped {
+    pub why: String,
+    pub out_of_time: bool,
+}
+
 /// The slot method (module documentation); `Err` says why it could not
 /// decide, and the caller falls back.
 pub(super) fn slots(
     t: &mut dyn Target,
     o: &Options,
     progress: &dyn crate::measure::Progress,
-) -> Result<Result<FatResult, String>, MeasureError> {
+    budget_ns: u64,
+) -> Result<Result<FatResult, Stopped>, MeasureError> {
     let aus = aus(o);
     let place = |au: u64, k: u64| slot_offset(o, au, k);
-    let mut w = SlotWriter::new(t, &place, slot_chunk(o), aus[0])?;
-    let over = |n: usize| NoLimit::Budget(n).why();
+    let started = t.device_time_ns();
+    let mut w = SlotWriter::new(t, &place, slot_chunk(o), aus[0])?.with_budget(started, budget_ns);
+    let stopped = |w: &SlotWriter, why: String| Stopped {
+        why,
+        out_of_time: w.out_of_time_s.is_some(),
+    };
     let r = match w.limit(t, &aus, o.random_aus)? {
         Ok(r) => r,
-        Err(stop) => return Ok(Err(stop.why())),
+        Err(stop) => return Ok(Err(stopped(&w, w.explain(&stop)))),
     };
     let seen = &w.seen;
     let unsure_limit = [r, r + 1].iter().any(|n| seen.get(n).is_some_and(|d| !d.clear));
@@ -90,7 +102,7 @@ pub(super) fn slots(
     for au in 0..o.max_aus {
         progress.advance(au, o.max_aus);
         let Some(d) = w.decide(t, &with(au))? else {
-            return Ok(Err(over(r + 1)));
+            return Ok(Err(stopped(&w, w.why_stopped(r + 1))));
         };
         unclear |= !d.clear;
         rows.push(AuRow {
@@ -112,7 +124,7 @@ pub(super) fn slots(
     for (au, overflow) in [(area.checked_sub(1), false), ((area < o.max_aus).then_some(area), true)] {
         if let Some(au) = au {
             let Some(d) = w.decide(t, &with(au))? else {
-                return Ok(Err(over(r + 1)));
+                return Ok(Err(stopped(&w, w.why_stopped(r + 1))));
             };
             confirmed &= d.overflows == overflow;
         }

@@ -58,7 +58,6 @@ impl Command for Args {
             random_only: self.random,
             linear_only: self.linear,
             full: self.full,
-            budget_s: self.write.budget,
         };
         let test = OpenAu::on(&g, choices, s.medium());
         s.run(&test)?;

@@ -80,8 +80,6 @@ pub struct Options {
     /// After the sweep, every chunk size from the erase size down at one
     /// AU, at the limit and one past it, like flashbench's table.
     pub full: bool,
-    /// Device time the step may take (both orders; --full's table included).
-    pub budget_ns: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -300,31 +298,6 @@ impl Sweeper<'_> {
         Some(self.au(slot as u64) + pos * self.o.chunk)
     }
 
-    /// Write the chunks at `offsets` with the bytes they hold (read first,
-    /// in one batch, so the writes follow each other as flashbench's do),
-    /// one request after another; their latencies in ns.
-    fn write_back(&mut self, offsets: &[u64]) -> Result<Vec<f64>, MeasureError> {
-        let c = self.o.chunk;
-        let len = super::request_len(c, "--chunk")?;
-        let mut buf = super::buffer(c * offsets.len() as u64)?;
-        let at = |i: usize| i * c as usize;
-        let reads: Vec<Request> = offsets
-            .iter()
-            .enumerate()
-            .map(|(i, &o)| Request::read(o, len, at(i)))
-            .collect();
-        run_all(self.t, &reads, 1, &mut buf)?;
-        let writes: Vec<Request> = offsets
-            .iter()
-            .enumerate()
-            .map(|(i, &o)| Request::write(o, len, at(i)))
-            .collect();
-        Ok(run_all(self.t, &writes, 1, &mut buf)?
-            .iter()
-            .map(|d| d.duration_ns as f64)
-            .collect())
-    }
-
     /// The offsets of one visit to pool AU `slot`: one chunk in order, or
     /// two of its shuffled chunks, the higher first. In random order the
     /// second write always goes back, so once the card is past its limit
@@ -343,7 +316,7 @@ impl Sweeper<'_> {
     /// Visits, each written as one group; the time of each visit.
     fn visits(&mut self, visits: &[Vec<u64>]) -> Result<Vec<f64>, MeasureError> {
         let flat: Vec<u64> = visits.iter().flatten().copied().collect();
-        let lat = self.write_back(&flat)?;
+        let lat = super::rewrite(self.t, &flat, self.o.chunk)?;
         let mut out = Vec::with_capacity(visits.len());
         let mut i = 0;
         for v in visits {
@@ -397,7 +370,7 @@ impl Sweeper<'_> {
         let window = want / 2;
         // The outlier rate seen so far, never below the assumed one: a
         // noisy reader needs more evidence for the same verdict.
-        let p0 = ((noise.0 + 1) as f64 / (noise.1 + 2) as f64).clamp(P_OUTLIER, 0.5 * P_COLLAPSED);
+        let p0 = (noise.0 as f64 / noise.1.max(1) as f64).clamp(P_OUTLIER, 0.5 * P_COLLAPSED);
         let (if_slow, if_quick) = (P_COLLAPSED / p0, (1.0 - P_COLLAPSED) / (1.0 - p0));
         let mut evidence: f64 = 1.0;
         let mut over = 0;
@@ -493,7 +466,11 @@ impl Sweeper<'_> {
             return Ok(region_out(0, runs));
         };
         let base = Stats::of(&b);
-        let mut noise = (0, 0);
+        // The baseline's own slow visits are outliers too.
+        let mut noise = (
+            b.iter().filter(|&&l| l >= SLOW * base.median).count() as u64,
+            b.len() as u64,
+        );
         runs.push(self.run_record(1, &b, false, random));
         let mut lo = 1;
         for n in 2..=self.o.max {
@@ -663,8 +640,6 @@ pub struct Choices {
     pub random_only: bool,
     pub linear_only: bool,
     pub full: bool,
-    /// Device-seconds the step may take (default [`super::STEP_BUDGET_S`]).
-    pub budget_s: Option<f64>,
 }
 
 impl OpenAu {
@@ -679,7 +654,6 @@ impl OpenAu {
             linear: !c.random_only,
             random: !c.linear_only,
             full: c.full,
-            budget_ns: super::budget_ns(c.budget_s),
         };
         if c.max.is_none() {
             o.max = largest_max(g.size, &o).max(1);
@@ -700,7 +674,7 @@ impl super::Test for OpenAu {
         plan(d.size_bytes, &self.options)
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<OpenAuResult, MeasureError> {
-        let mut r = run(cx.target, self.options, cx.progress)?;
+        let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
         let sweeps = [&mut r.linear, &mut r.random].into_iter().flatten();
         let mut capped = false;
         for s in sweeps.filter(|s| s.confidence > self.erase_confidence) {
@@ -731,7 +705,13 @@ impl super::Test for OpenAu {
     }
 }
 
-pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<OpenAuResult, MeasureError> {
+/// Both sweeps (and --full's table) within `budget_ns` of device time.
+pub fn run(
+    t: &mut dyn Target,
+    o: Options,
+    progress: &dyn super::Progress,
+    budget_ns: u64,
+) -> Result<OpenAuResult, MeasureError> {
     let started_ns = t.device_time_ns();
     let n = positions(&o);
     let mut s = Sweeper {
@@ -744,14 +724,10 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
     };
     // In order first, within half the budget when both run (it is done
     // sooner, and what it leaves is the random sweep's).
-    let half = if o.linear && o.random {
-        o.budget_ns / 2
-    } else {
-        o.budget_ns
-    };
+    let half = if o.linear && o.random { budget_ns / 2 } else { budget_ns };
     let mut linear = if o.linear { Some(s.sweep(false, half)?) } else { None };
     let random = if o.random {
-        Some(s.sweep(true, o.budget_ns)?)
+        Some(s.sweep(true, budget_ns)?)
     } else {
         None
     };
@@ -786,7 +762,7 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
     }
     let mut random = random;
     if o.full {
-        let deadline = o.budget_ns;
+        let deadline = budget_ns;
         if let Some(lin) = linear.as_mut() {
             let lo = lin.max_open_aus.unwrap_or(lin.tried_up_to);
             lin.runs.extend(s.table(false, lo, deadline)?);
@@ -821,7 +797,6 @@ mod tests {
             linear: true,
             random: true,
             full,
-            budget_ns: crate::measure::budget_ns(None),
         };
         let test = OpenAu {
             options: o,
@@ -851,7 +826,6 @@ mod tests {
             linear: true,
             random: true,
             full: false,
-            budget_ns: crate::measure::budget_ns(None),
         };
         // Eight AUs (32 MiB), then 32 AUs of 4 MiB each followed by a gap:
         // 288 MiB.
