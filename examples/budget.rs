@@ -72,10 +72,20 @@ fn main() {
         handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
     });
     let mut score = Score::default();
+    // Every generated card is genuine: what capacity said of them.
+    let mut genuine = (0, 0);
     let mut total = Vec::new();
     let mut per_step: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for (spec, doc, truth) in &results {
-        let wrong = score.add(&doc.results, truth);
+        let mut wrong = score.add(&doc.results, truth);
+        if let Some(c) = doc.results.capacity.get() {
+            genuine.1 += 1;
+            if c.verdict == flashlab::measure::capacity::Verdict::Genuine {
+                genuine.0 += 1;
+            } else {
+                wrong.push(format!("capacity {:?}", c.verdict));
+            }
+        }
         let t = doc.device_time_s.unwrap_or(0.0);
         total.push(t);
         let mut steps: BTreeMap<String, f64> = BTreeMap::new();
@@ -133,6 +143,7 @@ fn main() {
     let over = total.iter().filter(|&&t| t > 600.0).count();
     println!("cards over 10 device-minutes: {over}");
     println!("\n{}", score.show());
+    println!("capacity: genuine on {} of {} cards", genuine.0, genuine.1);
     let confident_wrong = [&score.au, &score.page, &score.linear, &score.random, &score.fat]
         .iter()
         .map(|t| t.buckets[3].1 - t.buckets[3].0)

@@ -195,6 +195,12 @@ impl Runner {
         &self.target.text
     }
 
+    /// The device-time budget of the writing steps from here on (probe
+    /// shares its own among its steps).
+    pub fn set_step_budget(&mut self, seconds: f64) {
+        self.consent.budget_s = Some(seconds);
+    }
+
     pub fn consent(&self) -> &Consent {
         &self.consent
     }

@@ -207,13 +207,6 @@ impl<'a> PreservingTarget<'a> {
     /// each back to check it.
     fn restore_memory(&mut self) -> Result<u64, SafetyError> {
         let mut restored = 0;
-        if std::env::var_os("FLASHLAB_DEBUG_RESTORE").is_some() {
-            eprintln!(
-                "restore: {} changed chunks, device {:.1}",
-                self.changed.len(),
-                self.inner.device_time_ns() as f64 / 1e9
-            );
-        }
         for &start in &self.changed {
             let Some(Original::InMemory(bytes)) = self.originals.get(&start) else {
                 continue;

@@ -108,7 +108,9 @@ pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
         ("outlier_fraction", format!("{outliers}")),
         ("outlier_factor", "30".to_string()),
         ("seed", seed.to_string()),
-        ("keep_data", "false".to_string()),
+        // The hard family is probed whole, capacity included, which reads
+        // back what it wrote: a card that keeps no data would be a fake.
+        ("keep_data", hard.to_string()),
     ] {
         settings.push((k.to_string(), v));
     }

@@ -48,10 +48,10 @@ pub const SAMPLES: u64 = 32;
 /// block besides). Each lands in an AU of its own and costs a merge there,
 /// once written and once written back: up to 15 s each on a card of 128
 /// MiB AUs and 4 KiB pages (sim::generate's hard family), so 32 of them
-/// took 13 device-minutes. Four still catch writes lost past any real
+/// took 13 device-minutes. Two still catch writes lost past any real
 /// size (the last block is always among them) and the read probes catch a
 /// wrap; the narrowing stages, which only a fake card needs, take 32.
-pub const SURVEY_SAMPLES: u64 = 4;
+pub const SURVEY_SAMPLES: u64 = 2;
 /// Bytes of one sample block.
 const BLOCK: u64 = 4096;
 /// The start left alone by default: the partition table and the first

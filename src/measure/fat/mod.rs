@@ -54,6 +54,11 @@ pub struct Options {
     pub random_aus: Option<u64>,
     /// Use the slot method (its AUs fit on the card).
     pub slots: bool,
+    /// `random_aus` was measured with confidence just before (probe's
+    /// open-au): the slot method takes it without checking it again, which
+    /// on a card of large AUs spares an overflowing set (a merge of a whole
+    /// AU per visit, seconds each).
+    pub trusted_limit: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -237,6 +242,7 @@ impl Fat {
             block: g.block,
             random_aus,
             slots: true,
+            trusted_limit: false,
         };
         if plan(g.size, &options).is_err() {
             options.slots = false;
@@ -246,6 +252,13 @@ impl Fat {
             medium,
             erase_confidence: g.erase_confidence,
         }
+    }
+
+    /// Take the random-write limit given as measured (see
+    /// [`Options::trusted_limit`]).
+    pub fn trusting(mut self) -> Fat {
+        self.options.trusted_limit = self.options.random_aus.is_some();
+        self
     }
 }
 
@@ -327,6 +340,7 @@ mod tests {
                 block: 512,
                 random_aus: None,
                 slots: true,
+                trusted_limit: false,
             };
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
             let fat = Fat {
@@ -351,6 +365,7 @@ mod tests {
             block: 512,
             random_aus,
             slots,
+            trusted_limit: false,
         };
         let fat = Fat {
             options: o,
@@ -428,6 +443,7 @@ mod tests {
             block: 512,
             random_aus: None,
             slots: true,
+            trusted_limit: false,
         }
     }
 }

@@ -84,9 +84,16 @@ pub(super) fn slots(
         why,
         out_of_time: w.out_of_time_s.is_some(),
     };
-    let r = match w.limit(t, &aus, o.random_aus)? {
-        Ok(r) => r,
-        Err(stop) => return Ok(Err(stopped(&w, w.explain(&stop)))),
+    let trusted = o
+        .random_aus
+        .filter(|&r| o.trusted_limit && r < aus.len() as u64)
+        .map(|r| r as usize);
+    let r = match trusted {
+        Some(r) => r,
+        None => match w.limit(t, &aus, o.random_aus)? {
+            Ok(r) => r,
+            Err(stop) => return Ok(Err(stopped(&w, w.explain(&stop)))),
+        },
     };
     let seen = &w.seen;
     let unsure_limit = [r, r + 1].iter().any(|n| seen.get(n).is_some_and(|d| !d.clear));

@@ -65,6 +65,9 @@ pub const REGION_POSITIONS: u64 = 256;
 const REGION_BYTES: u64 = 8 << 20;
 /// Visits of the one-AU baseline, after its first (which opens the AU).
 const BASELINE_WRITES: usize = 24;
+/// Visits after which a count that is plainly slower (three times the
+/// baseline) is called collapsed without waiting for two windows.
+const EARLY_LOOK: usize = 6;
 /// Visits each count is judged on: at least this many, and two rounds.
 const JUDGED_WRITES: usize = 16;
 
@@ -172,10 +175,19 @@ const MIN_POSITIONS: u64 = 64;
 /// The sweep chunk: the page (16 KiB when unknown), at least a block, at
 /// most a quarter AU: each write is one page program, and a merge copies
 /// the most pages next to it. Halved, down to the block, while the AU holds
-/// fewer than [`MIN_POSITIONS`].
+/// fewer than [`MIN_POSITIONS`], but below a known page only in an AU of
+/// fewer than 16 pages: a part of a page costs a read-modify-write, which
+/// makes a merge look cheap where it copies many pages (a 2 MiB AU of 64
+/// KiB pages in 32 KiB chunks collapsed by only 1.55 times), while in an AU
+/// of 8 pages over a slow host (cf-simpletech-oem) only sector-sized writes
+/// are cheap enough next to a merge to show it.
 pub fn default_chunk(erase: u64, page: Option<u64>, block: u64) -> u64 {
     let mut c = page.unwrap_or(16 << 10).max(block).min(erase / 4).max(block);
-    while erase / c < MIN_POSITIONS && c / 2 >= block && (c / 2).is_multiple_of(block) {
+    let floor = match page {
+        Some(p) if erase / p.max(1) >= 16 => p.max(block),
+        _ => block,
+    };
+    while erase / c < MIN_POSITIONS && c / 2 >= floor && (c / 2).is_multiple_of(block) {
         c /= 2;
     }
     c
@@ -336,13 +348,6 @@ impl Sweeper<'_> {
             }
         }
         let lat = self.visits(&vs)?;
-        if std::env::var_os("FLASHLAB_DEBUG_OPENAU").is_some() {
-            let m = super::median(&lat);
-            eprintln!(
-                "baseline random={random} {:?}",
-                lat.iter().map(|l| (l / m * 100.0).round() / 100.0).collect::<Vec<_>>()
-            );
-        }
         Ok(Some(lat[1..].to_vec()))
     }
 
@@ -366,7 +371,10 @@ impl Sweeper<'_> {
             latencies: Vec::new(),
             out_of_time: false,
         };
-        let want = JUDGED_WRITES.max(2 * n as usize);
+        let whole = positions(&self.o) == self.o.erase / self.o.chunk;
+        // Three rounds where a slow visit counts only after another to the
+        // same AU (below), two elsewhere.
+        let want = JUDGED_WRITES.max(if whole { 3 } else { 2 } * n as usize);
         let window = want / 2;
         // The outlier rate seen so far, never below the assumed one: a
         // noisy reader needs more evidence for the same verdict.
@@ -377,6 +385,8 @@ impl Sweeper<'_> {
         let mut slow_seen = 0;
         let mut warm = true;
         let mut careful = false;
+        let mut last_slow = vec![false; n as usize];
+        let mut scored = Vec::new();
         'rounds: loop {
             let mut round = Vec::with_capacity(n as usize);
             for slot in 0..n as usize {
@@ -388,36 +398,56 @@ impl Sweeper<'_> {
             // One visit at a time while a slow one is possible (the first
             // round opens an AU; a slow visit was seen); a whole round at
             // once while all is quick.
-            let groups: Vec<&[Vec<u64>]> = if careful || warm {
-                round.chunks(1).collect()
-            } else {
-                vec![&round[..]]
-            };
-            for g in groups {
+            let size = if careful || warm { 1 } else { round.len() };
+            for (first, g) in round.chunks(size).enumerate().map(|(i, g)| (i * size, g)) {
                 if self.spent_ns() >= deadline_ns {
                     judged.out_of_time = true;
                     break 'rounds;
                 }
-                for l in self.visits(g)? {
+                for (slot, l) in (first..).zip(self.visits(g)?) {
                     let slow = l >= SLOW * base.median;
                     careful |= slow;
+                    // Where the region is the whole AU, each AU's log fills
+                    // once in a while and merges by itself, and the AUs of
+                    // a count fill theirs in the same round: a burst of
+                    // slow visits, one per AU. Past the limit an AU's
+                    // visits are slow one after another; so there a slow
+                    // visit counts only after a slow one to the same AU.
+                    let counts = !whole || last_slow[slot];
+                    last_slow[slot] = slow;
                     if warm {
                         continue;
                     }
                     judged.latencies.push(l);
+                    // What the ratios see: a slow visit that does not count
+                    // yet as the typical one.
+                    scored.push(if slow && !counts { base.median } else { l });
                     slow_seen += u64::from(slow);
-                    evidence = (evidence * if slow { if_slow } else { if_quick }).max(FLOOR);
+                    if !slow || counts {
+                        evidence = (evidence * if slow { if_slow } else { if_quick }).max(FLOOR);
+                    }
                     if evidence >= EVIDENCE {
                         judged.collapsed = true;
                         break 'rounds;
                     }
-                    let m = judged.latencies.len();
+                    let m = scored.len();
+                    // A plain collapse needs no second window: the median
+                    // and the trimmed mean of six visits both three times
+                    // the baseline's (half of them slow at least: outliers
+                    // of a few percent do that about once in 10^4 counts).
+                    if m == EARLY_LOOK {
+                        let w = &scored[..];
+                        if super::median(w) >= 3.0 * base.median && trimmed_mean(w) >= 3.0 * base.trimmed {
+                            judged.collapsed = true;
+                            break 'rounds;
+                        }
+                    }
                     if m.is_multiple_of(window) {
                         // The median (a card whose one-AU writes do their
                         // own housekeeping every few, where a collapse moves
                         // the typical visit) or the mean without the
                         // slowest tenth (where only some visits merge).
-                        let w = &judged.latencies[m - window..];
+                        let w = &scored[m - window..];
                         let r = (super::median(w) / base.median).max(trimmed_mean(w) / base.trimmed);
                         over = if r > COLLAPSE { over + 1 } else { 0 };
                         if over >= 2 {
@@ -426,17 +456,6 @@ impl Sweeper<'_> {
                         }
                     }
                 }
-            }
-            if std::env::var_os("FLASHLAB_DEBUG_OPENAU").is_some() {
-                eprintln!(
-                    "n={n} random={random} base={:.0} ev={evidence:.3} lat={:?}",
-                    base.median,
-                    judged
-                        .latencies
-                        .iter()
-                        .map(|l| (l / base.median * 100.0).round() / 100.0)
-                        .collect::<Vec<_>>()
-                );
             }
             if !warm && judged.latencies.len() >= want {
                 break;
