@@ -232,6 +232,8 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         pending_journal: pending.as_deref(),
     });
     doc.extras.advice.set(advice);
+    let summary = crate::measure::summary::of(&doc.results);
+    doc.extras.summary.set(summary);
     r.check_signal()?;
     r.publish();
     Ok(())

@@ -211,3 +211,72 @@ fn generated_cards_get_calibrated_confidence() {
     check("open AUs random", &score.random, 0.96);
     check("FAT area", &score.fat, 0.94);
 }
+
+/// A standalone command (`open-au`, `fat`, `au`, `page`, `align`) on each
+/// built-in card gives probe's verdict or says it is unsure; never another
+/// confident one (issue 22: `open-au sim:demo` once said "random: 6, 0.95"
+/// where probe said 24).
+#[test]
+fn standalone_commands_never_confidently_contradict_probe() {
+    use crate::measure::CONFIDENT;
+    use crate::measure::summary::Summary;
+    use clap::Parser;
+    for prof in crate::sim::profiles::PROFILES {
+        let spec = format!("sim:{}", prof.name);
+        let card = || SimTarget::from_spec(&spec).unwrap();
+        let doc =
+            super::probe::probe_with(crate::runner::Runner::for_sim("probe", card()), Default::default()).unwrap();
+        let probe: Summary = crate::measure::summary::of(&doc.results);
+        for command in ["align", "au", "page", "open-au", "fat"] {
+            let cli = crate::cli::Cli::try_parse_from(["flashlab", command, spec.as_str()]).unwrap();
+            let crate::cli::Command::Test(cmd) = cli.command else {
+                panic!("{command} is a measuring test")
+            };
+            let mut runner = crate::runner::Runner::for_sim(command, card());
+            cmd.run(&mut runner).unwrap();
+            let alone = runner.finish();
+            let r = &alone.results;
+            // (what, standalone value, its confidence, probe's value, probe's confidence)
+            let mut checks: Vec<(&str, Option<u64>, f64, Option<u64>, f64)> = Vec::new();
+            let size =
+                |s: &Option<crate::measure::summary::Size>| s.as_ref().map_or((None, 0.0), |s| (s.bytes, s.confidence));
+            if let Some(a) = r.align.get() {
+                let (pe, pc) = size(&probe.erase_block);
+                checks.push(("align erase", a.erase_size_bytes, a.confidence, pe, pc));
+            }
+            if let Some(a) = r.au.get() {
+                let (pe, pc) = size(&probe.erase_block);
+                checks.push(("au erase", a.erase_size_bytes, a.confidence, pe, pc));
+            }
+            if let Some(p) = r.page.get() {
+                let (pp, pc) = size(&probe.page);
+                checks.push(("page", p.page_size_bytes, p.confidence, pp, pc));
+            }
+            if let (Some(o), Some(po)) = (r.open_au.get(), probe.open_aus.as_ref()) {
+                let lim = |l: &Option<crate::measure::summary::Limit>| {
+                    l.as_ref().map_or((None, 0.0), |l| (l.count, l.confidence))
+                };
+                for (name, s, p) in [
+                    ("open-au linear", &o.linear, &po.linear),
+                    ("open-au random", &o.random, &po.random),
+                ] {
+                    let (pv, pc) = lim(p);
+                    if let Some(s) = s {
+                        checks.push((name, s.max_open_aus, s.confidence, pv, pc));
+                    }
+                }
+            }
+            if let (Some(f), Some(pf)) = (r.fat.get(), probe.fat_area.as_ref()) {
+                checks.push(("fat", Some(f.fat_area_aus), f.confidence, Some(pf.aus), pf.confidence));
+            }
+            assert!(!checks.is_empty(), "{}: `{command}` gave nothing to compare", prof.name);
+            for (what, alone, c, probe, pc) in checks {
+                assert!(
+                    c < CONFIDENT || pc < CONFIDENT || alone == probe,
+                    "{}: `{command}` says {what} {alone:?} ({c:.2}), probe {probe:?} ({pc:.2})",
+                    prof.name
+                );
+            }
+        }
+    }
+}

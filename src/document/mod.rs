@@ -74,6 +74,9 @@ pub struct Extras {
     /// Each step's device time, in order.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub steps: Slot<Vec<StepTime>>,
+    /// probe's combined verdicts, as its text summary states them.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub summary: Slot<crate::measure::summary::Summary>,
     /// Why the command failed (`--json` on a failure).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub error: Slot<ErrorBody>,

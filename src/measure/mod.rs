@@ -25,6 +25,7 @@ pub mod scatter;
 pub mod session;
 pub mod show;
 pub mod slot_writer;
+pub mod summary;
 
 use serde::Serialize;
 

@@ -268,7 +268,8 @@ impl Runner {
         // (while it restored, or during a read-only step) stops the run here.
         self.check_signal()?;
         let ranges = test.plan(self.reader.as_target().description())?;
-        let progress = progress::Progress::start(&T::KEY.replace('_', "-"));
+        let budget = (!ranges.is_empty()).then(|| crate::measure::budget_ns(self.consent.budget_s) as f64 / 1e9);
+        let progress = progress::Progress::start(&T::KEY.replace('_', "-"), budget);
         let before = self.device_ns;
         let out = if ranges.is_empty() {
             let t = self.reader.as_target_mut();

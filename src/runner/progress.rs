@@ -13,6 +13,9 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     what: String,
     started: Instant,
+    /// A writing step's device-time budget: it ends by then, so the ETA
+    /// shown is never past it.
+    budget: Option<Duration>,
 }
 
 impl crate::measure::Progress for Progress {
@@ -25,10 +28,20 @@ impl crate::measure::Progress for Progress {
         };
         let total = total.max(1);
         if b.length() != Some(total) {
+            let budget = self.budget;
+            // indicatif's estimate from the rate so far, but no later than
+            // the step's budget ends it: a sweep's later counts cost more
+            // than its first, and a collapse ends it early.
+            let left = move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let eta = state.eta();
+                let cap = budget.map(|b| b.saturating_sub(state.elapsed()));
+                let shown = cap.map_or(eta, |c| eta.min(c));
+                let _ = write!(w, "{}", indicatif::HumanDuration(shown));
+            };
             if let Ok(style) =
-                ProgressStyle::with_template("{spinner} {msg} [{bar:24}] {percent:>3}% ETA {eta} ({elapsed})")
+                ProgressStyle::with_template("{spinner} {msg} [{bar:24}] {percent:>3}% ETA {left} ({elapsed})")
             {
-                b.set_style(style.progress_chars("=> "));
+                b.set_style(style.progress_chars("=> ").with_key("left", left));
             }
             b.set_length(total);
         }
@@ -37,7 +50,8 @@ impl crate::measure::Progress for Progress {
 }
 
 impl Progress {
-    pub fn start(what: &str) -> Self {
+    /// A step's display; `budget_s`: a writing step's device-time budget.
+    pub fn start(what: &str, budget_s: Option<f64>) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new_spinner();
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
@@ -52,6 +66,7 @@ impl Progress {
             bar,
             what: what.to_string(),
             started: Instant::now(),
+            budget: budget_s.map(Duration::from_secs_f64),
         }
     }
 

@@ -216,20 +216,7 @@ impl Registered for Entry {
 /// The application class met (A2 over A1), the best speed, UHS and video
 /// classes met, as "A1-style, C10, U3, V30 (measured, not certified)".
 fn classes_met(b: &BenchResult) -> String {
-    let met = |names: &[&str]| {
-        names
-            .iter()
-            .rev()
-            .find(|n| b.classes.get(**n) == Some(&true))
-            .map(|n| n.to_string())
-    };
-    let groups = [
-        &["A1", "A2"][..],
-        &["C2", "C4", "C6", "C10"],
-        &["U1", "U3"],
-        &["V6", "V10", "V30", "V60", "V90"],
-    ];
-    let found: Vec<String> = groups.iter().filter_map(|g| met(g)).collect();
+    let found = crate::measure::summary::classes_met(&b.classes);
     if found.is_empty() {
         "none met (measured, not certified)".into()
     } else {

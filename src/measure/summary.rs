@@ -1,0 +1,184 @@
+//! probe's combined verdicts as data: what its one-screen summary prints,
+//! in the run document under `summary`, so a script reads the erase block
+//! probe settled on (from reads, writes or both) instead of re-deriving it
+//! from align's and au's results.
+
+use serde::{Deserialize, Serialize};
+
+use super::capacity::{FakeKind, Verdict};
+use super::registry::Results;
+use super::{CONFIDENT, au, page};
+
+/// Where a combined size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum From {
+    /// align's reads alone.
+    Reads,
+    /// A writing test (au, page) alone, or over reads that said otherwise.
+    Writes,
+    /// Reads and writes agree.
+    Both,
+}
+
+/// A size probe settled on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Size {
+    /// Null when nothing showed one.
+    pub bytes: Option<u64>,
+    pub confidence: f64,
+    /// Below [`CONFIDENT`]: the text says "perhaps" or "unsure".
+    pub unsure: bool,
+    pub from: From,
+}
+
+/// One order's open-AU limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limit {
+    /// Null when no collapse was seen.
+    pub count: Option<u64>,
+    /// Without a count: no collapse up to this many (the bound; a larger
+    /// limit is not excluded).
+    pub up_to: Option<u64>,
+    pub confidence: f64,
+    pub unsure: bool,
+    /// The step's device-time budget ended the sweep (seconds spent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by_budget_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenAus {
+    pub linear: Option<Limit>,
+    pub random: Option<Limit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FatArea {
+    pub aus: u64,
+    pub bytes: u64,
+    pub confidence: f64,
+    pub unsure: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    pub verdict: Verdict,
+    pub kind: Option<FakeKind>,
+    pub announced_bytes: u64,
+    pub usable_bytes: u64,
+}
+
+/// The `summary` of probe's run document: each verdict as the text
+/// summary states it; a step that did not run is null.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub erase_block: Option<Size>,
+    pub page: Option<Size>,
+    pub open_aus: Option<OpenAus>,
+    pub fat_area: Option<FatArea>,
+    pub capacity: Option<Capacity>,
+    /// The speed classes the card met here (measured, not certified).
+    pub classes: Option<Vec<String>>,
+}
+
+/// Which side a combined verdict came from: the writes' value taken over
+/// the reads' (or alone) is theirs; the same value from both is both.
+fn from(reads: (Option<u64>, f64), writes: Option<(Option<u64>, f64)>, chosen: Option<u64>) -> From {
+    match writes {
+        Some((w, _)) if w.is_some() && w == chosen && reads.0 == chosen => From::Both,
+        Some((w, _)) if w.is_some() && w == chosen => From::Writes,
+        _ => From::Reads,
+    }
+}
+
+fn size(reads: (Option<u64>, f64), writes: Option<(Option<u64>, f64)>, best: (Option<u64>, f64)) -> Size {
+    Size {
+        bytes: best.0,
+        confidence: best.1,
+        unsure: best.1 < CONFIDENT,
+        from: from(reads, writes, best.0),
+    }
+}
+
+fn limit(s: &super::open_au::Sweep) -> Limit {
+    Limit {
+        count: s.max_open_aus,
+        up_to: s.max_open_aus.is_none().then_some(s.tried_up_to),
+        confidence: s.confidence,
+        unsure: s.confidence < CONFIDENT,
+        stopped_by_budget_s: s.stopped_by_budget_s,
+    }
+}
+
+/// The classes met, per group the highest (A2 over A1, C10 over C6...).
+pub fn classes_met(classes: &std::collections::BTreeMap<String, bool>) -> Vec<String> {
+    let groups = [
+        &["A1", "A2"][..],
+        &["C2", "C4", "C6", "C10"],
+        &["U1", "U3"],
+        &["V6", "V10", "V30", "V60", "V90"],
+    ];
+    groups
+        .iter()
+        .filter_map(|g| g.iter().rev().find(|n| classes.get(**n) == Some(&true)))
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// The summary of what `r` holds.
+pub fn of(r: &Results) -> Summary {
+    let align = r.align.get();
+    let (erase_block, page) = match align {
+        Some(a) if a.not_flash.is_none() => {
+            let reads = (a.erase_size_bytes, a.confidence);
+            let writes = r.au.get().map(|w| (w.erase_size_bytes, w.confidence));
+            let erase = size(reads, writes, au::best(a, r.au.get()));
+            let reads = (a.page_size_bytes, a.page_confidence);
+            let writes = r.page.get().map(|w| (w.page_size_bytes, w.confidence));
+            let page = size(reads, writes, page::best(a, r.page.get()));
+            (Some(erase), Some(page))
+        }
+        _ => (None, None),
+    };
+    Summary {
+        erase_block,
+        page,
+        open_aus: r.open_au.get().filter(|o| o.not_flash.is_none()).map(|o| OpenAus {
+            linear: o.linear.as_ref().map(limit),
+            random: o.random.as_ref().map(limit),
+        }),
+        fat_area: r.fat.get().filter(|f| f.not_flash.is_none()).map(|f| FatArea {
+            aus: f.fat_area_aus,
+            bytes: f.fat_area_aus * f.erase_size_bytes,
+            confidence: f.confidence,
+            unsure: f.confidence < CONFIDENT,
+        }),
+        capacity: r.capacity.get().map(|c| Capacity {
+            verdict: c.verdict,
+            kind: c.kind,
+            announced_bytes: c.announced_bytes,
+            usable_bytes: c.usable_bytes,
+        }),
+        classes: r
+            .bench
+            .get()
+            .filter(|b| b.not_flash.is_none())
+            .map(|b| classes_met(&b.classes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_combined_size_says_where_it_came_from() {
+        let four = Some(4u64 << 20);
+        assert_eq!(from((four, 0.95), Some((four, 0.95)), four), From::Both);
+        assert_eq!(from((None, 0.1), Some((four, 0.95)), four), From::Writes);
+        assert_eq!(from((Some(8 << 20), 0.95), Some((four, 0.95)), four), From::Writes);
+        assert_eq!(from((four, 0.95), Some((None, 0.1)), four), From::Reads);
+        assert_eq!(from((four, 0.95), None, four), From::Reads);
+    }
+}
