@@ -212,6 +212,10 @@ fn generated_cards_get_calibrated_confidence() {
     check("FAT area", &score.fat, 0.94);
 }
 
+/// (what, the standalone command's value, its confidence, probe's value,
+/// probe's confidence).
+type Check = (&'static str, Option<u64>, f64, Option<u64>, f64);
+
 /// A standalone command (`open-au`, `fat`, `au`, `page`, `align`) on each
 /// built-in card gives probe's verdict or says it is unsure; never another
 /// confident one (issue 22: `open-au sim:demo` once said "random: 6, 0.95"
@@ -236,8 +240,7 @@ fn standalone_commands_never_confidently_contradict_probe() {
             cmd.run(&mut runner).unwrap();
             let alone = runner.finish();
             let r = &alone.results;
-            // (what, standalone value, its confidence, probe's value, probe's confidence)
-            let mut checks: Vec<(&str, Option<u64>, f64, Option<u64>, f64)> = Vec::new();
+            let mut checks: Vec<Check> = Vec::new();
             let size =
                 |s: &Option<crate::measure::summary::Size>| s.as_ref().map_or((None, 0.0), |s| (s.bytes, s.confidence));
             if let Some(a) = r.align.get() {
