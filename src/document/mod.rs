@@ -34,6 +34,9 @@ pub struct WriteRecord {
     pub ranges_declared: usize,
     pub ranges_touched: usize,
     pub bytes_restored: u64,
+    /// Journalled bytes read back and found as they were (old runs lack it).
+    #[serde(default)]
+    pub bytes_verified: u64,
 }
 
 /// One step of a run and the device time it took (a probe's steps, or a

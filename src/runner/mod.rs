@@ -335,12 +335,13 @@ impl Runner {
     fn note_written(&mut self, key: &str, outcome: &crate::safety::Outcome, engines: Vec<EngineChoice>) {
         if outcome.preserved {
             let line = format!(
-                "{key}: wrote {} in {} of {} declared range{}; restored and verified {}; journal deleted",
+                "{key}: wrote {} in {} of {} declared range{}; wrote back {}, verified {}; journal deleted",
                 Iec(outcome.bytes_written),
                 outcome.ranges_touched,
                 outcome.ranges.len(),
                 if outcome.ranges.len() == 1 { "" } else { "s" },
-                Iec(outcome.bytes_restored)
+                Iec(outcome.bytes_restored),
+                Iec(outcome.bytes_verified)
             );
             crate::errln!("{}", line.split_once(": ").map_or(line.as_str(), |x| x.1));
             self.doc.note(NoteKind::Restored, line, None);
@@ -352,6 +353,7 @@ impl Runner {
             ranges_declared: outcome.ranges.len(),
             ranges_touched: outcome.ranges_touched,
             bytes_restored: outcome.bytes_restored,
+            bytes_verified: outcome.bytes_verified,
         });
         self.doc.extras.writes.set(self.writes.clone());
     }

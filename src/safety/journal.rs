@@ -697,6 +697,27 @@ impl Journal {
         self.records.iter().try_for_each(|rec| check(reader, rec, &mut back))
     }
 
+    /// The device offsets of the records `which` selects whose bytes, read
+    /// through `reader`, differ from the originals (the chunks a run wrote
+    /// with their own bytes are checked rather than trusted).
+    pub fn differing(
+        &self,
+        reader: &mut dyn Target,
+        which: &dyn Fn(u64) -> bool,
+    ) -> Result<(Vec<u64>, u64), SafetyError> {
+        let mut back = AlignedBuf::new(CHUNK);
+        let (mut differ, mut read) = (Vec::new(), 0);
+        for rec in self.records.iter().filter(|r| which(r.offset)) {
+            match check(reader, rec, &mut back) {
+                Ok(()) => {}
+                Err(SafetyError::VerifyFailed { .. }) => differ.push(rec.offset),
+                Err(e) => return Err(e),
+            }
+            read += u64::from(rec.len);
+        }
+        Ok((differ, read))
+    }
+
     /// Remove the journal once its bytes are back, then its pointer.
     pub fn delete(self) -> Result<(), SafetyError> {
         crash_point("journal delete");

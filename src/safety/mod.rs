@@ -147,6 +147,10 @@ pub struct Outcome {
     /// How many of `ranges` were written (and so journalled and restored).
     pub ranges_touched: usize,
     pub bytes_restored: u64,
+    /// Journalled bytes read back and found as they were: the restored ones
+    /// and those a run wrote with their own bytes.
+    #[serde(default)]
+    pub bytes_verified: u64,
     /// Verified restore throughput (write back, read back, flush) in bytes per
     /// second of device time.
     pub restore_bytes_per_sec: Option<f64>,

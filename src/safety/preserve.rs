@@ -240,6 +240,7 @@ impl<'a> PreservingTarget<'a> {
             bytes_written: self.bytes_written,
             ranges_touched: self.touched.iter().filter(|t| **t).count(),
             bytes_restored: 0,
+            bytes_verified: 0,
             restore_bytes_per_sec: None,
             restore_write_bytes_per_sec: None,
         };
@@ -251,14 +252,30 @@ impl<'a> PreservingTarget<'a> {
             let j = Journal::from_writer(w)?;
             let reader = self.reader.as_mut().map(|r| r.as_mut() as &mut dyn Target);
             let changed = &self.changed;
-            let done = j.restore_where(self.inner.as_mut(), reader, &|off| changed.contains(&off))?;
+            let mut done = j.restore_where(self.inner.as_mut(), reader, &|off| changed.contains(&off))?;
+            // The chunks written with their own bytes are read back too: a
+            // card that garbled one gets it back from the journal.
+            let (differ, checked) = {
+                let r = match self.reader.as_mut() {
+                    Some(r) => r.as_mut() as &mut dyn Target,
+                    None => self.inner.as_mut(),
+                };
+                j.differing(r, &|off| !changed.contains(&off))?
+            };
+            if !differ.is_empty() {
+                let reader = self.reader.as_mut().map(|r| r.as_mut() as &mut dyn Target);
+                let again = j.restore_where(self.inner.as_mut(), reader, &|off| differ.contains(&off))?;
+                done.bytes += again.bytes;
+            }
             out.bytes_restored = done.bytes;
+            out.bytes_verified = done.bytes + checked;
             out.restore_bytes_per_sec = done.bytes_per_sec();
             out.restore_write_bytes_per_sec = done.write_bytes_per_sec();
             j.delete()?;
         }
         if self.in_memory {
             out.bytes_restored = self.restore_memory()?;
+            out.bytes_verified = out.bytes_restored;
         }
         Ok(out)
     }

@@ -80,9 +80,16 @@ const PROFILES: [&str; 9] = [
     "sim:cf-simpletech-oem",
 ];
 
+/// A card whose align reads are unsure (confidence 0.31 at this build).
+const NOISY_READS: &str = "sim:demo,host=at91-mci,max_blocks_per_cmd=64,jitter=0.25,sector_size=4096";
+
 #[test]
 fn probe_keeps_every_key_on_every_built_in_profile() {
-    let runs: Vec<Vec<&str>> = PROFILES.iter().map(|p| vec!["probe", p]).collect();
+    let mut runs: Vec<Vec<&str>> = PROFILES.iter().map(|p| vec!["probe", p]).collect();
+    // probe runs au only where align's reads are unsure (issue 22): noisy
+    // reads behind a slow host make them so, and au's keys must still be
+    // there when it runs.
+    runs.push(vec!["probe", NOISY_READS]);
     check("probe", &runs);
 }
 
@@ -169,7 +176,8 @@ fn results_report_and_restore_keep_every_key() {
         a.extend(["--db", db]);
         json(&a)
     };
-    run(&["probe", "sim:demo"]);
+    // Noisy reads, so probe runs au too (see the probe contract above).
+    run(&["probe", NOISY_READS]);
     run(&["probe", "sim:kingston-sa04g"]);
     check_docs("results-list", &[run(&["results", "list"])]);
     check_docs("results-show", &[run(&["results", "show", "1"])]);

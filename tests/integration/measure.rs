@@ -41,10 +41,11 @@ fn scatter_csv_has_every_block_and_bad_input_exits_2() {
         .code(2)
         .stderr(predicate::str::contains("logical block"));
     flashlab()
-        .args(["open-au", "sim:demo,capacity=1G", "--max", "32"])
+        .args(["open-au", "sim:demo,capacity=1G", "--max", "200"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max that fits is 11")));
+        // A pool of 2 x max AUs from 32 MiB: (1 GiB - 32 MiB) / 4 MiB / 2.
+        .stderr(predicate::str::contains("never wrap").and(predicate::str::contains("largest --max that fits is 124")));
     // Without --max, a small card gets the largest sweep that fits.
     let o = json(&["open-au", "sim:demo,capacity=1G", "--linear"]);
     assert_eq!(o["open_au"]["linear"]["max_open_aus"], 6);
@@ -95,21 +96,23 @@ fn ctrl_c_during_open_au_on_a_loop_device_restores_and_exits_130() {
     let sha = || crate::support::sha(&dev.path);
     let before = sha();
     let jdir = dir.path().join("j");
-    // Each AU is journalled (a record, then the commit: records synced, slot
-    // A written) just before its first write: steps 1-4 are the one-AU run,
-    // 5-8 the two-AU run (a new AU and one batch); the signal at 8 stops the
-    // random sweep's first batch.
+    // Each region is journalled (a record, the commit: records synced, the
+    // second slot) just before its first write: steps 1-5 are the one-AU
+    // run (3 journal steps, 2 writes), 6-10 add the second AU; the signal at
+    // 9 stops a device write. open-au writes each chunk with the bytes it
+    // held, so nothing needs writing back, but every journalled byte is
+    // read back and checked.
     let out = flashlab()
         .args(small_open_au(dev.as_str()))
         .args(["--write", "--journal-dir"])
         .arg(&jdir)
-        .env("FLASHLAB_SIGINT_AT", "8")
+        .env("FLASHLAB_SIGINT_AT", "9")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupt point 8: device write"), "{err}");
-    assert!(err.contains("2097152 bytes restored and verified"), "{err}");
+    assert!(err.contains("interrupt point 9: device write"), "{err}");
+    assert!(err.contains("0 bytes written back, 2097152 bytes verified"), "{err}");
     assert!(err.contains("original data is back"), "{err}");
     assert_eq!(sha(), before, "every byte restored");
     let left = std::fs::read_dir(&jdir).map_or(0, |d| d.count());

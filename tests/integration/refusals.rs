@@ -32,7 +32,7 @@ fn each_refusal_has_a_hint_that_fits_the_command() {
         (&["fat", "--erase-size", "3G"][..], 2, "--erase-size"),
         (&["open-au", "--chunk", "3k"][..], 2, "--chunk"),
         (
-            &["open-au", "sim:demo,capacity=64M,open_aus_random=4"][..],
+            &["open-au", "sim:demo,capacity=36M,open_aus_random=4,open_aus_linear=4"][..],
             2,
             "larger target",
         ),

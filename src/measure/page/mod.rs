@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{MeasureError, median, robust_sigma};
 use crate::safety::ranges::Range;
-use crate::target::{Request, Target, TargetDescription, run_all};
+use crate::target::{Target, TargetDescription};
 
 /// Largest page looked for, and the first candidate past the pages of the
 /// cards flashlab knows (SD and eMMC NAND pages run 2-64 KiB; the boundary
@@ -77,6 +77,10 @@ pub struct PageResult {
     pub write_bytes: u64,
     pub offset_bytes: u64,
     pub candidates: Vec<Candidate>,
+    /// The step's device-time budget ended the sampling after this many
+    /// seconds, some candidates still unclear: unsure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by_budget_s: Option<f64>,
 }
 
 /// The page size probe states. The writes measure it directly (a second
@@ -126,13 +130,19 @@ pub fn plan(o: &Options, d: &TargetDescription) -> Result<Vec<Range>, MeasureErr
             fix: "use a smaller --erase-size".into(),
         });
     }
-    // Every write lies in [boundary - 2 blocks, boundary + 1 block) of one
-    // AU: declare the AU's candidate neighbourhoods as one range (a card's
-    // journal keeps one AU).
-    Ok(vec![Range {
-        offset: o.at,
-        len: o.erase,
-    }])
+    // Every write lies in [boundary - 2 blocks, boundary + 1 block): those
+    // neighbourhoods are declared, not the whole AU, whose originals the
+    // journal would otherwise read first (128 MiB over a slow host took a
+    // minute).
+    let sizes = candidates(o);
+    Ok(sizes
+        .iter()
+        .flat_map(|&s| (0..MOST_PAIRS.min(((o.erase / s) / 2).max(1) as usize)).map(move |k| boundary(o, s, k)))
+        .map(|x| Range {
+            offset: x - 2 * o.block,
+            len: 3 * o.block,
+        })
+        .collect())
 }
 
 pub struct Page {
@@ -147,7 +157,7 @@ impl super::Test for Page {
         plan(&self.options, d)
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<PageResult, MeasureError> {
-        let mut r = run(cx.target, self.options, cx.progress)?;
+        let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
         if let Some(why) = &self.medium.not_flash {
             r.page_size_bytes = None;
             r.confidence = 1.0;
@@ -194,10 +204,16 @@ fn summarise(size: u64, diffs: &[f64]) -> Candidate {
     }
 }
 
-pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Result<PageResult, MeasureError> {
+/// The sampling, until every candidate is clear, or [`MOST_PAIRS`] pairs,
+/// or `budget_ns` of device time (then the answer is unsure).
+pub fn run(
+    t: &mut dyn Target,
+    o: Options,
+    progress: &dyn super::Progress,
+    budget_ns: u64,
+) -> Result<PageResult, MeasureError> {
     let w = 2 * o.block;
-    let mut buf = super::test_data(w)?;
-    let len = super::request_len(w, "the logical block")?;
+    let started = t.device_time_ns();
     let sizes = candidates(&o);
     let mut diffs: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
     // Interleaved rounds over all candidates, so drift and background work
@@ -209,13 +225,14 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
             if have >= round {
                 continue;
             }
-            let reqs: Vec<Request> = (have..round)
+            // Each written with the bytes it holds (`rewrite`): the
+            // timing is the same, and nothing is written back.
+            let offsets: Vec<u64> = (have..round)
                 .flat_map(|k| {
                     let x = boundary(&o, s, k);
                     // The straddling write and the one ending at the
                     // boundary, in alternating order.
-                    let straddle = Request::write(x - o.block, len, 0);
-                    let beside = Request::write(x - w, len, 0);
+                    let (straddle, beside) = (x - o.block, x - w);
                     if k % 2 == 0 {
                         [straddle, beside]
                     } else {
@@ -223,10 +240,10 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
                     }
                 })
                 .collect();
-            let done = run_all(t, &reqs, 1, &mut buf)?;
+            let done = super::rewrite(t, &offsets, w)?;
             for (j, pair) in done.chunks(2).enumerate() {
                 let k = have + j;
-                let (a, b) = (pair[0].duration_ns as f64, pair[1].duration_ns as f64);
+                let (a, b) = (pair[0], pair[1]);
                 diffs[i].push(if k.is_multiple_of(2) { a - b } else { b - a });
             }
         }
@@ -241,6 +258,13 @@ pub fn run(t: &mut dyn Target, o: Options, progress: &dyn super::Progress) -> Re
         });
         if !unclear || round >= MOST_PAIRS {
             return Ok(decide(o, w, cands));
+        }
+        let spent = t.device_time_ns().saturating_sub(started);
+        if spent >= budget_ns {
+            let mut r = decide(o, w, cands);
+            r.confidence = r.confidence.min(0.3);
+            r.stopped_by_budget_s = Some(spent as f64 / 1e9);
+            return Ok(r);
         }
         // Progress against the most it may take (it usually stops sooner).
         progress.advance(round as u64, MOST_PAIRS as u64);
@@ -280,6 +304,7 @@ fn decide(o: Options, w: u64, mut cands: Vec<Candidate>) -> PageResult {
         write_bytes: w,
         offset_bytes: o.at,
         candidates: cands,
+        stopped_by_budget_s: None,
     }
 }
 

@@ -283,23 +283,33 @@ fn small_and_ragged_files_say_what_they_measure() {
     assert_eq!(sha(&ragged), before);
 }
 
-/// open-au --full on a target too small for it names --full.
+/// open-au --full declares whole AUs (flashbench's table), the sweep only
+/// the start of each (issue 22); both from the same pool of `--max` AUs.
 #[test]
-fn open_au_full_on_a_small_target_names_full() {
-    let out = flashlab()
-        .args([
-            "open-au",
-            "sim:demo,capacity=256M",
-            "--full",
-            "--erase-size",
-            "4M",
-            "--no-store",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--full") && !err.contains("with --max 1 "), "{err}");
+fn open_au_full_declares_whole_aus_and_the_sweep_their_starts() {
+    let run = |extra: &[&str]| {
+        let out = flashlab()
+            .args([
+                "open-au",
+                "sim:demo,capacity=1G,au_size=16M,open_aus_random=4,open_aus_linear=4",
+                "--erase-size",
+                "16M",
+                "--max",
+                "4",
+                "--no-store",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        err
+    };
+    let full = run(&["--full"]);
+    assert!(full.contains("will write 64 MiB in 4 ranges"), "{full}");
+    // 256 chunks of 16 KiB at the start of each AU.
+    let sweep = run(&[]);
+    assert!(sweep.contains("will write 16 MiB in 4 ranges"), "{sweep}");
 }
 
 /// SIGTERM while the last writing step restores its data: the data comes
