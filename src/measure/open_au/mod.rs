@@ -228,15 +228,22 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
     let (slots, need) = span(o);
     let from = base(o.erase);
     if from.saturating_add(need) > size {
+        let fits = largest_max(size, o);
         return Err(MeasureError::DoesNotFit {
-            what: format!("open-au with --max {}", o.max),
+            // Where not even one AU fits, the count is not the cause: name
+            // none (a small card's default is 1, which nobody typed).
+            what: if fits == 0 {
+                "open-au (one AU and the gap after it)".to_string()
+            } else {
+                format!("open-au with --max {}", o.max)
+            },
             from,
             need,
             size,
-            fix: match largest_max(size, o) {
+            fix: match fits {
                 0 => format!(
-                    "even at --max 1 the sweep's AU of {} (and the gap after it) does not fit past the first {}: \
-                     use a larger target or a smaller --erase-size",
+                    "the sweep's AU of {} (and the gap after it) does not fit past the first {}: use a larger \
+                     target or a smaller --erase-size",
                     crate::units::Iec(o.erase),
                     crate::units::Iec(from)
                 ),

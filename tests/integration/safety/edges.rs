@@ -283,6 +283,27 @@ fn small_and_ragged_files_say_what_they_measure() {
     assert_eq!(sha(&ragged), before);
 }
 
+/// A target where not even one AU fits past the first 32 MiB: the refusal
+/// blames no --max nobody gave (issue 20, item 16), with or without --full.
+#[test]
+fn open_au_on_a_target_too_small_for_one_au_blames_no_max() {
+    for extra in [&[][..], &["--full"][..]] {
+        let out = flashlab()
+            .args([
+                "open-au",
+                "sim:demo,capacity=36M,open_aus_random=4,open_aus_linear=4",
+                "--no-store",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("one AU") && !err.contains("--max"), "{err}");
+        assert!(err.contains("hint: the sweep's AU of 4 MiB"), "{err}");
+    }
+}
+
 /// open-au --full declares whole AUs (flashbench's table), the sweep only
 /// the start of each (issue 22); both from the same pool of `--max` AUs.
 #[test]
