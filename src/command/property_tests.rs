@@ -148,7 +148,28 @@ fn random_cards_are_characterised_exactly() {
 /// regression, the README's calibration figures say how far the goals are.
 #[test]
 fn generated_cards_get_calibrated_confidence() {
-    use crate::measure::confidence::{BUCKETS, Score, Tally};
+    let score = probe_generated(crate::sim::generate::Family::Calibration, 300);
+    // Seeds 1-6 gave 95.0-98.0% exact open AUs in order (300 cards, about 1
+    // point of standard error): the floor sits two errors under the mean.
+    check_calibrated(&score, [0.96, 0.97, 0.95, 0.96, 0.94]);
+}
+
+/// The hard family (issue 22: AUs up to 128 MiB with 4 KiB pages, 96-AU
+/// cards, slow hosts), where each writing step runs out of its budget
+/// first: an answer cut short must say unsure, so the confidence stays
+/// calibrated; its exact rates are lower (900 cards: AU 96.4%, page 99.9%,
+/// open AUs 97.8% each, FAT 89.4%, in issue 22's note). Their device time
+/// is measured by `examples/budget.rs`, not here.
+#[test]
+fn hard_cards_get_calibrated_confidence() {
+    let score = probe_generated(crate::sim::generate::Family::Hard, 60);
+    check_calibrated(&score, [0.9, 0.93, 0.9, 0.9, 0.8]);
+}
+
+/// probe on `n` cards of `family`, with their score; cards with a wrong
+/// verdict are printed (their spec reruns them).
+fn probe_generated(family: crate::sim::generate::Family, n: usize) -> crate::measure::confidence::Score {
+    use crate::measure::confidence::Score;
     use crate::sim::generate;
     let seed: u64 = std::env::var("FLASHLAB_PROPERTY_SEED")
         .ok()
@@ -158,10 +179,10 @@ fn generated_cards_get_calibrated_confidence() {
         .unwrap_or(20_261_123);
     println!("generator seed {seed} (FLASHLAB_PROPERTY_SEED={seed} reruns it)");
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let cards: Vec<_> = (0..300).map(|_| generate::card(&mut rng)).collect();
+    let cards: Vec<_> = (0..n).map(|_| generate::card_of(family, &mut rng)).collect();
     let docs: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = cards
-            .chunks(150)
+            .chunks(n.div_ceil(2).max(1))
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
@@ -188,9 +209,16 @@ fn generated_cards_get_calibrated_confidence() {
         }
     }
     println!("{}", score.show());
-    // Each bucket's share right is a sample: with ~130 verdicts at 0.9 or
-    // more its standard error is about 2 points, so the bound allows two of
-    // them (0.86 for the 0.9 bucket); the measured shares are in the note.
+    score
+}
+
+/// Each confidence bucket's share right against its bound, and each
+/// verdict's exact rate against its floor (AU, page, linear, random, FAT).
+/// Each bucket's share right is a sample: with ~130 verdicts at 0.9 or
+/// more its standard error is about 2 points, so the bound allows two of
+/// them (0.86 for the 0.9 bucket).
+fn check_calibrated(score: &crate::measure::confidence::Score, floors: [f64; 5]) {
+    use crate::measure::confidence::{BUCKETS, Tally};
     let check = |name: &str, t: &Tally, floor: f64| {
         for (b, (&(right, total), lower)) in t.buckets.iter().zip(BUCKETS).enumerate().skip(1) {
             let slack = if b == 3 { 0.04 } else { 0.15 };
@@ -207,13 +235,11 @@ fn generated_cards_get_calibrated_confidence() {
             100.0 * t.rate()
         );
     };
-    check("AU", &score.au, 0.96);
-    check("page", &score.page, 0.97);
-    // Seeds 1-6 gave 95.0-98.0% exact (300 cards, about 1 point of
-    // standard error): the floor sits two errors under the mean.
-    check("open AUs in order", &score.linear, 0.95);
-    check("open AUs random", &score.random, 0.96);
-    check("FAT area", &score.fat, 0.94);
+    check("AU", &score.au, floors[0]);
+    check("page", &score.page, floors[1]);
+    check("open AUs in order", &score.linear, floors[2]);
+    check("open AUs random", &score.random, floors[3]);
+    check("FAT area", &score.fat, floors[4]);
 }
 
 /// (what, the standalone command's value, its confidence, probe's value,

@@ -30,6 +30,8 @@ pub const SLOT_POSITIONS: u64 = 64;
 /// AU, and with AUs of 100 MiB and more (seconds per merge) the overflowing
 /// sets would take many minutes.
 pub const SLOT_BUDGET_NS: f64 = 60e9;
+/// Visits written between looks at the budget: up to 4 merges of an AU.
+const WITHIN_VISITS: usize = 4;
 /// Largest random-write limit the slot method works with (open-au's sweeps
 /// go to 32; beyond, a set would be most of a small card's writes).
 pub const MAX_SLOT_AUS: u64 = 32;
@@ -202,16 +204,17 @@ impl<'a> SlotWriter<'a> {
         }
         let mut next = set.iter().copied().cycle();
         let warm: Vec<u64> = next.by_ref().take(set.len()).collect();
-        let mut spent: f64 = self.write(t, &warm)?.iter().sum();
+        let mut spent = 0.0;
+        let Some(_) = self.write_within(t, &warm, &mut spent)? else {
+            return Ok(None);
+        };
         let mut lat = Vec::new();
         loop {
             let aus: Vec<u64> = next.by_ref().take((SLOT_BATCH / VISIT_WRITES) as usize).collect();
-            let ns = self.write(t, &aus)?;
-            spent += ns.iter().sum::<f64>();
-            lat.extend(ns);
-            if spent > SLOT_BUDGET_NS || self.out_of_time(t) {
+            let Some(ns) = self.write_within(t, &aus, &mut spent)? else {
                 return Ok(None);
-            }
+            };
+            lat.extend(ns);
             let share = Share::of(&lat, self.threshold);
             match share.overflows() {
                 Some(overflows) => {
@@ -231,6 +234,29 @@ impl<'a> SlotWriter<'a> {
                 None => {}
             }
         }
+    }
+
+    /// [`SlotWriter::write`] a few visits at a time, adding their time to
+    /// `spent`; None as soon as the set's budget or the step's is used up
+    /// (past a card's limit every visit merges an AU: 20 visits to 128 MiB
+    /// AUs behind a slow host are minutes, so the budget is looked at
+    /// between every [`WITHIN_VISITS`] visits, not once per cycle).
+    fn write_within(
+        &mut self,
+        t: &mut dyn Target,
+        visits: &[u64],
+        spent: &mut f64,
+    ) -> Result<Option<Vec<f64>>, MeasureError> {
+        let mut lat = Vec::with_capacity(visits.len() * VISIT_WRITES as usize);
+        for group in visits.chunks(WITHIN_VISITS) {
+            let ns = self.write(t, group)?;
+            *spent += ns.iter().sum::<f64>();
+            lat.extend(ns);
+            if *spent > SLOT_BUDGET_NS || self.out_of_time(t) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(lat))
     }
 
     /// One write of [`VISIT_WRITES`] chunks per AU visited, each below the
