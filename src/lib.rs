@@ -4,7 +4,8 @@
 //! first: [`units`], [`random`], [`files`], [`console`], [`svg`],
 //! [`registers`]; [`identify`] (what a device is and what its bytes rest
 //! on); [`target`] (the seam: real devices), [`sim`] (simulated cards) and
-//! [`safety`] (the preserving target and its journal); [`args`] (the shared
+//! [`safety`] (the preserving target and its journal); [`emulate`] (a
+//! simulated card served as a block device); [`args`] (the shared
 //! arguments, parsed); [`measure`] (the tests, one folder each, listed in
 //! its registry); [`document`] (the typed run document); [`store`];
 //! [`error`]; [`runner`]; [`command`] (each command's sequence); [`format`]
@@ -18,6 +19,7 @@ pub mod cli;
 pub mod command;
 pub mod console;
 pub mod document;
+pub mod emulate;
 pub mod error;
 pub mod files;
 pub mod format;

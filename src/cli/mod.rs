@@ -176,6 +176,36 @@ pub enum Command {
         #[command(flatten)]
         engine: crate::args::EngineOpt,
     },
+    /// Serve a simulated card as a real block device (/dev/loopN over a FUSE
+    /// file), in real time, until Ctrl-C or SIGTERM: dd, fio, f3probe, mkfs
+    /// and flashlab itself then run against a card whose geometry is known.
+    /// Needs root and /dev/fuse.
+    #[command(after_help = "Examples:
+  sudo flashlab emulate sim:kingston-sa04g            prints /dev/loopN, serves until Ctrl-C
+  sudo flashlab emulate sim:demo,capacity=1G --time-scale 0.1   ten times faster than the card
+  sudo flashlab emulate sim:demo --backing card.img   the data survives a restart
+  sudo flashlab emulate --cleanup                     remove what a killed emulation left")]
+    Emulate {
+        /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
+        #[arg(value_name = "SPEC", required_unless_present = "cleanup")]
+        spec: Option<String>,
+        /// Wall seconds per second of the card's time: 1 is real time, 0.1
+        /// ten times faster.
+        #[arg(long, default_value_t = 1.0, value_parser = time_scale, value_name = "F")]
+        time_scale: f64,
+        /// Keep the card's data in FILE (a regular file of the card's size,
+        /// made if missing) instead of memory, so a filesystem on it
+        /// survives a restart.
+        #[arg(long, value_name = "FILE")]
+        backing: Option<PathBuf>,
+        /// Print the device as one JSON document on stdout (the summary
+        /// still goes to stderr at the end).
+        #[arg(long)]
+        json: bool,
+        /// Only detach and unmount what emulations killed earlier left.
+        #[arg(long, conflicts_with_all = ["spec", "backing", "time_scale"])]
+        cleanup: bool,
+    },
     /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
     #[command(
         after_help = "Examples:\n  flashlab completions bash > /etc/bash_completion.d/flashlab\n  flashlab completions zsh > ~/.zfunc/_flashlab"
@@ -282,6 +312,7 @@ impl Command {
             Command::Decode { .. } => "decode",
             Command::Restore { .. } => "restore",
             Command::Debug { .. } => "debug write-pattern",
+            Command::Emulate { .. } => "emulate",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
         }
@@ -323,6 +354,15 @@ enum Output {
     As(Box<RunDocument>, Box<dyn Format>),
     /// Text of its own (completions, the manual page).
     Raw(String),
+}
+
+/// `--time-scale`: a finite factor within [`crate::emulate::SCALE_RANGE`].
+fn time_scale(s: &str) -> Result<f64, String> {
+    let (lo, hi) = crate::emulate::SCALE_RANGE;
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a time scale from {lo} to {hi} (1 is real time)")),
+    }
 }
 
 /// The format of a run's documents, chosen once from `--json`.
@@ -531,6 +571,30 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             SimAction::Show { profile, toml: false } => offline::sim_show(&profile)?,
             SimAction::Reproduce { experiment } => offline::sim_reproduce(&experiment)?,
         },
+        Command::Emulate {
+            spec,
+            time_scale,
+            backing,
+            json,
+            cleanup,
+        } => {
+            match (cleanup, spec) {
+                (true, _) => crate::command::emulate::cleanup()?,
+                (false, Some(spec)) => crate::command::emulate::run(
+                    &crate::emulate::Options {
+                        spec,
+                        time_scale,
+                        backing,
+                    },
+                    json,
+                )?,
+                (false, None) => {
+                    return Err(crate::error::CliError::usage("emulate needs a SPEC (sim:PROFILE)")
+                        .hint("for example `flashlab emulate sim:demo`; `flashlab sim list` names the profiles"));
+                }
+            }
+            return Ok(Output::Raw(String::new()));
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut out = Vec::new();

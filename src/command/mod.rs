@@ -5,6 +5,7 @@
 //! returns the run document the formats print.
 
 pub mod debug;
+pub mod emulate;
 pub mod offline;
 pub mod probe;
 #[cfg(test)]

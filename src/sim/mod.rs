@@ -56,6 +56,9 @@ pub struct SimTarget {
     read_page: Option<u64>,
     /// A fake card's write cache (`write_cache`): recent sectors by address.
     cache: WriteCache,
+    /// Completion times of requests [`SimTarget::serve_at`] took that may
+    /// still be in flight.
+    in_flight: Vec<u64>,
 }
 
 /// The last `capacity` sectors written, by address, oldest first out: what
@@ -172,6 +175,7 @@ impl SimTarget {
                 capacity: cached_sectors,
                 ..Default::default()
             },
+            in_flight: Vec::new(),
         }
     }
 
@@ -420,6 +424,92 @@ impl SimTarget {
         }
     }
 
+    /// One request through the host and the card from `host_start` on the
+    /// virtual clock (its data moved as the card moves it): its completion
+    /// time and the error it ends with.
+    fn perform(&mut self, r: &Request, host_start: u64, buf: &mut AlignedBuf, erased: u8) -> (u64, Option<i32>) {
+        let (before, card, after) = self.service(r);
+        // The host prepares a request, the card serves it, the host takes the
+        // completion. With more than one request in flight the host prepares
+        // the next one while the card works; its CPU time per request
+        // (before + after) is reserved so the host never does two things at once.
+        let prep_end = host_start.max(self.host_free) + before;
+        let card_start = prep_end.max(self.card_free);
+        let card_end = card_start + card;
+        self.card_free = card_end;
+        let complete = card_end + after;
+        self.host_free = prep_end + after;
+        self.counters.busy_ns += card;
+        self.counters.requests += 1;
+        let errno = self.bad(r.offset, u64::from(r.len)).then_some(libc::EIO);
+        let range = r.buf_offset..r.buf_offset + r.len as usize;
+        match r.op {
+            Op::Read => {
+                self.counters.bytes_read += u64::from(r.len);
+                let slice = &mut buf.as_mut_slice()[range];
+                if self.params.keep_data {
+                    for p in self.physical(r.offset, u64::from(r.len)) {
+                        let out = &mut slice[p.at..p.at + p.len as usize];
+                        if p.dropped {
+                            self.lost(p.phys, out);
+                        } else {
+                            self.store.read(p.phys, out, erased);
+                        }
+                    }
+                    let ss = u64::from(self.params.sector_size);
+                    for (i, out) in slice.chunks_mut(ss as usize).enumerate() {
+                        self.cache.read(r.offset / ss + i as u64, out);
+                    }
+                } else {
+                    slice.fill(erased);
+                }
+            }
+            Op::Write => {
+                self.counters.bytes_written += u64::from(r.len);
+                if self.params.keep_data && errno.is_none() {
+                    let data = &buf.as_slice()[range];
+                    for p in self.physical(r.offset, u64::from(r.len)) {
+                        if !p.dropped {
+                            self.store.write(p.phys, &data[p.at..p.at + p.len as usize], erased);
+                        }
+                    }
+                    let ss = u64::from(self.params.sector_size);
+                    for (i, d) in data.chunks(ss as usize).enumerate() {
+                        self.cache.write(r.offset / ss + i as u64, d);
+                    }
+                }
+            }
+        }
+        (complete, errno)
+    }
+
+    /// Serve one request arriving at `arrival` on the virtual clock, as
+    /// `flashlab emulate` receives them (one by one from the kernel, some
+    /// overlapping): it waits while the host's queue holds `queue_depth`
+    /// others and while the card is busy, as in [`Target::run`]. Its
+    /// completion time and error.
+    pub fn serve_at(
+        &mut self,
+        arrival: u64,
+        r: &Request,
+        buf: &mut AlignedBuf,
+    ) -> Result<(u64, Option<i32>), TargetError> {
+        check_requests(&self.desc, std::slice::from_ref(r), 1, buf.len(), true)?;
+        let qd = (self.params.queue_depth.max(1) as usize).min(self.params.in_flight.max(1) as usize);
+        self.in_flight.retain(|&c| c > arrival);
+        let mut host_start = arrival;
+        if self.in_flight.len() >= qd {
+            self.in_flight.sort_unstable();
+            host_start = host_start.max(self.in_flight[self.in_flight.len() - qd]);
+        }
+        let erased = self.erased_byte();
+        let (complete, errno) = self.perform(r, host_start, buf, erased);
+        self.in_flight.push(complete);
+        self.now = self.now.max(complete);
+        self.counters.gc_events = self.ftl.gc_events;
+        Ok((complete, errno))
+    }
+
     fn bad(&self, off: u64, len: u64) -> bool {
         self.params
             .bad_ranges
@@ -464,59 +554,8 @@ impl Target for SimTarget {
             if i >= in_flight {
                 host_start = host_start.max(done[i - in_flight]);
             }
-            let (before, card, after) = self.service(r);
-            // The host prepares a request, the card serves it, the host takes the
-            // completion. With more than one request in flight the host prepares
-            // the next one while the card works; its CPU time per request
-            // (before + after) is reserved so the host never does two things at once.
-            let prep_end = host_start.max(self.host_free) + before;
-            let card_start = prep_end.max(self.card_free);
-            let card_end = card_start + card;
-            self.card_free = card_end;
-            let complete = card_end + after;
-            self.host_free = prep_end + after;
-            self.counters.busy_ns += card;
-            self.counters.requests += 1;
+            let (complete, errno) = self.perform(r, host_start, buf, erased);
             done.push(complete);
-            let errno = self.bad(r.offset, u64::from(r.len)).then_some(libc::EIO);
-            let range = r.buf_offset..r.buf_offset + r.len as usize;
-            match r.op {
-                Op::Read => {
-                    self.counters.bytes_read += u64::from(r.len);
-                    let slice = &mut buf.as_mut_slice()[range];
-                    if self.params.keep_data {
-                        for p in self.physical(r.offset, u64::from(r.len)) {
-                            let out = &mut slice[p.at..p.at + p.len as usize];
-                            if p.dropped {
-                                self.lost(p.phys, out);
-                            } else {
-                                self.store.read(p.phys, out, erased);
-                            }
-                        }
-                        let ss = u64::from(self.params.sector_size);
-                        for (i, out) in slice.chunks_mut(ss as usize).enumerate() {
-                            self.cache.read(r.offset / ss + i as u64, out);
-                        }
-                    } else {
-                        slice.fill(erased);
-                    }
-                }
-                Op::Write => {
-                    self.counters.bytes_written += u64::from(r.len);
-                    if self.params.keep_data && errno.is_none() {
-                        let data = &buf.as_slice()[range];
-                        for p in self.physical(r.offset, u64::from(r.len)) {
-                            if !p.dropped {
-                                self.store.write(p.phys, &data[p.at..p.at + p.len as usize], erased);
-                            }
-                        }
-                        let ss = u64::from(self.params.sector_size);
-                        for (i, d) in data.chunks(ss as usize).enumerate() {
-                            self.cache.write(r.offset / ss + i as u64, d);
-                        }
-                    }
-                }
-            }
             out.push(Completion {
                 duration_ns: complete - submit,
                 errno,

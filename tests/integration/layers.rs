@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["target"],
     &["sim"],
     &["safety"],
+    &["emulate"],
     &["args"],
     &["measure"],
     &["document"],
