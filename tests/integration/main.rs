@@ -6,6 +6,7 @@ mod capacity;
 mod conformance;
 mod contract;
 mod decode;
+mod emulate;
 mod info;
 mod layers;
 mod measure;

@@ -1,0 +1,385 @@
+//! `flashlab emulate`: a simulated card as a real block device, checked with
+//! real programs (dd, mkfs.ext4, mount, fsck) as root. Each test keeps its
+//! emulations' state in its own directory (FLASHLAB_EMULATE_DIR), so a
+//! cleanup only ever sees what that test made; every emulation is stopped
+//! (SIGTERM, then SIGKILL and `--cleanup`) when its guard drops, also when
+//! the test fails.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{require_loop_devices, sha};
+
+/// Skip (visibly) unless loop devices and /dev/fuse are usable.
+fn cannot_emulate() -> Option<String> {
+    crate::support::cannot_use_loop_devices()
+        .or_else(|| (!Path::new("/dev/fuse").exists()).then(|| "no /dev/fuse".to_string()))
+}
+
+macro_rules! require_emulation {
+    () => {
+        require_loop_devices!();
+        if let Some(why) = cannot_emulate() {
+            crate::support::skip(&why);
+            return;
+        }
+    };
+}
+
+/// A running `flashlab emulate`, stopped on drop.
+struct Emu {
+    child: Option<Child>,
+    /// Kept open: emulate writes its profile after the device line, and a
+    /// closed pipe would turn that into exit 1.
+    _stdout: BufReader<std::process::ChildStdout>,
+    device: String,
+    dir: PathBuf,
+}
+
+fn flashlab_in(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flashlab"));
+    c.env("FLASHLAB_EMULATE_DIR", dir).envs(crate::support::test_env());
+    c
+}
+
+impl Emu {
+    /// Start `emulate SPEC ARGS...` and wait for the device path it prints.
+    fn start(dir: &Path, spec: &str, args: &[&str]) -> Emu {
+        let mut child = flashlab_in(dir)
+            .arg("emulate")
+            .arg(spec)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("flashlab runs");
+        let mut first = String::new();
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+        stdout.read_line(&mut first).expect("reads stdout");
+        let device = first.trim().to_string();
+        let mut emu = Emu {
+            _stdout: stdout,
+            child: Some(child),
+            device,
+            dir: dir.to_path_buf(),
+        };
+        if !emu.device.starts_with("/dev/loop") {
+            let err = emu.stop_with(libc::SIGTERM).1;
+            panic!("emulate printed {first:?} instead of a device: {err}");
+        }
+        emu
+    }
+
+    /// Send `sig` and wait (10 s at most): exit code and stderr.
+    fn stop_with(&mut self, sig: i32) -> (Option<i32>, String) {
+        let Some(mut child) = self.child.take() else {
+            return (None, String::new());
+        };
+        // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if child.try_wait().ok().flatten().is_none() {
+            let _ = child.kill();
+        }
+        let out = child.wait_with_output().expect("waits");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
+    fn stop(&mut self) -> String {
+        let (code, err) = self.stop_with(libc::SIGTERM);
+        assert_eq!(code, Some(0), "emulate ends cleanly on SIGTERM: {err}");
+        err
+    }
+}
+
+impl Drop for Emu {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let (code, _) = self.stop_with(libc::SIGTERM);
+            if code != Some(0) {
+                let _ = flashlab_in(&self.dir).args(["emulate", "--cleanup"]).output();
+            }
+        }
+    }
+}
+
+fn run(cmd: &str, args: &[&str]) -> std::process::Output {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Whether `dev` is attached to a file under `dir` (another test may
+/// attach the same loop number as soon as it is free).
+fn attached(dev: &str, dir: &Path) -> bool {
+    let name = Path::new(dev).file_name().unwrap().to_str().unwrap();
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        .is_ok_and(|b| b.trim_end().starts_with(dir.to_str().unwrap()))
+}
+
+fn random_bytes(path: &Path, len: usize, seed: u64) {
+    let mut x = seed | 1;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(path, data).unwrap();
+}
+
+#[test]
+fn dd_in_and_out_gives_back_the_same_bytes_and_the_stop_leaves_nothing() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let mut emu = Emu::start(dir.path(), "sim:demo,capacity=256M", &["--time-scale", "0.1"]);
+    let data = dir.path().join("in.bin");
+    random_bytes(&data, 16 << 20, 7);
+    let dev = emu.device.clone();
+    run(
+        "dd",
+        &[
+            &format!("if={}", data.display()),
+            &format!("of={dev}"),
+            "bs=1M",
+            "seek=8",
+            "oflag=direct",
+            "conv=fsync",
+        ],
+    );
+    let back = dir.path().join("out.bin");
+    run(
+        "dd",
+        &[
+            &format!("if={dev}"),
+            &format!("of={}", back.display()),
+            "bs=1M",
+            "skip=8",
+            "count=16",
+            "iflag=direct",
+        ],
+    );
+    assert_eq!(sha(&back), sha(&data), "what was written reads back");
+    let err = emu.stop();
+    assert!(err.contains("writes (16 MiB)"), "the card saw the 16 MiB: {err}");
+    assert!(err.contains(&format!("detached {dev}")), "{err}");
+    assert!(!attached(&dev, dir.path()), "{dev} is detached");
+    // The state file (PID.json) and the mount point (PID.mnt) are gone.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "mnt"))
+        .collect();
+    assert!(left.is_empty(), "no state left: {left:?}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.path().to_str().unwrap()), "unmounted");
+}
+
+#[test]
+fn ext4_on_the_card_survives_fsck_and_a_restart_with_a_backing_file() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("card.img");
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let spec = "sim:demo,capacity=256M";
+    let fast = ["--time-scale", "0.05", "--backing", backing.to_str().unwrap()];
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    for i in 0..4 {
+        random_bytes(&files.join(format!("f{i}")), (1 << 20) + i * 4097, i as u64 + 3);
+    }
+    {
+        let mut emu = Emu::start(dir.path(), spec, &fast);
+        let dev = emu.device.clone();
+        run("mkfs.ext4", &["-q", "-F", &dev]);
+        run("mount", &[&dev, mnt.to_str().unwrap()]);
+        let copied = Command::new("cp").arg("-r").arg(&files).arg(&mnt).status().unwrap();
+        run("umount", &[mnt.to_str().unwrap()]);
+        assert!(copied.success());
+        let fsck = Command::new("fsck.ext4").args(["-n", "-f", &dev]).output().unwrap();
+        assert_eq!(
+            fsck.status.code(),
+            Some(0),
+            "fsck finds the filesystem clean: {}",
+            String::from_utf8_lossy(&fsck.stdout)
+        );
+        emu.stop();
+    }
+    // A new emulation over the same backing file: the files are there.
+    let emu = Emu::start(dir.path(), spec, &fast);
+    run("mount", &["-o", "ro", &emu.device, mnt.to_str().unwrap()]);
+    let same = (0..4).all(|i| {
+        let name = format!("f{i}");
+        sha(&mnt.join("files").join(&name)) == sha(&files.join(&name))
+    });
+    run("umount", &[mnt.to_str().unwrap()]);
+    assert!(same, "every file reads back after the restart");
+}
+
+#[test]
+fn two_emulations_at_once_keep_their_own_bytes() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let a = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.1"]);
+    let b = Emu::start(dir.path(), "sim:kingston-sa04g,capacity=128M", &["--time-scale", "0.1"]);
+    assert_ne!(a.device, b.device);
+    for (i, e) in [&a, &b].iter().enumerate() {
+        let data = dir.path().join(format!("in{i}"));
+        random_bytes(&data, 2 << 20, 11 + i as u64);
+        run(
+            "dd",
+            &[
+                &format!("if={}", data.display()),
+                &format!("of={}", e.device),
+                "bs=1M",
+                "oflag=direct",
+            ],
+        );
+    }
+    for (i, e) in [&a, &b].iter().enumerate() {
+        let back = dir.path().join(format!("out{i}"));
+        run(
+            "dd",
+            &[
+                &format!("if={}", e.device),
+                &format!("of={}", back.display()),
+                "bs=1M",
+                "count=2",
+                "iflag=direct",
+            ],
+        );
+        assert_eq!(sha(&back), sha(&dir.path().join(format!("in{i}"))), "card {i}");
+    }
+}
+
+#[test]
+fn a_killed_emulation_is_cleaned_up_and_only_it() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let mut killed = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.1"]);
+    let alive = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.1"]);
+    let dead_dev = killed.device.clone();
+    let (code, _) = killed.stop_with(libc::SIGKILL);
+    assert_eq!(code, None, "killed by the signal");
+    assert!(attached(&dead_dev, dir.path()), "SIGKILL leaves the loop device behind");
+    let out = flashlab_in(dir.path()).args(["emulate", "--cleanup"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("detached {dead_dev}")), "{err}");
+    assert!(!err.contains(&alive.device), "the live emulation is not touched: {err}");
+    assert!(!attached(&dead_dev, dir.path()), "{dead_dev} detached");
+    // The live one still serves.
+    run(
+        "dd",
+        &[
+            &format!("if={}", alive.device),
+            "of=/dev/null",
+            "bs=1M",
+            "count=1",
+            "iflag=direct",
+        ],
+    );
+    let again = flashlab_in(dir.path()).args(["emulate", "--cleanup"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to clean up"));
+}
+
+#[test]
+fn emulate_refuses_what_cannot_work_with_a_hint() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |args: &[&str], hint: &str| {
+        let out = flashlab_in(dir.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error:") && err.contains(hint), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    };
+    refused(&["emulate", "sim:nonesuch"], "sim list");
+    refused(&["emulate", "sim:demo", "--time-scale", "0"], "time scale");
+    refused(&["emulate", "sim:demo", "--backing", "/dev/null"], "regular file");
+    refused(
+        &["emulate", "sim:demo,real_capacity=1G", "--backing", "x.img"],
+        "--backing",
+    );
+    refused(&["emulate"], "SPEC");
+    // Not root: dropped to nobody with setpriv.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["emulate", "sim:demo"])
+        .env("FLASHLAB_EMULATE_DIR", dir.path())
+        .env("FLASHLAB_DB", "/nonexistent/db.sqlite")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("needs root") && err.contains("hint: run it with sudo"),
+        "{err}"
+    );
+}
+
+/// Third-party and flashlab's own real-device path against emulated cards
+/// whose truth is known: f3probe calls a genuine card genuine, and
+/// `flashlab capacity --write` through /dev/loopN finds a wrap fake's real
+/// size, exactly, and leaves its bytes as they were.
+#[test]
+fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
+    require_emulation!();
+    if which("f3probe").is_none() {
+        crate::support::skip("f3probe is not installed (Debian package f3)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Time runs 100 times faster: only verdicts are checked here.
+    let fast = ["--time-scale", "0.01"];
+    {
+        let genuine = Emu::start(dir.path(), "sim:demo,capacity=1G", &fast);
+        let out = run("f3probe", &["--destructive", &genuine.device]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("is the real thing"), "{text}");
+    }
+    let fake = Emu::start(
+        dir.path(),
+        "sim:demo,capacity=2G,real_capacity=512M,fake_mode=wrap",
+        &fast,
+    );
+    let before = sha(Path::new(&fake.device));
+    let out = flashlab_in(dir.path())
+        .args(["capacity", &fake.device, "--write", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["capacity"];
+    assert_eq!(c["verdict"], "fake", "{c}");
+    assert_eq!(c["usable_bytes"], 512u64 << 20, "{c}");
+    assert_eq!(sha(Path::new(&fake.device)), before, "capacity gave every byte back");
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+}
