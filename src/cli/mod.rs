@@ -580,14 +580,19 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
         } => {
             match (cleanup, spec) {
                 (true, _) => crate::command::emulate::cleanup()?,
-                (false, Some(spec)) => crate::command::emulate::run(
-                    &crate::emulate::Options {
-                        spec,
-                        time_scale,
-                        backing,
-                    },
-                    json,
-                )?,
+                (false, Some(spec)) => {
+                    let format = chosen(json);
+                    crate::command::emulate::run(
+                        &crate::emulate::Options {
+                            spec,
+                            time_scale,
+                            backing,
+                        },
+                        &|doc| {
+                            print(doc, &*format);
+                        },
+                    )?
+                }
                 (false, None) => {
                     return Err(crate::error::CliError::usage("emulate needs a SPEC (sim:PROFILE)")
                         .hint("for example `flashlab emulate sim:demo`; `flashlab sim list` names the profiles"));

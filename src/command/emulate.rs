@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::document::RunDocument;
+use crate::document::bodies::{Body, EmulatingBody};
 use crate::emulate::{self, EmulateError};
 use crate::error::{CliError, CliResult};
 
@@ -28,34 +30,17 @@ pub fn cleanup() -> CliResult<()> {
     Ok(())
 }
 
-/// Serve until a signal; the device path (or, with --json, one document)
-/// on stdout first, then the profile; the summary on stderr at the end.
-pub fn run(o: &emulate::Options, json: bool) -> CliResult<()> {
+/// Serve until a signal: `announce` prints the ready document (the device
+/// path first) in the run's format; the summary goes to stderr at the end.
+pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<()> {
     crate::safety::signals::install();
     let em = emulate::start(o).map_err(cli)?;
     let r = &em.ready;
-    if json {
-        crate::outln!("{}", serde_json::to_string(r).expect("ready serialises"));
-    } else {
-        crate::outln!("{}", r.device);
-        crate::outln!(
-            "  {}: {} in sectors of {} B; AU {}, page {}; {} AUs open in order, {} random; FAT area {} AUs",
-            r.spec,
-            crate::units::Iec(r.size_bytes),
-            r.sector_size,
-            crate::units::Iec(r.au_size_bytes),
-            crate::units::Iec(r.page_size_bytes),
-            r.open_aus_linear,
-            r.open_aus_random,
-            r.fat_area_aus
-        );
-        crate::outln!(
-            "  time scale {} (1 = real time); serving overhead {:.0} µs taken off each answer",
-            r.time_scale,
-            r.overhead_us
-        );
-    }
-    // stdout is line-buffered: the device path is out before the wait.
+    let mut doc = RunDocument::new("emulate", None);
+    doc.body = Body::Emulating(EmulatingBody { emulate: r.clone() });
+    doc.finish(None);
+    // stdout is line-buffered: the device is out before the wait.
+    announce(&doc);
     crate::errln!("serving {} until Ctrl-C or SIGTERM", r.device);
     let sig = emulate::run_until_signal(&em, COUNTERS_EVERY);
     let device = em.ready.device.clone();

@@ -170,6 +170,13 @@ pub enum Body {
     Restored(RestoredList),
     Report(ReportBody),
     Pattern(PatternBody),
+    Emulating(EmulatingBody),
+}
+
+/// `emulate`: the device serving the card, printed when it is ready.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmulatingBody {
+    pub emulate: crate::emulate::Ready,
 }
 
 /// Only measuring runs are read back (the store and `--json` files keep

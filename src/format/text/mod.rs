@@ -58,6 +58,28 @@ fn render(doc: &RunDocument) -> String {
         Body::Report(r) => {
             let _ = writeln!(o, "report written to {}", r.report.path);
         }
+        // The device first, alone on its line, for `$(... | head -1)`.
+        Body::Emulating(e) => {
+            let r = &e.emulate;
+            let _ = writeln!(o, "{}", r.device);
+            let _ = writeln!(
+                o,
+                "  {}: {} in sectors of {} B; AU {}, page {}; {} AUs open in order, {} random; FAT area {} AUs",
+                r.spec,
+                crate::units::Iec(r.size_bytes),
+                r.sector_size,
+                crate::units::Iec(r.au_size_bytes),
+                crate::units::Iec(r.page_size_bytes),
+                r.open_aus_linear,
+                r.open_aus_random,
+                r.fat_area_aus
+            );
+            let _ = writeln!(
+                o,
+                "  time scale {} (1 = real time); serving overhead {:.0} µs taken off each answer",
+                r.time_scale, r.overhead_us
+            );
+        }
     }
     // Notes made while running went to stderr as they happened; the ones
     // about how the target was measured belong with the results.
