@@ -373,13 +373,35 @@ impl Drop for Emulation {
     }
 }
 
-/// Wait, printing counters every `every`, until SIGINT or SIGTERM.
+/// Whether something holds `dev` open exclusively (a mounted filesystem):
+/// an exclusive open of our own then fails with EBUSY.
+fn in_use(dev: &str) -> bool {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
+        .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
+}
+
+/// Wait, printing counters every `every`, until SIGINT or SIGTERM. While
+/// the device is mounted, the first signal only warns: stopping would fail
+/// the filesystem's I/O under it; a second one stops anyway.
 pub fn run_until_signal(em: &Emulation, every: Duration) -> i32 {
     let mut last = Stats::default();
     let mut tick = Instant::now();
+    let mut warned = false;
     loop {
         if let Some(sig) = crate::safety::signals::pending() {
-            return sig;
+            if warned || !in_use(&em.ready.device) {
+                return sig;
+            }
+            crate::errln!(
+                "{} is still in use (mounted?): unmount it first, or send the signal again to stop anyway \
+                 (its I/O then fails)",
+                em.ready.device
+            );
+            warned = true;
+            crate::safety::signals::clear();
         }
         std::thread::sleep(Duration::from_millis(50));
         if tick.elapsed() >= every {

@@ -36,6 +36,12 @@ pub fn pending() -> Option<i32> {
     }
 }
 
+/// Forget the signal received (emulate asks for a second one while its
+/// device is still in use).
+pub fn clear() {
+    PENDING.store(0, Ordering::SeqCst);
+}
+
 thread_local! {
     /// See [`crash_in_process_at`].
     static IN_PROCESS: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };

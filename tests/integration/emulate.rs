@@ -93,6 +93,15 @@ impl Emu {
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    /// Send `sig` and say whether the emulation is still running 500 ms later.
+    fn survives(&mut self, sig: i32) -> bool {
+        let child = self.child.as_mut().expect("running");
+        // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(500));
+        child.try_wait().expect("waits").is_none()
+    }
+
     fn stop(&mut self) -> String {
         let (code, err) = self.stop_with(libc::SIGTERM);
         assert_eq!(code, Some(0), "emulate ends cleanly on SIGTERM: {err}");
@@ -213,7 +222,10 @@ fn ext4_on_the_card_survives_fsck_and_a_restart_with_a_backing_file() {
         run("mkfs.ext4", &["-q", "-F", &dev]);
         run("mount", &[&dev, mnt.to_str().unwrap()]);
         let copied = Command::new("cp").arg("-r").arg(&files).arg(&mnt).status().unwrap();
+        // Mounted: a SIGTERM only warns (stopping would fail ext4's I/O).
+        let survived = emu.survives(libc::SIGTERM);
         run("umount", &[mnt.to_str().unwrap()]);
+        assert!(survived, "a SIGTERM while the card is mounted does not stop it");
         assert!(copied.success());
         let fsck = Command::new("fsck.ext4").args(["-n", "-f", &dev]).output().unwrap();
         assert_eq!(
@@ -222,7 +234,8 @@ fn ext4_on_the_card_survives_fsck_and_a_restart_with_a_backing_file() {
             "fsck finds the filesystem clean: {}",
             String::from_utf8_lossy(&fsck.stdout)
         );
-        emu.stop();
+        let err = emu.stop();
+        assert!(err.contains("is still in use (mounted?)"), "{err}");
     }
     // A new emulation over the same backing file: the files are there.
     let emu = Emu::start(dir.path(), spec, &fast);
