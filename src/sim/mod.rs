@@ -380,7 +380,17 @@ impl SimTarget {
         let mut out = Vec::new();
         let (mut o, mut done) = (off, 0u64);
         while done < len {
-            let piece = if self.params.fake_mode == FakeMode::Wrap {
+            let piece = if let (FakeMode::Chain, Some(module)) = (self.params.fake_mode, self.params.fake_module) {
+                // Wrap at the module; past the real part of it, lost.
+                let m = o % module;
+                let end = if m < real { real } else { module };
+                Piece {
+                    phys: m,
+                    len: (len - done).min(end - m),
+                    at: done as usize,
+                    dropped: m >= real,
+                }
+            } else if self.params.fake_mode == FakeMode::Wrap {
                 let phys = o % real;
                 let n = (len - done).min(real - phys);
                 Piece {

@@ -73,6 +73,10 @@ pub enum FakeMode {
     /// Writes past the real capacity are lost; reads there return what the
     /// block held when the card was made (seeded garbage).
     DropStale,
+    /// Addresses wrap at `fake_module`, and within each wrap only the first
+    /// `real_capacity` hold data; writes past it are lost and read as zeros
+    /// (f3's "chain": a wrap over a module that is itself short).
+    Chain,
 }
 
 /// What never-written blocks read as.
@@ -272,7 +276,8 @@ impl Codec<FakeMode> for FakeModeCodec {
             "wrap" => Ok(FakeMode::Wrap),
             "drop-zeros" => Ok(FakeMode::DropZeros),
             "drop-stale" => Ok(FakeMode::DropStale),
-            _ => Err(bad(key, v, "expected wrap, drop-zeros or drop-stale")),
+            "chain" => Ok(FakeMode::Chain),
+            _ => Err(bad(key, v, "expected wrap, drop-zeros, drop-stale or chain")),
         }
     }
     fn show(v: &FakeMode) -> String {
@@ -280,6 +285,7 @@ impl Codec<FakeMode> for FakeModeCodec {
             FakeMode::Wrap => "wrap",
             FakeMode::DropZeros => "drop-zeros",
             FakeMode::DropStale => "drop-stale",
+            FakeMode::Chain => "chain",
         })
     }
 }
@@ -399,7 +405,8 @@ params! {
     keep_data: bool = Flag, "true", "bool", "keep written data (false: timing only)";
     erased: Erased = ErasedCodec, "zeros", "zeros|ones", "what never-written blocks read as";
     real_capacity: Option<u64> = MaybeSize, "none", "bytes", "fake card: what it really holds (fake_mode says what happens past it)";
-    fake_mode: FakeMode = FakeModeCodec, "wrap", "wrap|drop-zeros|drop-stale", "fake card past real_capacity: addresses wrap, or writes are lost and reads give zeros or old data";
+    fake_mode: FakeMode = FakeModeCodec, "wrap", "wrap|drop-zeros|drop-stale|chain", "fake card past real_capacity: addresses wrap, or writes are lost and reads give zeros or old data, or (chain) addresses wrap at fake_module and past real_capacity within each wrap writes are lost";
+    fake_module: Option<u64> = MaybeSize, "none", "bytes", "chain fake: where addresses wrap (more than real_capacity)";
     write_cache: u64 = Size, "0", "bytes", "fake card's write cache: the last this many bytes written read back correctly at any address";
     bad_ranges: Vec<(u64, u64)> = Ranges, "none", "START+LEN;...", "byte ranges that return I/O errors";
     jitter: f64 = Fraction, "0.0", "fraction", "seeded timing noise, 0 to 1";
@@ -563,6 +570,18 @@ impl Params {
                 "real_capacity",
                 format!("{real} must be a non-zero multiple of the sector, at most the capacity"),
             );
+        }
+        if self.fake_mode == FakeMode::Chain {
+            let ok = match (self.real_capacity, self.fake_module) {
+                (Some(real), Some(m)) => m > real && m <= self.capacity && m.is_multiple_of(s),
+                _ => false,
+            };
+            if !ok {
+                return imp(
+                    "fake_module",
+                    "a chain fake needs real_capacity and a fake_module above it, at most the capacity, a multiple of the sector".into(),
+                );
+            }
         }
         if self.write_cache > MAX_WRITE_CACHE || !self.write_cache.is_multiple_of(s) {
             return imp(

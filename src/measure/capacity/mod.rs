@@ -469,6 +469,9 @@ pub enum FakeKind {
     Drop,
     /// Writes past N read back only while a cache holds them.
     Cache,
+    /// Addresses wrap, and below the wrap point writes past N are lost too
+    /// (f3's "chain"): N is where the data ends, not where it wraps.
+    Chain,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -548,6 +551,39 @@ fn tail(all: &[Checked], size: u64) -> Option<(u64, u64, usize)> {
     Some((lo, first.offset + first.good, start))
 }
 
+/// The bad tail below a wrap point `n`: the blocks under it from the last
+/// good one on, all lost (none of them this run's tag for another address).
+/// A plain wrap has none; a chain fake loses writes there.
+fn tail_below(all: &[Checked], n: u64) -> Option<(u64, u64, usize)> {
+    let below = &all[..all.partition_point(|c| c.offset < n)];
+    let start = below.iter().rposition(Checked::ok).map_or(0, |i| i + 1);
+    let first = below.get(start)?;
+    if below[start..]
+        .iter()
+        .any(|c| matches!(c.bad, Some(Evidence::Foreign { .. })))
+    {
+        return None;
+    }
+    let lo = if first.good > 0 {
+        first.offset + first.good
+    } else {
+        start.checked_sub(1).map_or(0, |i| below[i].end())
+    };
+    Some((lo, first.offset + first.good, start))
+}
+
+/// What reads of lost blocks returned, in words.
+fn reads_of(lost: &[Checked]) -> &'static str {
+    let kinds: Vec<Evidence> = lost.iter().filter_map(|c| c.bad).collect();
+    if kinds.iter().all(|e| *e == Evidence::Zeros) {
+        "zeros"
+    } else if kinds.iter().all(|e| *e == Evidence::IoError) {
+        "I/O errors"
+    } else {
+        "other data (old data or garbage)"
+    }
+}
+
 fn merged(stages: &[StageResult]) -> Vec<Checked> {
     let mut all: Vec<Checked> = stages.iter().flat_map(|s| s.checked.iter().copied()).collect();
     all.sort_by_key(|c| (c.offset, c.len));
@@ -560,10 +596,30 @@ const ERROR_TAIL_SHARE: u64 = 8;
 
 /// After each stage: stop, or narrow the window where the real size lies.
 pub fn next(stages: &[StageResult], size: u64) -> Next {
-    if stages.len() >= MAX_STAGES || modulus(stages).is_some() {
+    if stages.len() >= MAX_STAGES {
         return Next::Done;
     }
     let all = merged(stages);
+    if let Some(n) = modulus(stages) {
+        // A wrap: writes below the wrap point may be lost too (a chain
+        // fake). One stage samples the stretch between the last good block
+        // and the wrap point; a tail of lost blocks found there is narrowed
+        // like a drop's.
+        return match tail_below(&all, n) {
+            Some((lo, hi, _)) if hi > lo => Next::Narrow(lo, hi),
+            Some(_) => Next::Done,
+            None => {
+                let below = &all[..all.partition_point(|c| c.offset < n)];
+                let lo = below.last().map_or(0, Checked::end);
+                let looked = stages.iter().any(|s| s.window.is_some_and(|(_, hi)| hi == n));
+                if looked || n.saturating_sub(lo) <= BLOCK {
+                    Next::Done
+                } else {
+                    Next::Narrow(lo, n)
+                }
+            }
+        };
+    }
     match tail(&all, size) {
         Some((lo, hi, start)) if hi > lo && !errors_only(&all[start..], size) => Next::Narrow(lo, hi),
         _ => Next::Done,
@@ -646,7 +702,19 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
         r.usable_bytes = n;
         r.last_good_byte = n - 1;
         r.reads_past = Some("earlier blocks".into());
-        let upto = all.partition_point(|c| c.offset < n);
+        let mut upto = all.partition_point(|c| c.offset < n);
+        if let Some((lo, hi, start)) = tail_below(&all, n) {
+            r.kind = Some(FakeKind::Chain);
+            r.usable_bytes = lo;
+            r.last_good_byte = lo.saturating_sub(1);
+            r.boundary = (hi > lo).then_some((lo, hi));
+            r.reads_past = Some(format!(
+                "{} below the wrap at byte {n}, earlier blocks past it",
+                reads_of(&all[start..upto])
+            ));
+            upto = start;
+        }
+        let n = r.usable_bytes;
         r.bad_regions = bad_regions(&all, upto, &probe_errors, block)
             .into_iter()
             .filter(|b| b.offset < n && !matches!(b.evidence, Evidence::Foreign { .. }))
@@ -665,17 +733,7 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
             r.usable_bytes = lo;
             r.last_good_byte = lo.saturating_sub(1);
             r.boundary = (hi > lo).then_some((lo, hi));
-            let kinds: Vec<Evidence> = t.iter().filter_map(|c| c.bad).collect();
-            r.reads_past = Some(
-                if kinds.iter().all(|e| *e == Evidence::Zeros) {
-                    "zeros"
-                } else if kinds.iter().all(|e| *e == Evidence::IoError) {
-                    "I/O errors"
-                } else {
-                    "old data"
-                }
-                .into(),
-            );
+            r.reads_past = Some(reads_of(t).into());
             r.bad_regions = bad_regions(&all, start, &probe_errors, block)
                 .into_iter()
                 .filter(|b| b.offset < lo)
@@ -781,6 +839,26 @@ mod tests {
             assert_eq!(r.usable_bytes, real, "{spec}: to the block");
             assert!(s < 60.0, "{spec}: {s} device-seconds");
         }
+        // Chain (issue 24): a wrap at 2 GiB whose last 512 MiB lose their
+        // writes; the usable size is where the data ends, as f3probe says
+        // (1610612736), not the wrap point. With 4096-byte sectors too.
+        for (spec, real) in [
+            (
+                "sim:demo,capacity=8G,real_capacity=1536M,fake_mode=chain,fake_module=2G",
+                1536u64 << 20,
+            ),
+            (
+                "sim:demo,capacity=16G,sector_size=4096,real_capacity=1000M,fake_mode=chain,fake_module=3G",
+                1000 << 20,
+            ),
+        ] {
+            let (r, _) = check_card(spec);
+            assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Chain), real), "{spec}: {r:?}");
+            let mut text = String::new();
+            <show::Entry as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words.contains("lost, and further on addresses wrap"), "{text}");
+        }
         let (r, _) = check_card("sim:demo,capacity=64G,real_capacity=8G,fake_mode=wrap");
         assert_eq!(
             (r.kind, r.usable_bytes),
@@ -797,6 +875,10 @@ mod tests {
         for b in &r.bad_regions {
             assert!(b.offset >= 512 << 20 && b.offset + b.len <= (576 + 32) << 20, "{b:?}");
         }
+        // Words, not the program's names for them.
+        let mut text = String::new();
+        <show::Entry as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
+        assert!(text.contains(": I/O errors") && !text.contains("IoError"), "{text}");
     }
 
     /// The safety argument of the module doc, on a card that wraps: every

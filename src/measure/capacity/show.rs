@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{CapacityResult, FakeKind, Verdict};
+use super::{CapacityResult, Evidence, FakeKind, Verdict};
 use crate::console::wrap;
 use crate::measure::metrics::{Better, Metric, Unit, m};
 use crate::measure::registry::{Registered, Results};
@@ -27,7 +27,8 @@ impl Registered for Entry {
                 let how = match kind {
                     Some(FakeKind::Wrap) => "addresses wrap: a write past it lands on earlier data",
                     Some(FakeKind::Cache) => "writes past it read back only while the card's cache holds them",
-                    _ => "writes past it are lost",
+                    Some(FakeKind::Chain) => "writes past it are lost, and further on addresses wrap onto earlier data",
+                    Some(FakeKind::Drop) | None => "writes past it are lost",
                 };
                 format!(
                     "FAKE: announced {}, but only the first {} hold data; {how}{}",
@@ -53,7 +54,13 @@ impl Registered for Entry {
             );
         }
         for b in r.bad_regions.iter().take(10) {
-            let _ = writeln!(o, "  bad: {} from byte {} ({:?})", Iec(b.len), b.offset, b.evidence);
+            let what = match b.evidence {
+                Evidence::Foreign { from } => format!("held the block written for byte {from}"),
+                Evidence::Zeros => "read back as zeros".into(),
+                Evidence::Other => "read back as other data".into(),
+                Evidence::IoError => "I/O errors".into(),
+            };
+            let _ = writeln!(o, "  bad: {} from byte {}: {what}", Iec(b.len), b.offset);
         }
         if r.bad_regions.len() > 10 {
             let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
@@ -86,7 +93,8 @@ impl Registered for Entry {
                 match k {
                     Some(FakeKind::Wrap) => "addresses wrap",
                     Some(FakeKind::Cache) => "writes past it kept only by a cache",
-                    _ => "writes past it are lost",
+                    Some(FakeKind::Chain) => "writes past it lost, then addresses wrap",
+                    Some(FakeKind::Drop) | None => "writes past it are lost",
                 }
             ),
             (Verdict::Damaged, _) => format!(
