@@ -387,6 +387,29 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
     assert_eq!(c["verdict"], "fake", "{c}");
     assert_eq!(c["usable_bytes"], 512u64 << 20, "{c}");
     assert_eq!(sha(Path::new(&fake.device)), before, "capacity gave every byte back");
+    drop(fake);
+    // A wrap inside the 32 MiB push (12 MiB real): a sample lands on the
+    // push's bytes, so both must be journalled before either is written
+    // (the restore failed, and the real area changed, when the push was
+    // journalled after the samples were written).
+    let tiny = Emu::start(
+        dir.path(),
+        "sim:demo,capacity=4G,real_capacity=12M,fake_mode=wrap",
+        &fast,
+    );
+    let real = |dev: &str| {
+        let out = run("sh", &["-c", &format!("head -c 12M {dev} | sha256sum")]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let before = real(&tiny.device);
+    let out = flashlab_in(dir.path())
+        .args(["capacity", &tiny.device, "--write", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["capacity"]["usable_bytes"], 12u64 << 20, "{}", v["capacity"]);
+    assert_eq!(real(&tiny.device), before, "the 12 MiB real area is unchanged");
 }
 
 fn which(name: &str) -> Option<PathBuf> {

@@ -371,11 +371,21 @@ impl super::Test for Stage {
         // The samples first, highest first, in one batch, and read back
         // right away, while a cache may still hold them: a cache smaller
         // than the push's first chunk (1 MiB) was flushed by it before this
-        // read, and called a drop (issue 24). Then the dense region.
+        // read, and called a drop (issue 24). The batch opens with the dense
+        // region's first block written with the bytes it holds, so every
+        // declared range is journalled before any is overwritten: on a card
+        // that wraps inside the dense region, a sample lands on its bytes,
+        // and a journal taken later would keep the sample's tag as the
+        // original (a 12 MiB wrap card failed its restore that way).
+        let first = BLOCK.max(block).min(dense.len);
         let total: u64 = samples.iter().map(|r| r.len).sum::<u64>();
-        let mut buf = AlignedBuf::new(total.max(1) as usize);
-        let mut reqs = Vec::with_capacity(samples.len());
-        let mut at = 0usize;
+        let mut buf = AlignedBuf::new((first + total).max(1) as usize);
+        let mut reqs = Vec::with_capacity(samples.len() + 1);
+        if first > 0 {
+            crate::target::run_all(t, &[Request::read(dense.offset, first as u32, 0)], 1, &mut buf)?;
+            reqs.push(Request::write(dense.offset, first as u32, 0));
+        }
+        let mut at = first as usize;
         for r in samples.iter().rev() {
             tag(nonce, r.offset, block, &mut buf.as_mut_slice()[at..at + r.len as usize]);
             reqs.push(Request::write(r.offset, r.len as u32, at));
@@ -385,10 +395,11 @@ impl super::Test for Stage {
         let refused: Vec<u64> = reqs
             .iter()
             .zip(&done)
+            .skip(usize::from(first > 0))
             .filter(|(_, c)| c.errno.is_some())
             .map(|(r, _)| r.offset)
             .collect();
-        let mut bytes_written = total;
+        let mut bytes_written = first + total;
         let early = self.read_back(t, &samples, block)?;
         let mut chunk = AlignedBuf::new(CHUNK as usize);
         let mut off = dense.offset;
