@@ -34,10 +34,11 @@ serve() {
   for _ in $(seq 100); do [ -s "$tmp/out" ] && break; sleep 0.1; done
   dev=$(head -1 "$tmp/out")
 }
+# Not in a $(...) subshell: only this shell can wait for the emulation.
 stop() {
   kill -TERM "$pid"; wait "$pid" || true; pid=
   # "... N reads (X), M writes (Y) ..." from the summary
-  sed -n 's/.*SIGTERM; \([0-9]*\) reads (\([^)]*\)), \([0-9]*\) writes (\([^)]*\)).*/read \2, wrote \4/p' "$tmp/err"
+  sed -n 's/.*SIGTERM; \([0-9]*\) reads (\([^)]*\)), \([0-9]*\) writes (\([^)]*\)).*/read \2, wrote \4/p' "$tmp/err" >"$tmp/io"
 }
 printf '%-28s | %-44s | %-44s\n' card flashlab f3probe
 for c in "${cards[@]}"; do
@@ -49,12 +50,12 @@ import json,sys; d=json.load(sys.stdin); c=d.get('capacity')
 print(f\"{c['verdict']} {c['kind'] or ''} {c['usable_bytes']}\" if c else 'no verdict: ' + d['error']['message'][:40])" || true)
   t1=$(date +%s.%N)
   after=$(head -c 8M "$dev" | sha256sum | cut -c1-12)
-  flio=$(stop)
+  stop; flio=$(cat "$tmp/io")
   serve "$spec"
   t2=$(date +%s.%N)
   f3=$(f3probe --destructive "$dev" 2>&1 | awk '/Good news/{v="genuine"} /Bad news/{v="fake"} /is damaged/{v="damaged"} /\*Usable\* size/{u=$0} END{gsub(/.*\(/,"",u); gsub(/ blocks\).*/,"",u); print v, u" blocks"}' || true)
   t3=$(date +%s.%N)
-  f3io=$(stop)
+  stop; f3io=$(cat "$tmp/io")
   ds() { python3 -c "print(f'{($2-$1)/$scale:.0f} s')"; }
   printf '%-28s | %-44s | %-44s\n' "$name" "$fl; $(ds $t0 $t1)" "$f3; $(ds $t2 $t3)"
   printf '%-28s | %-44s | %-44s\n' "" "$flio; first 8M $([ "$real_sha" = "$after" ] && echo same || echo CHANGED)" "$f3io (destructive)"
