@@ -178,6 +178,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         let survey = capacity::Stage {
             options: capacity::Options::new(skip, push),
             window: None,
+            flush: true,
         };
         match survey.plan(&d) {
             Ok(_) => {

@@ -69,7 +69,8 @@ pub fn steps<S: Session>(s: &mut S, skip: u64, push: u64) -> Result<CapacityResu
     let started = s.device_ns();
     let budget = s.budget_ns();
     loop {
-        stages.push(s.run(&Stage { options, window })?);
+        let flush = window.is_none() || super::cache_seen(&stages);
+        stages.push(s.run(&Stage { options, window, flush })?);
         match next(&stages, d.size_bytes) {
             Next::Done => break,
             Next::Narrow(lo, hi) if s.device_ns().saturating_sub(started) >= budget => {
