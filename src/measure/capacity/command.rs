@@ -82,6 +82,17 @@ pub fn steps<S: Session>(s: &mut S, skip: u64, push: u64) -> Result<CapacityResu
                 ));
                 return Ok(v);
             }
+            Next::Reads(lo, hi) => {
+                crate::errln!(
+                    "capacity: the card refuses reads from somewhere between byte {lo} and byte {hi}; finding \
+                     where by reads"
+                );
+                stages.push(s.run(&super::Boundary { lo, hi })?);
+                match next(&stages, d.size_bytes) {
+                    Next::Narrow(lo, hi) => window = Some((lo, hi)),
+                    Next::Done | Next::Reads(..) => break,
+                }
+            }
             Next::Narrow(lo, hi) => {
                 crate::errln!(
                     "capacity: the real size lies between byte {lo} and byte {hi} ({} apart); narrowing",

@@ -160,6 +160,9 @@ pub struct StageResult {
     pub probe_errors: Vec<u64>,
     pub probes: u64,
     pub bytes_written: u64,
+    /// A [`Boundary`] stage: blocks read, none written.
+    #[serde(default)]
+    pub reads_only: bool,
 }
 
 /// The dense region, clipped to a small target.
@@ -465,6 +468,7 @@ impl super::Test for Stage {
             probe_errors,
             probes: n_probes,
             bytes_written,
+            reads_only: false,
         })
     }
 }
@@ -533,6 +537,10 @@ pub struct CapacityResult {
 pub enum Next {
     Done,
     Narrow(u64, u64),
+    /// The card refuses reads past its real size: find the first block it
+    /// refuses between the two by reads alone ([`Boundary`]); a window of
+    /// writes would have to journal blocks that cannot be read.
+    Reads(u64, u64),
 }
 
 /// The smallest wrap the read probes and samples saw: an address and the
@@ -640,8 +648,68 @@ pub fn next(stages: &[StageResult], size: u64) -> Next {
         };
     }
     match tail(&all, size) {
-        Some((lo, hi, start)) if hi > lo && !errors_only(&all[start..], size) => Next::Narrow(lo, hi),
+        Some((lo, hi, start)) if hi > lo && !errors_only(&all[start..], size) => {
+            let refused = all[start..].iter().all(|c| c.bad == Some(Evidence::IoError));
+            match (refused, stages.last().is_some_and(|s| s.reads_only)) {
+                (true, false) => Next::Reads(lo, hi),
+                (true, true) => Next::Done,
+                (false, _) => Next::Narrow(lo, hi),
+            }
+        }
         _ => Next::Done,
+    }
+}
+
+/// The first block the card refuses to read between `lo` (the end of a
+/// block known good) and `hi` (a block it refused), by bisection with
+/// single-block reads; nothing is written.
+pub struct Boundary {
+    pub lo: u64,
+    pub hi: u64,
+}
+
+impl super::Test for Boundary {
+    const KEY: &'static str = "capacity";
+    type Output = StageResult;
+    fn plan(&self, _: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
+        Ok(Vec::new())
+    }
+    fn record(_: &StageResult, _: &mut super::Results) {}
+    fn run(&self, cx: &mut super::Cx<'_>) -> Result<StageResult, MeasureError> {
+        let t = &mut *cx.target;
+        let b = BLOCK.max(block_of(t.description()));
+        let mut buf = AlignedBuf::new(b as usize);
+        let (mut lo, mut hi) = (self.lo / b * b, self.hi / b * b);
+        let mut checked = Vec::new();
+        let mut reads = 0;
+        while hi > lo + b {
+            let mid = lo + (hi - lo) / b / 2 * b;
+            let refused = t.run(&[Request::read(mid, b as u32, 0)], 1, &mut buf)?[0]
+                .errno
+                .is_some();
+            reads += 1;
+            checked.push(Checked {
+                offset: mid,
+                len: b,
+                good: if refused { 0 } else { b },
+                bad: refused.then_some(Evidence::IoError),
+                before_push: false,
+            });
+            if refused {
+                hi = mid;
+            } else {
+                lo = mid + b;
+            }
+        }
+        Ok(StageResult {
+            window: Some((self.lo, self.hi)),
+            checked,
+            aliases: Vec::new(),
+            probe_errors: Vec::new(),
+            probes: reads,
+            bytes_written: 0,
+            reads_only: true,
+        })
     }
 }
 
@@ -715,6 +783,13 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
             ),
         ],
     };
+    if stages.iter().any(|s| s.reads_only) {
+        r.limits.push(
+            "the real size is where the card starts refusing reads (found by reads of single blocks, \
+             not by writes)"
+                .into(),
+        );
+    }
     if let Some(n) = modulus(stages) {
         r.verdict = Verdict::Fake;
         r.kind = Some(FakeKind::Wrap);
@@ -801,6 +876,13 @@ mod tests {
             match next(&stages, t.description().size_bytes) {
                 Next::Done => break,
                 Next::Narrow(lo, hi) => window = Some((lo, hi)),
+                Next::Reads(lo, hi) => {
+                    stages.push(crate::measure::run_alone(&Boundary { lo, hi }, &mut t).unwrap());
+                    match next(&stages, t.description().size_bytes) {
+                        Next::Narrow(lo, hi) => window = Some((lo, hi)),
+                        Next::Done | Next::Reads(..) => break,
+                    }
+                }
             }
         }
         let d = SimTarget::new(spec, params).description().clone();
@@ -883,6 +965,22 @@ mod tests {
             <show::Entry as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
             let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
             assert!(words.contains("lost, and further on addresses wrap"), "{text}");
+        }
+        // Refusing reads and writes past 300 MiB of 4 GiB (issue 24: no
+        // verdict, the narrowing window's journal could not read its
+        // originals): found by reads, to the block, nothing more written.
+        for spec in [
+            "sim:demo,capacity=4G,bad_ranges=300M+3796M",
+            "sim:demo,capacity=4G,sector_size=4096,bad_ranges=300M+3796M",
+        ] {
+            let (r, _) = check_card(spec);
+            assert_eq!(
+                (r.kind, r.usable_bytes),
+                (Some(FakeKind::Drop), 300 << 20),
+                "{spec}: {r:?}"
+            );
+            assert_eq!(r.reads_past.as_deref(), Some("I/O errors"));
+            assert!(r.bytes_written < 33 << 20, "{spec}: {}", r.bytes_written);
         }
         let (r, _) = check_card("sim:demo,capacity=64G,real_capacity=8G,fake_mode=wrap");
         assert_eq!(
