@@ -53,8 +53,9 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
             .map(|(b, n)| format!("{} x{n}", crate::units::Iec(u64::from(**b))))
             .collect()
     };
-    crate::errln!(
-        "{}: stopped by {}; {} reads ({}), {} writes ({}), {} flushes; {} merges; at most {} in flight; {:.1} device-seconds in {:.1} s",
+    let line = format!(
+        "{}: stopped by {}; {} reads ({}), {} writes ({}), {} flushes; {} merges; at most {} in flight; {:.1} \
+         device-seconds in {:.1} s",
         device,
         crate::safety::signals::name(sig),
         s.reads,
@@ -67,14 +68,17 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
         s.device_s,
         s.wall_s
     );
+    crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     if !sizes.is_empty() {
-        crate::errln!("request sizes the card saw: {}", sizes.join(", "));
+        let line = format!("request sizes the card saw: {}", sizes.join(", "));
+        crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     }
     if s.late > 0 {
-        crate::errln!(
+        let line = format!(
             "{} answers came later than the model said (the host could not keep up at this time scale)",
             s.late
         );
+        crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     }
     crate::errln!("detached {device} and unmounted the card's FUSE filesystem");
     Ok(())

@@ -395,11 +395,12 @@ pub fn run_until_signal(em: &Emulation, every: Duration) -> i32 {
             if warned || !in_use(&em.ready.device) {
                 return sig;
             }
-            crate::errln!(
-                "{} is still in use (mounted?): unmount it first, or send the signal again to stop anyway \
-                 (its I/O then fails)",
+            let line = format!(
+                "{} is still in use (mounted?): unmount it first, or send the signal again to stop anyway (its \
+                 I/O then fails)",
                 em.ready.device
             );
+            crate::errln!("{}", crate::console::wrap(&line, "", "  "));
             warned = true;
             crate::safety::signals::clear();
         }

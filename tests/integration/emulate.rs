@@ -102,10 +102,12 @@ impl Emu {
         child.try_wait().expect("waits").is_none()
     }
 
+    /// SIGTERM, exit 0; stderr with its line breaks made spaces (it is
+    /// wrapped at 80 columns).
     fn stop(&mut self) -> String {
         let (code, err) = self.stop_with(libc::SIGTERM);
         assert_eq!(code, Some(0), "emulate ends cleanly on SIGTERM: {err}");
-        err
+        err.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
 

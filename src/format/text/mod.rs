@@ -62,21 +62,25 @@ fn render(doc: &RunDocument) -> String {
         Body::Emulating(e) => {
             let r = &e.emulate;
             let _ = writeln!(o, "{}", r.device);
+            let _ = writeln!(o, "  card       {}", r.spec);
             let _ = writeln!(
                 o,
-                "  {}: {} in sectors of {} B; AU {}, page {}; {} AUs open in order, {} random; FAT area {} AUs",
-                r.spec,
+                "  size       {}, {}-byte sectors",
                 crate::units::Iec(r.size_bytes),
-                r.sector_size,
-                crate::units::Iec(r.au_size_bytes),
-                crate::units::Iec(r.page_size_bytes),
-                r.open_aus_linear,
-                r.open_aus_random,
-                r.fat_area_aus
+                r.sector_size
             );
             let _ = writeln!(
                 o,
-                "  time scale {} (1 = real time); serving overhead {:.0} µs taken off each answer",
+                "  geometry   AU {}, page {}; {} AUs open in order, {} random",
+                crate::units::Iec(r.au_size_bytes),
+                crate::units::Iec(r.page_size_bytes),
+                r.open_aus_linear,
+                r.open_aus_random
+            );
+            let _ = writeln!(o, "  FAT area   {} AUs", r.fat_area_aus);
+            let _ = writeln!(
+                o,
+                "  time       scale {} (1 = real time); {:.0} µs serving overhead taken off",
                 r.time_scale, r.overhead_us
             );
         }
