@@ -10,9 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use flashlab::command::probe::probe_with;
+use flashlab::command::probe::probe_cards;
 use flashlab::measure::confidence::Score;
-use flashlab::runner::Runner;
 use flashlab::sim::generate::{self, Family};
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
@@ -42,35 +41,26 @@ fn main() {
     } else {
         vec![1, 2, 3]
     };
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut work = Vec::new();
     for &seed in &seeds {
         let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         work.extend((0..cards).map(|_| generate::card_of(family, &mut rng)));
     }
-    let chunk = work.len().div_ceil(threads).max(1);
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = work
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(t, spec, truth)| {
-                            let card = flashlab::sim::SimTarget::new(spec, t.params.clone());
-                            let steps = flashlab::command::probe::ProbeSteps {
-                                erase: None,
-                                capacity_and_bench: true,
-                            };
-                            let doc = probe_with(Runner::for_sim("probe", card), steps)
-                                .unwrap_or_else(|e| e.partial.map(|d| *d).expect("a document"));
-                            (spec.clone(), doc, truth.clone())
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
-    });
+    let steps = flashlab::command::probe::ProbeSteps {
+        erase: None,
+        capacity_and_bench: true,
+    };
+    // A probe that failed midway still has what completed.
+    let results: Vec<_> = probe_cards(&work, steps)
+        .into_iter()
+        .map(|(spec, doc, truth)| {
+            (
+                spec,
+                doc.unwrap_or_else(|e| e.partial.map(|d| *d).expect("a document")),
+                truth,
+            )
+        })
+        .collect();
     let mut score = Score::default();
     // Every generated card is genuine: what capacity said of them.
     let mut genuine = (0, 0);

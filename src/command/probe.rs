@@ -24,6 +24,38 @@ pub struct ProbeSteps {
     pub capacity_and_bench: bool,
 }
 
+/// probe on each generated card (a fresh card from its parameters), on
+/// every core: the calibration and budget examples and the property tests.
+/// Each card's spec (it reruns the card), its result and its truth.
+#[allow(clippy::type_complexity)]
+pub fn probe_cards(
+    cards: &[(crate::sim::SimTarget, String, crate::sim::generate::Truth)],
+    steps: ProbeSteps,
+) -> Vec<(String, CliResult<RunDocument>, crate::sim::generate::Truth)> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = cards.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cards
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(t, spec, truth)| {
+                            let card = crate::sim::SimTarget::new(spec, t.params.clone());
+                            let doc = probe_with(Runner::for_sim("probe", card), steps);
+                            (spec.clone(), doc, truth.clone())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a probe worker does not panic"))
+            .collect()
+    })
+}
+
 /// The region probe's scatter reads: the first 8 MiB, where a FAT area and
 /// the first erase-block boundaries are (flashbench users map the start).
 const PROBE_SCATTER: u64 = 8 << 20;

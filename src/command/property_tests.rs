@@ -180,27 +180,13 @@ fn probe_generated(family: crate::sim::generate::Family, n: usize) -> crate::mea
     println!("generator seed {seed} (FLASHLAB_PROPERTY_SEED={seed} reruns it)");
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let cards: Vec<_> = (0..n).map(|_| generate::card_of(family, &mut rng)).collect();
-    let docs: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = cards
-            .chunks(n.div_ceil(2).max(1))
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(t, spec, truth)| {
-                            let card = SimTarget::new(spec, t.params.clone());
-                            let doc = super::probe::probe_with(
-                                crate::runner::Runner::for_sim("probe", card),
-                                Default::default(),
-                            )
-                            .unwrap_or_else(|e| panic!("{spec}: {e}"));
-                            (spec.clone(), doc, truth.clone())
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
+    let docs: Vec<_> = super::probe::probe_cards(&cards, Default::default())
+        .into_iter()
+        .map(|(spec, doc, truth)| {
+            let doc = doc.unwrap_or_else(|e| panic!("{spec}: {e}"));
+            (spec, doc, truth)
+        })
+        .collect();
     let mut score = Score::default();
     for (spec, doc, truth) in &docs {
         let wrong = score.add(&doc.results, truth);
