@@ -9,6 +9,11 @@ use std::path::Path;
 
 /// The file's text, or why not, in words for an `error:` line.
 pub fn read_small(path: &Path, max: u64) -> Result<String, String> {
+    String::from_utf8(read_small_bytes(path, max)?).map_err(|_| "not UTF-8 text".to_string())
+}
+
+/// The file's bytes, with the same care (text in another charset).
+pub fn read_small_bytes(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -22,14 +27,12 @@ pub fn read_small(path: &Path, max: u64) -> Result<String, String> {
     if meta.len() > max {
         return Err(too_big());
     }
-    let mut text = String::new();
-    file.take(max + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > max {
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
         return Err(too_big());
     }
-    Ok(text)
+    Ok(bytes)
 }
 
 /// What an output path is, when it exists and is not a regular file: a

@@ -24,6 +24,7 @@ pub mod error;
 pub mod files;
 pub mod format;
 pub mod identify;
+pub mod import;
 pub mod measure;
 pub mod random;
 pub mod registers;

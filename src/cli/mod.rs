@@ -133,6 +133,17 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Read what another tool printed into a stored run: flashbench's -a,
+    /// --open-au, --find-fat and --scatter output, judged by flashlab's own
+    /// rules.
+    #[command(after_help = "Examples:
+  flashlab import flashbench run.txt             a saved flashbench session
+  xclip -o | flashlab import flashbench -        pasted from a mailing list
+  flashlab import flashbench a.txt open-au.txt   several files of one card")]
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
     /// Simulated cards: list the built-in profiles, show one's parameters, and
     /// reproduce the published measurements they are judged against.
     #[command(after_help = "Examples:
@@ -289,6 +300,41 @@ pub enum SimAction {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ImportSource {
+    /// flashbench's text output (Arnd Bergmann's flashbench): every table in
+    /// the files, judged together as runs of one card, with notes where
+    /// flashbench's own output misleads; stored like any run.
+    #[command(after_help = "Examples:
+  flashlab import flashbench run.txt
+  flashlab import flashbench - < pasted.txt --device \"Kingston 4GB\"
+  flashlab import flashbench cards.txt --column A    one card of a side-by-side table")]
+    Flashbench {
+        /// Files holding flashbench's output (shell prompts, mail quoting
+        /// and other text around the tables are skipped), or - for stdin.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        /// The card's column, when a table lays several cards side by side.
+        #[arg(long, value_name = "NAME")]
+        column: Option<String>,
+        /// A name for the card in `results list`, when no CID is pasted with
+        /// the output (a CID gives the key flashlab's own runs of the card have).
+        #[arg(long, value_name = "NAME")]
+        device: Option<String>,
+        /// flashbench's command line, for tables pasted without theirs (the
+        /// number of open AUs, --random and --erasesize shape the reading).
+        #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+        command: Option<String>,
+        /// The results store (SQLite) the run is saved in (default:
+        /// $FLASHLAB_DB, else $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// Do not save the run in the results store.
+        #[arg(long)]
+        no_store: bool,
+    },
+}
+
 impl Command {
     /// The command's words, as the run document's `command` names them.
     fn name(&self) -> &'static str {
@@ -313,6 +359,9 @@ impl Command {
             Command::Restore { .. } => "restore",
             Command::Debug { .. } => "debug write-pattern",
             Command::Emulate { .. } => "emulate",
+            Command::Import {
+                source: ImportSource::Flashbench { .. },
+            } => "import flashbench",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
         }
@@ -600,6 +649,27 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             }
             return Ok(Output::Raw(String::new()));
         }
+        Command::Import {
+            source:
+                ImportSource::Flashbench {
+                    files,
+                    column,
+                    device,
+                    command,
+                    db,
+                    no_store,
+                },
+        } => crate::command::import::flashbench(&crate::command::import::Options {
+            inputs: files,
+            column,
+            device,
+            command,
+            store: if no_store {
+                None
+            } else {
+                db.or_else(crate::store::default_path)
+            },
+        })?,
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut out = Vec::new();

@@ -6,6 +6,7 @@
 
 pub mod debug;
 pub mod emulate;
+pub mod import;
 pub mod offline;
 pub mod probe;
 #[cfg(test)]

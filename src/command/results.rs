@@ -61,9 +61,9 @@ pub fn export(db: Option<&Path>, id: i64) -> CliResult<String> {
 }
 
 /// The commands whose runs are stored, compared and drawn: every test's,
-/// `info` and `probe`.
+/// `info`, `probe`, and imported runs.
 pub fn is_measuring(command: &str) -> bool {
-    TestCommand::is_test(command) || matches!(command, "info" | "probe")
+    TestCommand::is_test(command) || matches!(command, "info" | "probe" | "import flashbench")
 }
 
 /// A run document from a file: what `import` and `report FILE` read.

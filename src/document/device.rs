@@ -19,29 +19,10 @@ pub struct DeviceId {
 
 impl DeviceId {
     pub fn of_info(info: &DeviceInfo, spec: &str) -> DeviceId {
-        let size = Iec(info.size_bytes);
         if let Some(c) = info.mmc.as_ref().and_then(|m| m.cid.as_ref()) {
-            let maker = c
-                .manufacturer_name
-                .clone()
-                .unwrap_or_else(|| format!("manufacturer 0x{:02x}", c.manufacturer_id));
-            return DeviceId {
-                key: format!(
-                    "cid:{:02x}:{}:{}:{}:{}:{}-{:02}",
-                    c.manufacturer_id,
-                    c.oem_id,
-                    c.product_name,
-                    c.product_revision,
-                    c.serial_hex,
-                    c.manufacture_year,
-                    c.manufacture_month
-                ),
-                name: format!(
-                    "{maker} {}, {size} ({}; serial {})",
-                    c.product_name, info.transport, c.serial_hex
-                ),
-            };
+            return DeviceId::of_cid(c, &format!("{}", Iec(info.size_bytes)), &info.transport);
         }
+        let size = Iec(info.size_bytes);
         let words: Vec<&str> = [&info.vendor, &info.model]
             .into_iter()
             .filter_map(|w| w.as_deref().map(str::trim).filter(|w| !w.is_empty()))
@@ -60,6 +41,31 @@ impl DeviceId {
                 key: format!("target:{spec}:{}", info.size_bytes),
                 name: format!("{label}, {size} ({})", info.transport),
             },
+        }
+    }
+}
+
+impl DeviceId {
+    /// A card by its CID: the same key whoever read it (flashlab on the
+    /// card, or a CID pasted beside flashbench's output). `size` and `how`
+    /// are for people ("3.64 GiB", "mmc").
+    pub fn of_cid(c: &crate::registers::cid::Cid, size: &str, how: &str) -> DeviceId {
+        let maker = c
+            .manufacturer_name
+            .clone()
+            .unwrap_or_else(|| format!("manufacturer 0x{:02x}", c.manufacturer_id));
+        DeviceId {
+            key: format!(
+                "cid:{:02x}:{}:{}:{}:{}:{}-{:02}",
+                c.manufacturer_id,
+                c.oem_id,
+                c.product_name,
+                c.product_revision,
+                c.serial_hex,
+                c.manufacture_year,
+                c.manufacture_month
+            ),
+            name: format!("{maker} {}, {size} ({how}; serial {})", c.product_name, c.serial_hex),
         }
     }
 }

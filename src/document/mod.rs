@@ -80,6 +80,9 @@ pub struct Extras {
     /// probe's combined verdicts, as its text summary states them.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub summary: Slot<crate::measure::summary::Summary>,
+    /// Where an imported run came from (`import flashbench`).
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub import: Slot<crate::import::flashbench::Source>,
     /// Why the command failed (`--json` on a failure).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub error: Slot<ErrorBody>,

@@ -125,10 +125,15 @@ impl Score {
                 o.as_ref().and_then(|o| o.random.clone()),
             ),
         ] {
-            let (got, up_to, conf) = sweep.map_or((None, 0, 0.0), |s| (s.max_open_aus, s.tried_up_to, s.confidence));
+            let (got, up_to, at_most, conf) = sweep.map_or((None, 0, None, 0.0), |s| {
+                (s.max_open_aus, s.tried_up_to, s.at_most, s.confidence)
+            });
             // "No collapse up to N" is right when the card's limit is N or
-            // more: a small card cannot hold a sweep that reaches it.
-            let ok = got == Some(want) || (got.is_none() && up_to > 0 && up_to <= want);
+            // more: a small card cannot hold a sweep that reaches it. "At
+            // most M" (an imported run's bound) when it is M or less.
+            let ok = got == Some(want)
+                || (got.is_none() && at_most.is_none() && up_to > 0 && up_to <= want)
+                || (got.is_none() && at_most.is_some_and(|m| up_to <= want && want <= m));
             tally.add(ok, conf);
             if !ok {
                 wrong.push(format!("{name} {got:?} ({conf:.2})"));

@@ -15,6 +15,8 @@ pub enum NoteKind {
     Engine,
     /// The results store could not save the run.
     Store,
+    /// How another tool's output was read, and where it misleads.
+    Import,
 }
 
 /// A note or warning for the reader, with what to do about it.

@@ -49,7 +49,15 @@ pub enum Family {
     /// the open-AU limit merges a whole AU), few AUs (96 to 512: little room
     /// for a sweep), slow hosts, and jitter of 10-25%.
     Hard,
+    /// Cards as flashbench users measured them (`import flashbench`'s
+    /// test): AUs of 1-16 MiB with 3 x 2^n, pages of 4-32 KiB, 1-12 open
+    /// AUs each way, jitter 0-20%, and room for flashbench's --open-au
+    /// layout (16 MiB, then 12 erase blocks per open AU).
+    Flashbench,
 }
+
+/// The flashbench family's AUs.
+const FLASHBENCH_AUS: [u64; 8] = [1, 2, 3, 4, 6, 8, 12, 16];
 
 /// One random card of the calibration family, its spec text (for reruns)
 /// and its truth.
@@ -60,19 +68,21 @@ pub fn card(rng: &mut u64) -> (SimTarget, String, Truth) {
 /// One random card of `family`.
 pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
     let hard = family == Family::Hard;
-    let au = if hard {
-        HARD_AUS[(next(rng) % HARD_AUS.len() as u64) as usize] << 20
-    } else {
-        AUS[(next(rng) % AUS.len() as u64) as usize] << 20
+    let fb = family == Family::Flashbench;
+    let aus_from: &[u64] = match family {
+        Family::Hard => &HARD_AUS,
+        Family::Flashbench => &FLASHBENCH_AUS,
+        Family::Calibration => &AUS,
     };
+    let au = aus_from[(next(rng) % aus_from.len() as u64) as usize] << 20;
     let sector: u32 = if next(rng).is_multiple_of(4) { 4096 } else { 512 };
     // Half the hard cards have 4 KiB pages: the dearest merges.
     let page = if hard && next(rng).is_multiple_of(2) {
         4u64 << 10
     } else {
-        ((4u64 << 10) << (next(rng) % 5)).min(au / 4)
+        ((4u64 << 10) << (next(rng) % if fb { 4 } else { 5 })).min(au / 4)
     };
-    let linear = 1 + next(rng) % 30;
+    let linear = 1 + next(rng) % if fb { 12 } else { 30 };
     // The model's random-order AUs come out of its open AUs.
     let random = 1 + next(rng) % linear;
     let fat = next(rng) % 7;
@@ -83,11 +93,16 @@ pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
             1 => 97 + next(rng) % 416,
             _ => 513 + next(rng) % 1536,
         }
+    } else if fb {
+        // 16 MiB, then 12 erase blocks per open AU up to two past the limit.
+        (16u64 << 20).div_ceil(au) + 12 * (linear + 3) + next(rng) % 64
     } else {
         96 + next(rng) % 417
     };
     let jitter = if hard {
         (100 + next(rng) % 151) as f64 / 1000.0
+    } else if fb {
+        (next(rng) % 201) as f64 / 1000.0
     } else {
         (next(rng) % 251) as f64 / 1000.0
     };

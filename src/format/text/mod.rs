@@ -3,6 +3,7 @@
 //! `show.rs`, through the registry); probe, info and the commands that
 //! measure nothing have theirs here, one file per family.
 
+mod import;
 mod info;
 mod offline;
 mod probe;
@@ -29,6 +30,7 @@ fn render(doc: &RunDocument) -> String {
     match &doc.body {
         Body::None => match doc.command.as_str() {
             "probe" => probe::probe(&mut o, doc),
+            "import flashbench" => import::import(&mut o, doc),
             "info" => {
                 if let Some(i) = doc.extras.info.get() {
                     info::info(&mut o, i, doc.detail);

@@ -140,9 +140,16 @@ impl Samples {
     fn estimate(&self) -> (f64, f64) {
         let m = median(&self.diff);
         let read = median(&self.pre).max(1.0);
-        let sigma = robust_sigma(&self.diff).max(0.002 * read).max(50.0);
+        let sigma = robust_sigma(&self.diff).max(noise_floor(read));
         (m, 1.2533 * sigma / (self.diff.len() as f64).sqrt())
     }
+}
+
+/// The least noise a diff is taken to have, whatever its rows show: 0.2% of
+/// a read, and 50 ns, so a noiseless simulation (or a table printed to
+/// three digits) does not claim infinite precision.
+pub fn noise_floor(read_ns: f64) -> f64 {
+    (0.002 * read_ns).max(50.0)
 }
 
 /// Run the test. `references` are (source, AU bytes) from sysfs or the SSR.
@@ -257,7 +264,14 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
             s.post.push(post);
             s.diff.push(on - (pre + post) / 2.0);
         }
-        let v = fit(&samples, block);
+        let est: Vec<Estimate> = samples
+            .iter()
+            .map(|s| {
+                let (m, se) = s.estimate();
+                (s.boundary, m, se)
+            })
+            .collect();
+        let v = fit(&est, block);
         // Also stop when doubling the samples changed nothing: what is left
         // is an ambiguity of the rows themselves (a lone step that may be
         // the page or the erase block), which more reads cannot settle.
@@ -363,12 +377,32 @@ fn calibrated(p: f64) -> f64 {
 /// (page, erase, score, fitted levels).
 type Hypothesis = (Option<u64>, Option<u64>, f64, Vec<f64>);
 
-struct Verdict {
-    erase: Option<u64>,
-    page: Option<u64>,
-    erase_p: f64,
-    page_p: f64,
-    evidence: Vec<String>,
+/// One boundary's reading for the fit: (boundary, diff, its standard
+/// error), in ns.
+pub type Estimate = (u64, f64, f64);
+
+/// The fit's answer: sizes, their calibrated confidences, the words for
+/// them, and the fitted level (ns) of rows below the page, of page
+/// boundaries and of erase-block boundaries.
+pub struct Verdict {
+    pub erase: Option<u64>,
+    pub page: Option<u64>,
+    pub erase_p: f64,
+    pub page_p: f64,
+    pub evidence: Vec<String>,
+    pub levels: [f64; 3],
+}
+
+/// Which level a boundary `a` sits on under hypothesis (page, erase): 2 on
+/// an erase-block boundary, 1 on a page boundary, else 0.
+pub fn level_of(page: Option<u64>, erase: Option<u64>, a: u64) -> usize {
+    if erase.is_some_and(|e| a.is_multiple_of(e)) {
+        2
+    } else if page.is_some_and(|p| a.is_multiple_of(p)) {
+        1
+    } else {
+        0
+    }
 }
 
 /// Fit every hypothesis to the median diffs and weigh them.
@@ -379,29 +413,16 @@ struct Verdict {
 /// page + AU; each level's value is fitted (weighted mean). P = None means no
 /// page step is visible below E. Score: chi-square plus a BIC penalty per
 /// level; posteriors from exp(-score / 2).
-fn fit(samples: &[Samples], block: u64) -> Verdict {
-    let est: Vec<(u64, f64, f64)> = samples
-        .iter()
-        .map(|s| {
-            let (m, se) = s.estimate();
-            (s.boundary, m, se)
-        })
-        .collect();
+/// Also `import flashbench`'s reading of printed rows, with standard
+/// errors from the rows' own scatter: one rule for both.
+pub fn fit(est: &[Estimate], block: u64) -> Verdict {
     let n = est.len() as f64;
     let mut hyps: Vec<Hypothesis> = Vec::new();
-    let levels_of = |p: Option<u64>, e: Option<u64>, a: u64| -> usize {
-        if e.is_some_and(|e| a.is_multiple_of(e)) {
-            2
-        } else if p.is_some_and(|p| a.is_multiple_of(p)) {
-            1
-        } else {
-            0
-        }
-    };
+    let levels_of = level_of;
     let score = |p: Option<u64>, e: Option<u64>| -> (f64, Vec<f64>, Vec<f64>) {
         let mut sum = [0.0; 3];
         let mut w = [0.0; 3];
-        for &(a, m, se) in &est {
+        for &(a, m, se) in est {
             let l = levels_of(p, e, a);
             sum[l] += m / (se * se);
             w[l] += 1.0 / (se * se);
@@ -425,7 +446,9 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
         .filter(|a| a.is_power_of_two() && *a >= block)
         .collect();
     let mut erase_opts: Vec<Option<u64>> = vec![None];
-    erase_opts.extend(est.iter().map(|e| Some(e.0)));
+    // No erase block above the largest candidate (rows of flashbench's, up
+    // to a seventh of the device, still take part as multiples).
+    erase_opts.extend(est.iter().map(|e| e.0).filter(|&a| a <= MAX_CANDIDATE).map(Some));
     for &e in &erase_opts {
         let mut page_opts: Vec<Option<u64>> = vec![None];
         page_opts.extend(
@@ -527,6 +550,7 @@ fn fit(samples: &[Samples], block: u64) -> Verdict {
         erase_p: calibrated(erase_p),
         page_p: calibrated(page_p),
         evidence,
+        levels: [level[0], level[1], level[2]],
     }
 }
 

@@ -85,6 +85,9 @@ pub enum Method {
     /// Each AU's median random-write latency against a reference AU's.
     #[default]
     Latency,
+    /// flashbench --find-fat's table, imported: each AU written in order,
+    /// chunk by chunk, against the back half of the table.
+    FindFat,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

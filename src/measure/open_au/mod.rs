@@ -121,6 +121,10 @@ pub struct Sweep {
     /// before an answer: unsure, and `tried_up_to` is how far it got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by_budget_s: Option<f64>,
+    /// Without a limit: a collapse was seen at one more than this, and no
+    /// count below it was tried (imported runs; a bound from above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -487,6 +491,7 @@ impl Sweeper<'_> {
             runs,
             confidence: 0.0,
             stopped_by_budget_s: None,
+        at_most: None,
         };
         let Some(b) = self.baseline(&mut pool, random)? else {
             return Ok(region_out(0, runs));
@@ -516,6 +521,7 @@ impl Sweeper<'_> {
                     runs,
                     confidence: 0.0,
                     stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
+                at_most: None,
                 });
             }
             runs.push(self.run_record(n, &j.latencies, j.collapsed, random));
@@ -526,6 +532,7 @@ impl Sweeper<'_> {
                     runs,
                     confidence: 0.95,
                     stopped_by_budget_s: None,
+                at_most: None,
                 });
             }
             lo = n;
@@ -538,6 +545,7 @@ impl Sweeper<'_> {
             runs,
             confidence: 0.9,
             stopped_by_budget_s: None,
+        at_most: None,
         })
     }
 

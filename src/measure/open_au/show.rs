@@ -61,6 +61,12 @@ impl Registered for Entry {
                     n + 1
                 ),
                 None if r.not_flash.is_some() => writeln!(o, "{name}: no open-AU limit claimed"),
+                None if sw.at_most.is_some() => writeln!(
+                    o,
+                    "{name}: at most {} open AUs (collapse at {}; {sure})",
+                    sw.at_most.unwrap_or(0),
+                    sw.at_most.unwrap_or(0) + 1
+                ),
                 None => writeln!(o, "{name}: no collapse up to {} open AUs ({sure})", sw.tried_up_to),
             };
         }
@@ -80,9 +86,11 @@ impl Registered for Entry {
         let show = |s: &Option<Sweep>| match s {
             Some(s) => {
                 let unsure = if s.confidence >= CONFIDENT { "" } else { " (unsure)" };
-                match s.max_open_aus {
-                    Some(n) => format!("{n}{unsure}"),
-                    None => format!("no limit up to {}{unsure}", s.tried_up_to),
+                match (s.max_open_aus, s.at_most) {
+                    (Some(n), _) => format!("{n}{unsure}"),
+                    (None, Some(m)) if s.tried_up_to > 0 => format!("{} to {m}{unsure}", s.tried_up_to),
+                    (None, Some(m)) => format!("at most {m}{unsure}"),
+                    (None, None) => format!("no limit up to {}{unsure}", s.tried_up_to),
                 }
             }
             None => "-".to_string(),

@@ -1,0 +1,40 @@
+//! `import flashbench` on generated cards (the flashbench family of
+//! src/sim/generate.rs), each printed as a user's flashbench session and
+//! read back: exact erase blocks and open-AU limits, confident wrong
+//! verdicts, and whether three -a runs of one card, imported one by one,
+//! ever give confident answers that differ.
+//!
+//! `cargo run --release --example flashbench_import -- [CARDS] [SEED...]`
+
+use flashlab::import::flashbench::score::{assess, trials};
+
+fn main() {
+    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let n = args.first().copied().unwrap_or(200) as usize;
+    let seeds: Vec<u64> = if args.len() > 1 { args[1..].to_vec() } else { vec![20261124] };
+    for seed in seeds {
+        let t = trials(n, seed, 10);
+        let o = assess(&t);
+        let pct = |k: usize| 100.0 * k as f64 / o.cards.max(1) as f64;
+        println!(
+            "seed {seed}: {} cards (+{} with a wrong --erasesize): erase block exact {:.1}%, open AUs linear {:.1}%, random {:.1}%",
+            o.cards,
+            o.wrong_erasesize_cards,
+            pct(o.exact_au),
+            pct(o.exact_linear),
+            pct(o.exact_random)
+        );
+        println!("{}", o.score.show());
+        println!(
+            "confident wrong: {} ({:.2}% of {} verdicts); -a runs alone confidently differing: {} cards; wrong --erasesize still confident: {}",
+            o.confident_wrong.len(),
+            100.0 * o.confident_wrong.len() as f64 / (3 * o.cards).max(1) as f64,
+            3 * o.cards,
+            o.split_align,
+            o.wrong_erasesize_confident
+        );
+        for w in &o.confident_wrong {
+            println!("  {w}");
+        }
+    }
+}

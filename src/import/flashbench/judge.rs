@@ -1,0 +1,711 @@
+//! flashbench's tables read as flashlab reads its own measurements: the
+//! `-a` rows through align's fit (the same hypotheses, the same calibrated
+//! confidence), `--open-au` runs by the collapse open-au looks for,
+//! `--find-fat` columns by the AUs that stand apart. Several runs of one
+//! card are judged together, and where flashbench's output misleads, a
+//! note says how.
+
+use super::parse::{AlignRun, Diff, Invocation, Parsed, RateKind, RateRow};
+use super::{DEFAULT_BLOCKSIZE, DEFAULT_OPEN_AU_NR, Table};
+use crate::measure::align::{self, AlignResult, Estimate};
+use crate::measure::fat::{AuRow, FatResult, Method};
+use crate::measure::open_au::{Level, OpenAuResult, Run, Sweep};
+use crate::measure::scatter::{Point, ScatterResult};
+use crate::measure::{CONFIDENT, median};
+use crate::units::Iec;
+
+/// A row further from its fitted level than this many standard errors is
+/// one the page/erase-block model does not explain.
+const UNEXPLAINED_SE: f64 = 4.0;
+/// ...and lies at least this share of a step away from both levels around it.
+const INTERMEDIATE: f64 = 0.2;
+/// Confidence a verdict keeps when the rows disagree with it or among
+/// themselves: below [`CONFIDENT`], so it reads as unsure.
+const DISPUTED: f64 = 0.45;
+/// Slope of log(time per write) over log(chunk) at or below which a run
+/// has collapsed (every write costs about the same: a merge), and at or
+/// above which it has not (time grows with the chunk). Between: unclear.
+/// From the published runs: collapsed ones lie at -0.1 to 0.3 (Bradford's
+/// Kingston at 4 AUs, Bergmann's Toshiba at 8 and SanDisk at 21-22), fine
+/// ones at 0.7 to 1.0 (the same cards one count lower).
+const COLLAPSED_SLOPE: f64 = 0.4;
+const FINE_SLOPE: f64 = 0.6;
+/// A collapse costs each write a merge: at least this share of writing a
+/// whole erase block. A host's fixed cost per write also flattens the
+/// slope at small chunks, but costs far less.
+const MERGE_SHARE: f64 = 0.03;
+/// A rate this much below the same chunk's at the last fine count is a
+/// collapse (open-au's own threshold is 1.5 on single writes; flashbench's
+/// rates average over a whole run, so a clear drop is asked for).
+const DROP: f64 = 2.0;
+/// find-fat: an AU this much faster at small chunks than the back half of
+/// the table is of another kind.
+const FAST: f64 = 1.5;
+
+/// What was judged, with the words for the reader.
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub align: Option<AlignResult>,
+    pub open_au: Option<OpenAuResult>,
+    pub fat: Option<FatResult>,
+    pub scatter: Option<ScatterResult>,
+    /// How the output was read and where it misleads.
+    pub notes: Vec<String>,
+}
+
+/// One input's tables, named for the notes.
+pub struct Input<'a> {
+    pub name: &'a str,
+    pub parsed: &'a Parsed,
+}
+
+/// Judge every table of every input as runs of one card; `column` picks
+/// one column of a table of several cards.
+pub fn judge(inputs: &[Input<'_>], column: Option<usize>, tables: &mut Vec<Table>) -> Judged {
+    let mut j = Judged::default();
+    let mut aligns: Vec<(&str, &AlignRun)> = Vec::new();
+    let mut opens: Vec<OpenRun> = Vec::new();
+    let mut fats: Vec<(&str, &super::parse::RateRun)> = Vec::new();
+    for input in inputs {
+        let p = input.parsed;
+        for a in &p.align {
+            tables.push(Table::new(
+                input.name,
+                a.rows.first().map_or(a.cut.unwrap_or(0), |r| r.line),
+                "align",
+                a.rows.len(),
+                a.invocation.as_ref(),
+                a.cut,
+            ));
+            if let Some(cut) = a.cut {
+                j.notes.push(format!(
+                    "{}:{cut}: an -a row is cut off before its diff and is left out",
+                    input.name
+                ));
+            }
+            aligns.push((input.name, a));
+        }
+        for r in &p.rates {
+            let kind = match r.kind {
+                RateKind::OpenAu if r.invocation.as_ref().is_some_and(|i| i.random) => "open-au --random",
+                RateKind::OpenAu => "open-au",
+                RateKind::FindFat => "find-fat",
+            };
+            let first = r.rows.first().map_or(0, |x| x.line);
+            tables.push(Table::new(input.name, first, kind, r.rows.len(), r.invocation.as_ref(), r.cut));
+            match r.kind {
+                RateKind::OpenAu => opens.push(OpenRun::of(input.name, first, r.invocation.as_ref(), &r.rows, 0)),
+                RateKind::FindFat => fats.push((input.name, r)),
+            }
+        }
+        for c in &p.columns {
+            let first = c.rows.first().map_or(c.line, |x| x.line);
+            tables.push(Table::new(input.name, c.line, "columns", c.rows.len(), c.invocation.as_ref(), None));
+            if let Some(k) = column.filter(|&k| k < c.names.len()) {
+                opens.push(OpenRun::of(input.name, first, c.invocation.as_ref(), &c.rows, k));
+            }
+        }
+        for s in &p.scatter {
+            tables.push(Table::new(input.name, s.line, "scatter", s.points.len(), None, None));
+        }
+        if j.scatter.is_none() {
+            j.scatter = p.scatter.first().and_then(|s| scatter(&s.points));
+        }
+    }
+    j.align = judge_align(&aligns, &mut j.notes);
+    j.open_au = judge_open_au(&opens, j.align.as_ref(), &mut j.notes);
+    j.fat = judge_fat(&fats, &mut j.notes);
+    j
+}
+
+/// A run's diffs scatter: the median step between neighbouring boundaries
+/// (a table has at most a few real steps, so the median is the noise),
+/// as a standard deviation of one row; never below align's floor.
+fn row_noise(rows: &[(u64, f64, f64)]) -> f64 {
+    let mut sorted: Vec<(u64, f64, f64)> = rows.to_vec();
+    sorted.sort_by_key(|r| r.0);
+    let steps: Vec<f64> = sorted.windows(2).map(|w| (w[1].1 - w[0].1).abs()).collect();
+    let read = median(&sorted.iter().map(|r| r.2).collect::<Vec<_>>());
+    // median |difference of two normals| = 0.6745 x sqrt(2) sigma.
+    let sigma = if steps.is_empty() { 0.0 } else { median(&steps) / 0.954 };
+    sigma.max(align::noise_floor(read))
+}
+
+/// The read block of an -a table: its command line's --blocksize, else
+/// half its smallest boundary (flashbench stops at two blocks).
+fn block_of(run: &AlignRun) -> u64 {
+    match run.invocation.as_ref() {
+        Some(i) => i.blocksize.unwrap_or(DEFAULT_BLOCKSIZE),
+        None => run.rows.iter().map(|r| r.boundary).min().unwrap_or(2048) / 2,
+    }
+}
+
+fn judge_align(runs: &[(&str, &AlignRun)], notes: &mut Vec<String>) -> Option<AlignResult> {
+    let usable: Vec<&(&str, &AlignRun)> = runs
+        .iter()
+        .filter(|(name, r)| {
+            let ok = r.rows.len() >= 3;
+            if !ok && !r.rows.is_empty() {
+                notes.push(format!(
+                    "{name}:{}: an -a table of {} rows is too short to read and is left out",
+                    r.rows[0].line,
+                    r.rows.len()
+                ));
+            }
+            ok
+        })
+        .collect();
+    if usable.is_empty() {
+        return None;
+    }
+    let block = block_of(usable[0].1);
+    // Each run alone: its rows, its noise, its own verdict.
+    let mut alone = Vec::new();
+    let mut unitless = 0;
+    let mut recomputed = 0;
+    for (name, r) in &usable {
+        let rows: Vec<(u64, f64, f64)> = r
+            .rows
+            .iter()
+            .map(|x| (x.boundary, x.diff_ns, (x.pre_ns + x.post_ns) / 2.0))
+            .collect();
+        unitless += r.rows.iter().filter(|x| x.diff == Diff::NoUnit).count();
+        recomputed += r.rows.iter().filter(|x| x.diff == Diff::Recomputed).count();
+        let sigma = row_noise(&rows);
+        let est: Vec<Estimate> = rows.iter().map(|&(a, d, _)| (a, d, sigma)).collect();
+        let v = align::fit(&est, block);
+        let smallest = r.rows.iter().map(|x| x.boundary).min().unwrap_or(0);
+        if r.invocation.is_some() && smallest > 2 * block_of(r) {
+            notes.push(format!(
+                "{name}:{}: the -a table stops at {} where flashbench prints down to {}: the rows below are missing",
+                r.rows[0].line,
+                Iec(smallest),
+                Iec(2 * block_of(r))
+            ));
+        }
+        alone.push((name.to_string(), r.rows[0].line, rows, sigma, v));
+    }
+    if unitless + recomputed > 0 {
+        notes.push(format!(
+            "flashbench printed {} negative diff{} without a unit (its 8-byte buffer cuts the \"ns\", bradfa/flashbench \
+             issue 16): read as nanoseconds{}; a negative diff means the crossing read was faster than its neighbours, \
+             which is noise",
+            unitless + recomputed,
+            if unitless + recomputed == 1 { "" } else { "s" },
+            if recomputed > 0 {
+                format!(", and {recomputed} that had lost digits taken from pre, on and post")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    // All runs together: each boundary's mean, its error from the noise
+    // within runs and the spread between them.
+    let mut boundaries: Vec<u64> = alone.iter().flat_map(|a| a.2.iter().map(|r| r.0)).collect();
+    boundaries.sort_unstable();
+    boundaries.dedup();
+    let within = median(&alone.iter().map(|a| a.3).collect::<Vec<_>>());
+    let mut spreads = Vec::new();
+    let mut per: Vec<(u64, Vec<f64>, f64)> = Vec::new();
+    for &b in &boundaries {
+        let vals: Vec<f64> = alone
+            .iter()
+            .filter_map(|a| a.2.iter().find(|r| r.0 == b).map(|r| r.1))
+            .collect();
+        let reads: Vec<f64> = alone
+            .iter()
+            .filter_map(|a| a.2.iter().find(|r| r.0 == b).map(|r| r.2))
+            .collect();
+        if vals.len() >= 2 {
+            let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+            let var = vals.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (vals.len() - 1) as f64;
+            spreads.push(var);
+        }
+        per.push((b, vals, median(&reads)));
+    }
+    let between = if spreads.is_empty() { 0.0 } else { median(&spreads).sqrt() };
+    let sigma = within.max(between);
+    let est: Vec<Estimate> = per
+        .iter()
+        .map(|(b, vals, _)| {
+            let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+            (*b, mean, sigma / (vals.len() as f64).sqrt())
+        })
+        .collect();
+    let v = align::fit(&est, block);
+    let (mut erase_p, mut page_p) = (v.erase_p, v.page_p);
+    let mut evidence = v.evidence.clone();
+    // Runs that disagree: one answer, unsure, and which said what.
+    if alone.len() > 1 {
+        for (what, pick) in [("erase block", 0usize), ("page", 1)] {
+            let said: Vec<(String, usize, Option<u64>)> = alone
+                .iter()
+                .map(|a| (a.0.clone(), a.1, if pick == 0 { a.4.erase } else { a.4.page }))
+                .collect();
+            let mut distinct: Vec<Option<u64>> = said.iter().map(|s| s.2).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            if distinct.len() > 1 {
+                let list: Vec<String> = said
+                    .iter()
+                    .map(|(n, l, s)| format!("{n}:{l} {}", s.map_or("none".to_string(), |b| Iec(b).to_string())))
+                    .collect();
+                notes.push(format!(
+                    "the {} -a runs disagree on the {what} ({}): judged together, and unsure",
+                    alone.len(),
+                    list.join(", ")
+                ));
+                if pick == 0 {
+                    erase_p = erase_p.min(DISPUTED);
+                } else {
+                    page_p = page_p.min(DISPUTED);
+                }
+            }
+        }
+    }
+    // Rows the model leaves unexplained make the size they bear on unsure.
+    let mut present = vec![v.levels[0]];
+    if v.page.is_some() {
+        present.push(v.levels[1]);
+    }
+    if v.erase.is_some() {
+        present.push(v.levels[2]);
+    }
+    present.sort_by(f64::total_cmp);
+    for &(a, m, se) in &est {
+        let l = align::level_of(v.page, v.erase, a);
+        let off = m - v.levels[l];
+        // Between two levels, well clear of both: a level of its own.
+        let between = present.windows(2).any(|w| {
+            let f = (m - w[0]) / (w[1] - w[0]);
+            (INTERMEDIATE..=1.0 - INTERMEDIATE).contains(&f)
+        });
+        if !between || off.abs() <= UNEXPLAINED_SE * se.max(sigma / 4.0) {
+            continue;
+        }
+        let line = format!(
+            "the {} row ({:.1} µs) lies {:.1} µs from the level the verdict gives it: a step the page and \
+             erase-block model does not explain (pages read in pairs, a second buffer, or noise)",
+            Iec(a),
+            m / 1e3,
+            off.abs() / 1e3
+        );
+        let near_erase = v.erase.is_some_and(|e| a >= e / 4 && a <= e.saturating_mul(4));
+        if v.erase.is_none_or(|e| a < e) && page_p > DISPUTED {
+            page_p = DISPUTED;
+            evidence.push(format!("{line}; the page size is unsure"));
+        } else if near_erase && erase_p > DISPUTED {
+            erase_p = DISPUTED;
+            evidence.push(format!("{line}; the erase block is unsure"));
+        }
+    }
+    if erase_p < CONFIDENT && v.erase.is_some() {
+        let read = median(&per.iter().map(|p| p.2).collect::<Vec<_>>());
+        notes.push(format!(
+            "the -a rows vary by about {:.1} µs from one boundary to the next ({:.1}% of a {:.0} µs read): a step \
+             below about {:.0} µs cannot be told from that; `flashbench -a --count=32` or `flashlab align` \
+             reads each boundary more often",
+            sigma / 1e3,
+            100.0 * sigma / read.max(1.0),
+            read / 1e3,
+            3.0 * sigma / 1e3
+        ));
+    }
+    let mut rows: Vec<align::Row> = per
+        .iter()
+        .zip(&est)
+        .map(|((b, vals, _), e)| {
+            let pick = |f: fn(&super::parse::AlignRow) -> f64| -> f64 {
+                let v: Vec<f64> = usable
+                    .iter()
+                    .filter_map(|(_, r)| r.rows.iter().find(|x| x.boundary == *b).map(f))
+                    .collect();
+                median(&v)
+            };
+            align::Row {
+                boundary_bytes: *b,
+                pre_ns: pick(|x| x.pre_ns),
+                on_ns: pick(|x| x.on_ns),
+                post_ns: pick(|x| x.post_ns),
+                diff_ns: e.1,
+                diff_spread_ns: if vals.len() > 1 { 2.0 * 0.6745 * sigma } else { 0.0 },
+                samples: vals.len(),
+            }
+        })
+        .collect();
+    rows.reverse();
+    Some(AlignResult {
+        block_size: block,
+        rows,
+        erase_size_bytes: v.erase,
+        page_size_bytes: v.page,
+        confidence: round3(erase_p),
+        page_confidence: round3(page_p),
+        evidence,
+        references: Vec::new(),
+        not_flash: None,
+    })
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// One `--open-au` run (or one column of a table of several cards).
+struct OpenRun {
+    input: String,
+    line: usize,
+    /// None: no command line with it, the count is unknown.
+    nr: Option<u64>,
+    random: bool,
+    erase: u64,
+    /// (chunk, bytes/s), largest chunk first, up to a missing cell.
+    rows: Vec<(u64, f64)>,
+    /// The rows stop above the block size the command asked for.
+    cut: bool,
+}
+
+impl OpenRun {
+    fn of(input: &str, line: usize, inv: Option<&Invocation>, rows: &[RateRow], k: usize) -> OpenRun {
+        let rows: Vec<(u64, f64)> = rows
+            .iter()
+            .map_while(|r| r.rates.get(k).copied().flatten().map(|v| (r.chunk, v)))
+            .collect();
+        let erase = rows.first().map_or(0, |r| r.0);
+        let smallest = rows.last().map_or(0, |r| r.0);
+        let block = inv.and_then(|i| i.blocksize).unwrap_or(DEFAULT_BLOCKSIZE);
+        OpenRun {
+            input: input.to_string(),
+            line,
+            nr: inv.map(|i| i.open_au_nr.unwrap_or(DEFAULT_OPEN_AU_NR)),
+            random: inv.is_some_and(|i| i.random),
+            erase: inv.and_then(|i| i.erasesize).filter(|&e| e >= erase).unwrap_or(erase),
+            rows,
+            cut: inv.is_some() && smallest > block,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Class {
+    Fine { strong: bool },
+    Collapsed { strong: bool },
+    Unclear,
+}
+
+/// Time per write over the chunk: flat when every write merges, growing
+/// with the chunk when none does.
+fn shape(r: &OpenRun) -> Option<(f64, f64, f64)> {
+    let small: Vec<(f64, f64)> = r
+        .rows
+        .iter()
+        .filter(|&&(c, v)| c <= r.erase / 4 && v > 0.0)
+        .map(|&(c, v)| ((c as f64).ln(), (c as f64 / v).ln()))
+        .collect();
+    if small.len() < 2 {
+        return None;
+    }
+    let span = small.iter().map(|s| s.0).fold(f64::MIN, f64::max) - small.iter().map(|s| s.0).fold(f64::MAX, f64::min);
+    if span < 4f64.ln() - 1e-9 {
+        return None;
+    }
+    let n = small.len() as f64;
+    let (mx, my) = (
+        small.iter().map(|s| s.0).sum::<f64>() / n,
+        small.iter().map(|s| s.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = small.iter().map(|s| (s.0 - mx).powi(2)).sum();
+    let sxy: f64 = small.iter().map(|s| (s.0 - mx) * (s.1 - my)).sum();
+    let slope = sxy / sxx;
+    let (c, v) = *r.rows.iter().rfind(|x| x.1 > 0.0)?;
+    let t_small = c as f64 / v;
+    let (c0, v0) = r.rows[0];
+    let t_erase = c0 as f64 / v0 * r.erase as f64 / c0 as f64;
+    Some((slope, t_small, t_erase))
+}
+
+fn classify(r: &OpenRun) -> Class {
+    let Some((slope, t_small, t_erase)) = shape(r) else {
+        return Class::Unclear;
+    };
+    if slope <= COLLAPSED_SLOPE && t_small >= MERGE_SHARE * t_erase {
+        Class::Collapsed {
+            strong: slope <= COLLAPSED_SLOPE - 0.15,
+        }
+    } else if slope >= FINE_SLOPE {
+        Class::Fine {
+            strong: slope >= FINE_SLOPE + 0.15,
+        }
+    } else {
+        Class::Unclear
+    }
+}
+
+/// The median rate ratio (lower run over this) at the small chunks both have.
+fn drop_from(lower: &OpenRun, r: &OpenRun) -> Option<f64> {
+    let ratios: Vec<f64> = r
+        .rows
+        .iter()
+        .filter(|x| x.0 <= r.erase / 4)
+        .filter_map(|x| lower.rows.iter().find(|y| y.0 == x.0).map(|y| y.1 / x.1))
+        .collect();
+    (!ratios.is_empty()).then(|| median(&ratios))
+}
+
+fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<String>) -> Option<OpenAuResult> {
+    if runs.is_empty() {
+        return None;
+    }
+    let erase = runs[0].erase;
+    let mut result = OpenAuResult {
+        not_flash: None,
+        erase_size_bytes: erase,
+        chunk_bytes: runs.iter().filter_map(|r| r.rows.last().map(|x| x.0)).min().unwrap_or(0),
+        linear: None,
+        random: None,
+        notes: Vec::new(),
+    };
+    for r in runs.iter().filter(|r| r.nr.is_none()) {
+        notes.push(format!(
+            "{}:{}: an --open-au table without its command line: the number of AUs it wrote is unknown, so it is \
+             shown but not judged (paste the flashbench line with it)",
+            r.input, r.line
+        ));
+    }
+    for r in runs.iter().filter(|r| r.erase != erase) {
+        notes.push(format!(
+            "{}:{}: this --open-au run used --erasesize {} where the first used {}: its counts are not comparable and \
+             it is left out",
+            r.input,
+            r.line,
+            Iec(r.erase),
+            Iec(erase)
+        ));
+    }
+    for random in [false, true] {
+        let mut mine: Vec<&OpenRun> = runs
+            .iter()
+            .filter(|r| r.random == random && r.nr.is_some() && r.erase == erase)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        mine.sort_by_key(|r| r.nr);
+        let name = if random { "random" } else { "linear" };
+        let mut classes: Vec<(u64, Class)> = Vec::new();
+        let mut last_fine: Option<&OpenRun> = None;
+        for r in &mine {
+            let nr = r.nr.unwrap_or(0);
+            let mut c = classify(r);
+            // Against the last count that was fine: a clear drop is a
+            // collapse; no drop at all is not.
+            if let Some(d) = last_fine.and_then(|l| drop_from(l, r)) {
+                c = match c {
+                    Class::Unclear if d >= DROP => Class::Collapsed { strong: false },
+                    Class::Collapsed { .. } if d < 1.2 => Class::Unclear,
+                    Class::Fine { .. } if d >= DROP => Class::Unclear,
+                    other => other,
+                };
+            }
+            // A random run stopped before its smallest chunk may not have
+            // reached the chunk where a card's buffer for out-of-order
+            // writes gives out (OLPC's A1 declines to its last row): its
+            // "no collapse" is weak. In order, a collapse shows at every
+            // chunk below the erase size, so rows down to a quarter of it
+            // suffice.
+            if r.cut && random && matches!(c, Class::Fine { .. }) {
+                c = Class::Fine { strong: false };
+            }
+            if matches!(c, Class::Fine { .. }) {
+                last_fine = Some(r);
+            }
+            if c == Class::Unclear {
+                notes.push(format!(
+                    "{}:{}: the {name} run at {nr} AU{} ({} rows) shows neither a clear collapse nor none",
+                    r.input,
+                    r.line,
+                    if nr == 1 { "" } else { "s" },
+                    r.rows.len()
+                ));
+            }
+            classes.push((nr, c));
+        }
+        let fine: Vec<(u64, bool)> = classes
+            .iter()
+            .filter_map(|&(n, c)| match c {
+                Class::Fine { strong } => Some((n, strong)),
+                Class::Collapsed { .. } | Class::Unclear => None,
+            })
+            .collect();
+        let collapsed: Vec<(u64, bool)> = classes
+            .iter()
+            .filter_map(|&(n, c)| match c {
+                Class::Collapsed { strong } => Some((n, strong)),
+                Class::Fine { .. } | Class::Unclear => None,
+            })
+            .collect();
+        let max_fine = fine.iter().max_by_key(|f| f.0).copied();
+        let min_collapsed = collapsed.iter().min_by_key(|c| c.0).copied();
+        let (max_open, tried, at_most, mut confidence) = match (max_fine, min_collapsed) {
+            (Some(f), Some(c)) if f.0 > c.0 => {
+                notes.push(format!(
+                    "the {name} runs disagree: fine at {} AUs after collapsing at {}: the card, or the runs, changed",
+                    f.0, c.0
+                ));
+                (None, f.0, None, 0.3)
+            }
+            (Some(f), Some(c)) if c.0 == f.0 + 1 => (Some(f.0), f.0, None, if f.1 && c.1 { 0.95 } else { 0.7 }),
+            (Some(f), Some(c)) => (None, f.0, Some(c.0 - 1), if f.1 && c.1 { 0.9 } else { 0.6 }),
+            (Some(f), None) => (None, f.0, None, if f.1 { 0.9 } else { 0.6 }),
+            (None, Some(c)) if c.0 > 1 => (None, 0, Some(c.0 - 1), if c.1 { 0.9 } else { 0.6 }),
+            (None, Some(_)) | (None, None) => (None, 0, None, 0.2),
+        };
+        if let (Some(a), true) = (align, confidence >= CONFIDENT || max_open.is_some())
+            && let Some(e) = a.erase_size_bytes.filter(|&e| e != erase && a.confidence >= CONFIDENT)
+        {
+            notes.push(format!(
+                "--open-au ran with --erasesize {} but -a reads an erase block of {}: each of flashbench's units then \
+                 {} erase blocks, so the collapse can show at another count; the {name} limit is unsure (run \
+                 --open-au again with --erasesize={e})",
+                Iec(erase),
+                Iec(e),
+                if erase > e { "spans several" } else { "covers part of one of the" }
+            ));
+            confidence = confidence.min(DISPUTED);
+        }
+        let sweep = Sweep {
+            max_open_aus: max_open,
+            tried_up_to: tried,
+            runs: mine
+                .iter()
+                .zip(&classes)
+                .map(|(r, (nr, c))| Run {
+                    confirmation: false,
+                    open_aus: *nr,
+                    aborted: r.cut,
+                    collapsed: matches!(c, Class::Collapsed { .. }),
+                    levels: r
+                        .rows
+                        .iter()
+                        .map(|&(chunk, v)| Level {
+                            chunk_bytes: chunk,
+                            bytes_per_sec: v,
+                            writes: usize::try_from((r.erase / chunk.max(1)).saturating_mul(*nr)).unwrap_or(usize::MAX),
+                            collapsed: matches!(c, Class::Collapsed { .. }) && chunk <= r.erase / 4,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            confidence,
+            stopped_by_budget_s: None,
+            at_most,
+        };
+        if random {
+            result.random = Some(sweep);
+        } else {
+            result.linear = Some(sweep);
+        }
+    }
+    (result.linear.is_some() || result.random.is_some()).then_some(result)
+}
+
+fn judge_fat(runs: &[(&str, &super::parse::RateRun)], notes: &mut Vec<String>) -> Option<FatResult> {
+    let (name, run) = runs.iter().max_by_key(|(_, r)| r.rows.len())?;
+    let n = run.rows.iter().map(|r| r.rates.len()).min().unwrap_or(0);
+    if n < 2 || run.rows.is_empty() {
+        return None;
+    }
+    if runs.len() > 1 {
+        notes.push(format!(
+            "{} --find-fat tables: the longest ({name}:{}) is judged",
+            runs.len(),
+            run.rows[0].line
+        ));
+    }
+    let erase = run
+        .invocation
+        .as_ref()
+        .and_then(|i| i.erasesize)
+        .unwrap_or(run.rows[0].chunk);
+    let small: Vec<&RateRow> = run.rows.iter().filter(|r| r.chunk <= erase / 8).collect();
+    let rows: Vec<&RateRow> = if small.len() >= 2 { small } else { run.rows.iter().collect() };
+    let back = n / 2;
+    // Each AU against the median of the back half, row by row.
+    let score = |i: usize| -> f64 {
+        let v: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| {
+                let reference: Vec<f64> = r.rates[back..n].iter().flatten().copied().collect();
+                Some(r.rates[i]? / median(&reference).max(f64::MIN_POSITIVE))
+            })
+            .collect();
+        median(&v)
+    };
+    let scores: Vec<f64> = (0..n).map(score).collect();
+    let area = scores.iter().take_while(|&&s| s >= FAST).count() as u64;
+    let smallest = rows.last().map_or(0, |r| r.chunk);
+    let last = rows.last();
+    let rate_at = |i: usize| last.and_then(|r| r.rates[i]).unwrap_or(0.0);
+    let mut fat_notes = Vec::new();
+    let confidence = if area as usize >= back {
+        fat_notes.push(format!(
+            "the first {area} of {n} AUs write faster: the area may be larger than find-fat's table; \
+             --fat-nr={} shows more",
+            2 * n
+        ));
+        0.3
+    } else if area > 0 {
+        0.7
+    } else {
+        fat_notes.push(
+            "no AU writes faster than the others in find-fat's ordered writes; a FAT area that differs only in \
+             random writes does not show there (`flashlab fat` measures those)"
+                .into(),
+        );
+        0.5
+    };
+    let reference = rate_at(back);
+    Some(FatResult {
+        not_flash: None,
+        erase_size_bytes: erase,
+        fat_area_aus: area,
+        confidence,
+        chunk_bytes: smallest,
+        reference_au: back as u64,
+        reference_median_ns: if reference > 0.0 { smallest as f64 * 1e9 / reference } else { 0.0 },
+        aus: (0..n)
+            .map(|i| AuRow {
+                au: i as u64,
+                median_ns: if rate_at(i) > 0.0 { smallest as f64 * 1e9 / rate_at(i) } else { 0.0 },
+                bytes_per_sec: rate_at(i),
+                fast: scores[i] >= FAST,
+                in_area: (i as u64) < area,
+                merging: None,
+            })
+            .collect(),
+        method: Method::FindFat,
+        random_aus: None,
+        fits_ns: None,
+        overflows_ns: None,
+        notes: fat_notes,
+    })
+}
+
+/// flashbench's scatter points (MiB, ms) as a scatter result.
+fn scatter(points: &[(f64, f64)]) -> Option<ScatterResult> {
+    let mut offsets: Vec<u64> = points.iter().map(|p| (p.0 * 1048576.0).round() as u64).collect();
+    offsets.sort_unstable();
+    let step = offsets.windows(2).map(|w| w[1] - w[0]).filter(|&d| d > 0).min()?;
+    Some(ScatterResult {
+        offset_bytes: 0,
+        length_bytes: offsets.last()? + step,
+        block_size: step,
+        points: points
+            .iter()
+            .map(|p| Point {
+                offset: (p.0 * 1048576.0).round() as u64,
+                latency_ns: (p.1 * 1e6).round() as u64,
+            })
+            .collect(),
+    })
+}

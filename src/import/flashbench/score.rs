@@ -1,0 +1,163 @@
+//! How well `import flashbench` reads cards whose truth is known: the
+//! flashbench family of generated cards (src/sim/generate.rs), each printed
+//! as a user's flashbench session ([`super::render`]) and read back. The
+//! property test and `examples/flashbench_import.rs` share it.
+
+use super::judge::{self, Input};
+use super::render::{Session, render};
+use crate::measure::confidence::Score;
+use crate::measure::{CONFIDENT, Results};
+use crate::sim::generate::{self, Family, Truth};
+
+/// One card's session: what it is and what flashbench printed.
+pub struct Trial {
+    pub spec: String,
+    pub truth: Truth,
+    pub text: String,
+    /// The session gave --open-au a wrong --erasesize (twice the AU).
+    pub wrong_erasesize: bool,
+}
+
+/// What a user runs on a card: three -a runs (1 KiB reads, or two
+/// sectors), a run below, at and past each open-AU limit, and find-fat.
+fn session(truth: &Truth, rng: &mut u64, wrong_erasesize: bool) -> Session {
+    let around = |n: u64| (n.saturating_sub(1).max(1)..=n + 1).collect::<Vec<u64>>();
+    Session {
+        align_runs: 3,
+        align_block: (2 * u64::from(truth.sector)).max(1024),
+        threes: !truth.au.is_power_of_two() || crate::random::xorshift(rng).is_multiple_of(3),
+        erasesize: if wrong_erasesize { 2 * truth.au } else { truth.au },
+        blocksize: (16u64 << 10).min(truth.au / 4),
+        linear: around(truth.linear),
+        random: around(truth.random),
+        find_fat: true,
+    }
+}
+
+/// `n` cards of the flashbench family from `seed`, every `wrong`-th with a
+/// wrong --erasesize (0: none), rendered on all cores.
+pub fn trials(n: usize, seed: u64, wrong: usize) -> Vec<Trial> {
+    let mut rng = seed.max(1);
+    let plans: Vec<(crate::sim::SimTarget, String, Truth, Session, bool)> = (0..n)
+        .map(|i| {
+            let (t, spec, truth) = generate::card_of(Family::Flashbench, &mut rng);
+            let w = wrong > 0 && i % wrong == wrong - 1;
+            let s = session(&truth, &mut rng, w);
+            (t, spec, truth, s, w)
+        })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+    let chunk = plans.len().div_ceil(threads).max(1);
+    let mut plans = plans;
+    let mut out: Vec<Trial> = Vec::with_capacity(n);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .chunks_mut(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter_mut()
+                        .map(|(t, spec, truth, s, w)| Trial {
+                            spec: spec.clone(),
+                            truth: truth.clone(),
+                            text: render(t, s),
+                            wrong_erasesize: *w,
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            out.extend(h.join().unwrap_or_default());
+        }
+    });
+    out
+}
+
+/// The reading of the trials.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub cards: usize,
+    pub score: Score,
+    pub exact_au: usize,
+    pub exact_linear: usize,
+    pub exact_random: usize,
+    /// Cards with a wrong --erasesize whose open-AU limits were confident.
+    pub wrong_erasesize_confident: usize,
+    pub wrong_erasesize_cards: usize,
+    /// Cards whose -a runs, each imported alone, gave confident erase
+    /// blocks that differ.
+    pub split_align: usize,
+    /// Every confident wrong verdict, with the card's spec.
+    pub confident_wrong: Vec<String>,
+}
+
+/// Read each trial back and score it against its truth.
+pub fn assess(trials: &[Trial]) -> Outcome {
+    let mut o = Outcome::default();
+    for t in trials {
+        let Ok(parsed) = super::parse(&t.text) else {
+            o.confident_wrong.push(format!("{}: does not parse", t.spec));
+            continue;
+        };
+        let mut tables = Vec::new();
+        let j = judge::judge(&[Input { name: "-", parsed: &parsed }], None, &mut tables);
+        let mut r = Results::default();
+        if let Some(a) = j.align.clone() {
+            r.align.set(a);
+        }
+        if let Some(a) = j.open_au.clone() {
+            r.open_au.set(a);
+        }
+        if t.wrong_erasesize {
+            o.wrong_erasesize_cards += 1;
+            let confident = [j.open_au.as_ref().and_then(|x| x.linear.as_ref()), j.open_au.as_ref().and_then(|x| x.random.as_ref())]
+                .into_iter()
+                .flatten()
+                .any(|s| s.confidence >= CONFIDENT);
+            o.wrong_erasesize_confident += usize::from(confident);
+            continue;
+        }
+        o.cards += 1;
+        let wrong = o.score.add(&r, &t.truth);
+        // FAT is not scored: flashbench's find-fat writes in order, which
+        // the model's FAT area does not change.
+        let before = o.confident_wrong.len();
+        let a = j.align.as_ref();
+        o.exact_au += usize::from(a.and_then(|a| a.erase_size_bytes) == Some(t.truth.au));
+        let sweep = |random: bool| {
+            j.open_au
+                .as_ref()
+                .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() })
+                .and_then(|s| s.max_open_aus)
+        };
+        o.exact_linear += usize::from(sweep(false) == Some(t.truth.linear));
+        o.exact_random += usize::from(sweep(true) == Some(t.truth.random));
+        for w in wrong.iter().filter(|w| !w.starts_with("FAT")) {
+            let conf: f64 = w
+                .rsplit('(')
+                .next()
+                .and_then(|c| c.trim_end_matches(')').parse().ok())
+                .unwrap_or(0.0);
+            if conf >= CONFIDENT {
+                o.confident_wrong.push(format!("{}: {w}", t.spec));
+            }
+        }
+        let _ = before;
+        // Each -a run alone.
+        let mut said = Vec::new();
+        for run in &parsed.align {
+            let one = super::Parsed {
+                align: vec![run.clone()],
+                ..super::Parsed::default()
+            };
+            let mut tables = Vec::new();
+            let j = judge::judge(&[Input { name: "-", parsed: &one }], None, &mut tables);
+            if let Some(a) = j.align.filter(|a| a.confidence >= CONFIDENT) {
+                said.push(a.erase_size_bytes);
+            }
+        }
+        said.dedup();
+        o.split_align += usize::from(said.len() > 1);
+    }
+    o
+}
