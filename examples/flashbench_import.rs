@@ -11,7 +11,11 @@ use flashlab::import::flashbench::score::{assess, trials};
 fn main() {
     let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let n = args.first().copied().unwrap_or(200) as usize;
-    let seeds: Vec<u64> = if args.len() > 1 { args[1..].to_vec() } else { vec![20261124] };
+    let seeds: Vec<u64> = if args.len() > 1 {
+        args[1..].to_vec()
+    } else {
+        vec![20261124]
+    };
     for seed in seeds {
         let t = trials(n, seed, 10);
         let o = assess(&t);
@@ -35,6 +39,14 @@ fn main() {
         );
         for w in &o.confident_wrong {
             println!("  {w}");
+        }
+        // FLASHBENCH_DUMP=DIR: every session's text, named by card, to
+        // import by hand.
+        if let Ok(dir) = std::env::var("FLASHBENCH_DUMP") {
+            for (i, x) in t.iter().enumerate() {
+                let body = format!("# {}\n{}", x.spec, x.text);
+                let _ = std::fs::write(format!("{dir}/{i:03}.txt"), body);
+            }
         }
     }
 }

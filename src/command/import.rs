@@ -68,8 +68,9 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     for input in &o.inputs {
         let text = read(input)?;
         let p = flashbench::parse(&text).map_err(|e| {
-            CliError::usage(format!("{input}: {e}"))
-                .hint("a table cut off at its end is imported without its last row; fix or remove a broken row inside one")
+            CliError::usage(format!("{input}: {e}")).hint(
+                "a table cut off at its end is imported without its last row; fix or remove a broken row inside one",
+            )
         })?;
         if p.is_empty() {
             return Err(CliError::usage(format!(
@@ -101,15 +102,15 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
         (Some(c), Some((_, _, n))) => match n.iter().position(|x| x == c) {
             Some(k) => Some(k),
             None => {
-                return Err(CliError::usage(format!("no column '{c}' in the table")).hint(format!(
-                    "the columns are: {}",
-                    n.join(", ")
-                )));
+                return Err(CliError::usage(format!("no column '{c}' in the table"))
+                    .hint(format!("the columns are: {}", n.join(", "))));
             }
         },
         (Some(c), None) => {
-            return Err(CliError::usage(format!("--column {c}: the input has no table of several cards"))
-                .hint("--column picks one card of a table whose header names several; leave it out"));
+            return Err(
+                CliError::usage(format!("--column {c}: the input has no table of several cards"))
+                    .hint("--column picks one card of a table whose header names several; leave it out"),
+            );
         }
         (None, None) => None,
     };
@@ -135,7 +136,11 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     for n in judged.notes {
         doc.note(NoteKind::Import, n, None);
     }
-    doc.extras.device.set(device(o, &parsed, column.and_then(|k| names.first().map(|n| n.2[k].clone()))));
+    doc.extras.device.set(device(
+        o,
+        &parsed,
+        column.and_then(|k| names.first().map(|n| n.2[k].clone())),
+    ));
     doc.extras.import.set(Source {
         tool: "flashbench".into(),
         inputs: o.inputs.clone(),

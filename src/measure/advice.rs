@@ -374,7 +374,7 @@ mod tests {
             runs: Vec::new(),
             confidence: 0.95,
             stopped_by_budget_s: None,
-        at_most: None,
+            at_most: None,
         })
     }
 

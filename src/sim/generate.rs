@@ -52,7 +52,8 @@ pub enum Family {
     /// Cards as flashbench users measured them (`import flashbench`'s
     /// test): AUs of 1-16 MiB with 3 x 2^n, pages of 4-32 KiB, 1-12 open
     /// AUs each way, jitter 0-20%, and room for flashbench's --open-au
-    /// layout (16 MiB, then 12 erase blocks per open AU).
+    /// layout (16 MiB, then 12 erase blocks per open AU, twice that for a
+    /// wrong --erasesize).
     Flashbench,
 }
 
@@ -85,7 +86,9 @@ pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
     let linear = 1 + next(rng) % if fb { 12 } else { 30 };
     // The model's random-order AUs come out of its open AUs.
     let random = 1 + next(rng) % linear;
-    let fat = next(rng) % 7;
+    // flashbench's --open-au starts 16 MiB in, "to skip FAT": its cards'
+    // FAT areas end before (one inside would lend a sweep an extra AU).
+    let fat = next(rng) % if fb { ((16u64 << 20) / au + 1).min(7) } else { 7 };
     let aus = if hard {
         // A third of them at the 96-AU floor, the rest up to 2048.
         match next(rng) % 3 {
@@ -94,8 +97,9 @@ pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
             _ => 513 + next(rng) % 1536,
         }
     } else if fb {
-        // 16 MiB, then 12 erase blocks per open AU up to two past the limit.
-        (16u64 << 20).div_ceil(au) + 12 * (linear + 3) + next(rng) % 64
+        // 16 MiB, then 12 erase blocks per open AU up to two past the
+        // limit, with room for an --erasesize of twice the AU.
+        (16u64 << 20).div_ceil(au) + 24 * (linear + 3) + next(rng) % 64
     } else {
         96 + next(rng) % 417
     };

@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["emulate"],
     &["args"],
     &["measure"],
+    &["import"],
     &["document"],
     &["store"],
     &["error"],

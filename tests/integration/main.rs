@@ -7,6 +7,7 @@ mod conformance;
 mod contract;
 mod decode;
 mod emulate;
+mod import;
 mod info;
 mod layers;
 mod measure;

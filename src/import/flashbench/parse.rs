@@ -177,7 +177,9 @@ impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ParseError::Row { line, text, why } => write!(f, "line {line}: '{text}' is not a flashbench row: {why}"),
-            ParseError::TooLarge { line, what } => write!(f, "line {line}: {what} is larger than any flashbench run prints"),
+            ParseError::TooLarge { line, what } => {
+                write!(f, "line {line}: {what} is larger than any flashbench run prints")
+            }
         }
     }
 }
@@ -367,7 +369,11 @@ fn prompt_like(t: &str) -> bool {
 /// tables pasted without theirs.
 pub fn command_line(text: &str) -> Option<Invocation> {
     let t = text.trim();
-    let t = if t.split_whitespace().next().is_some_and(|w| w == "flashbench" || w.ends_with("/flashbench")) {
+    let t = if t
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w == "flashbench" || w.ends_with("/flashbench"))
+    {
         t.to_string()
     } else {
         format!("flashbench {t}")
@@ -380,7 +386,9 @@ pub fn command_line(text: &str) -> Option<Invocation> {
 /// a line whose breaks an archive collapsed).
 fn invocation(line_no: usize, line: &str) -> Option<(Invocation, Vec<String>)> {
     let toks = shell_tokens(line);
-    let at = toks.iter().position(|t| t == "flashbench" || t.ends_with("/flashbench"))?;
+    let at = toks
+        .iter()
+        .position(|t| t == "flashbench" || t.ends_with("/flashbench"))?;
     // A command, not prose naming one: only a prompt, sudo and the like
     // before it ("$", "#", "root@host:~/flashbench#", "sudo", "X=1").
     if !toks[..at].iter().all(|t| prompt_like(t)) {
@@ -473,7 +481,11 @@ fn rows(line_no: usize, toks: &[String]) -> Result<Vec<Item>, String> {
     while i < toks.len() {
         if toks[i] == "align" {
             let Some(b) = toks.get(i + 1) else {
-                return if out.is_empty() { Ok(out) } else { Err("the row ends after 'align'".into()) };
+                return if out.is_empty() {
+                    Ok(out)
+                } else {
+                    Err("the row ends after 'align'".into())
+                };
             };
             let Ok(boundary) = b.parse::<u64>() else {
                 // "align" in prose.
@@ -644,9 +656,12 @@ impl Reader {
     }
 
     fn align(&mut self, row: AlignRow) {
+        // A boundary the run already has starts the next run (runs pasted
+        // one after another; a variant's 3 x 2^n rows may come out of order).
         if let Open::Align(run) = &mut self.open
             && run.cut.is_none()
-            && run.rows.last().is_some_and(|l| row.boundary < l.boundary)
+            && !run.rows.is_empty()
+            && run.rows.iter().all(|l| l.boundary != row.boundary)
         {
             run.rows.push(row);
             return;
@@ -663,7 +678,10 @@ impl Reader {
         match &mut self.open {
             Open::Rates(run)
                 if run.cut.is_none()
-                    && run.rows.last().is_some_and(|l| row.chunk < l.chunk && l.rates.len() == row.rates.len()) =>
+                    && run
+                        .rows
+                        .last()
+                        .is_some_and(|l| row.chunk < l.chunk && l.rates.len() == row.rates.len()) =>
             {
                 run.rows.push(row);
                 return;
@@ -739,9 +757,7 @@ impl Reader {
         if items.is_empty() {
             // Prose ends a scatter and an empty column header; a table of
             // rows may have a prompt or a blank between its rows.
-            if matches!(self.open, Open::Scatter(_))
-                || matches!(&self.open, Open::Columns(t) if t.rows.is_empty())
-            {
+            if matches!(self.open, Open::Scatter(_)) || matches!(&self.open, Open::Columns(t) if t.rows.is_empty()) {
                 self.open = match std::mem::replace(&mut self.open, Open::None) {
                     Open::Columns(_) => Open::None,
                     other => {
@@ -813,7 +829,11 @@ fn fdisk_size(line: &str) -> Option<u64> {
     let rest = line.strip_prefix("Disk /")?;
     let words: Vec<&str> = rest.split(|c: char| c == ',' || c.is_whitespace()).collect();
     let at = words.iter().position(|w| *w == "bytes")?;
-    words.get(at.checked_sub(1)?)?.parse().ok().filter(|&v: &u64| v <= MAX_SIZE)
+    words
+        .get(at.checked_sub(1)?)?
+        .parse()
+        .ok()
+        .filter(|&v: &u64| v <= MAX_SIZE)
 }
 
 /// Read one input. Lines ending in `\` continue a command line.
@@ -858,10 +878,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         .filter_map(|a| a.invocation.as_ref())
         .chain(r.parsed.rates.iter().filter_map(|a| a.invocation.as_ref()))
     {
-        for (what, v) in [
-            ("--open-au-nr", inv.open_au_nr),
-            ("--fat-nr", inv.fat_nr),
-        ] {
+        for (what, v) in [("--open-au-nr", inv.open_au_nr), ("--fat-nr", inv.fat_nr)] {
             if v.is_some_and(|v| v == 0 || v > MAX_COUNT) {
                 return Err(ParseError::TooLarge {
                     line: inv.line,
@@ -885,7 +902,11 @@ mod tests {
         assert_eq!(time("1e+03µs"), Some((1_000_000.0, true)));
         assert_eq!(time("-412331"), Some((-412_331.0, false)));
         assert_eq!(time("-49389n"), Some((-49_389.0, false)));
-        assert_eq!(time("412331"), None, "a positive number without a unit is not flashbench's");
+        assert_eq!(
+            time("412331"),
+            None,
+            "a positive number without a unit is not flashbench's"
+        );
         assert_eq!(size("1.5MiB"), Some(3 << 19));
         assert_eq!(size("512B"), Some(512));
         assert_eq!(rate("912K/s"), Some(912_000.0));
@@ -893,7 +914,11 @@ mod tests {
         assert_eq!(shell_number("$[4*1024*1024]"), Some(4 << 20));
         assert_eq!(shell_number("${preferred_erase_size:-4194304}"), Some(4 << 20));
         assert_eq!(shell_number("$ERASE"), None);
-        assert_eq!(shell_number("$[99999999999 * 99999999999]"), None, "overflow is refused");
+        assert_eq!(
+            shell_number("$[99999999999 * 99999999999]"),
+            None,
+            "overflow is refused"
+        );
     }
 
     #[test]
@@ -908,7 +933,10 @@ mod tests {
         let a = &p.rates[0];
         assert_eq!(a.invocation.as_ref().unwrap().open_au_nr, Some(7));
         assert_eq!(a.invocation.as_ref().unwrap().blocksize, Some(512));
-        assert_eq!(a.rows.iter().map(|r| r.chunk).collect::<Vec<_>>(), [4 << 20, 2 << 20, 1 << 20]);
+        assert_eq!(
+            a.rows.iter().map(|r| r.chunk).collect::<Vec<_>>(),
+            [4 << 20, 2 << 20, 1 << 20]
+        );
         assert_eq!(p.rates[1].rows.len(), 3);
         assert_eq!(p.rates[1].invocation.as_ref().unwrap().open_au_nr, Some(21));
     }

@@ -48,7 +48,12 @@ pub fn c_g(x: f64, p: usize) -> String {
         }
     };
     if exp < -4 || exp >= p as i32 {
-        format!("{}e{}{:02}", trim(mant.to_string()), if exp < 0 { '-' } else { '+' }, exp.abs())
+        format!(
+            "{}e{}{:02}",
+            trim(mant.to_string()),
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
     } else {
         let decimals = (p as i32 - 1 - exp).max(0) as usize;
         trim(format!("{x:.decimals$}"))
@@ -123,6 +128,7 @@ fn boundaries(size: u64, block: u64, threes: bool) -> Vec<(u64, u64)> {
         }
         a /= 2;
     }
+    out.sort_by(|x, y| y.0.cmp(&x.0));
     out
 }
 

@@ -416,6 +416,12 @@ pub fn level_of(page: Option<u64>, erase: Option<u64>, a: u64) -> usize {
 /// Also `import flashbench`'s reading of printed rows, with standard
 /// errors from the rows' own scatter: one rule for both.
 pub fn fit(est: &[Estimate], block: u64) -> Verdict {
+    fit_below(est, block, MAX_CANDIDATE)
+}
+
+/// [`fit`] with no erase block above `largest` (an imported table's top
+/// row alone is no level).
+pub fn fit_below(est: &[Estimate], block: u64, largest: u64) -> Verdict {
     let n = est.len() as f64;
     let mut hyps: Vec<Hypothesis> = Vec::new();
     let levels_of = level_of;
@@ -448,7 +454,12 @@ pub fn fit(est: &[Estimate], block: u64) -> Verdict {
     let mut erase_opts: Vec<Option<u64>> = vec![None];
     // No erase block above the largest candidate (rows of flashbench's, up
     // to a seventh of the device, still take part as multiples).
-    erase_opts.extend(est.iter().map(|e| e.0).filter(|&a| a <= MAX_CANDIDATE).map(Some));
+    erase_opts.extend(
+        est.iter()
+            .map(|e| e.0)
+            .filter(|&a| a <= largest.min(MAX_CANDIDATE))
+            .map(Some),
+    );
     for &e in &erase_opts {
         let mut page_opts: Vec<Option<u64>> = vec![None];
         page_opts.extend(

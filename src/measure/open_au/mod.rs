@@ -491,7 +491,7 @@ impl Sweeper<'_> {
             runs,
             confidence: 0.0,
             stopped_by_budget_s: None,
-        at_most: None,
+            at_most: None,
         };
         let Some(b) = self.baseline(&mut pool, random)? else {
             return Ok(region_out(0, runs));
@@ -521,7 +521,7 @@ impl Sweeper<'_> {
                     runs,
                     confidence: 0.0,
                     stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
-                at_most: None,
+                    at_most: None,
                 });
             }
             runs.push(self.run_record(n, &j.latencies, j.collapsed, random));
@@ -532,7 +532,7 @@ impl Sweeper<'_> {
                     runs,
                     confidence: 0.95,
                     stopped_by_budget_s: None,
-                at_most: None,
+                    at_most: None,
                 });
             }
             lo = n;
@@ -545,7 +545,7 @@ impl Sweeper<'_> {
             runs,
             confidence: 0.9,
             stopped_by_budget_s: None,
-        at_most: None,
+            at_most: None,
         })
     }
 
