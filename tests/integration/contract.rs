@@ -144,6 +144,16 @@ fn each_test_command_keeps_every_key() {
             vec!["probe", file, "--write", "--erase-size", "1M"],
         ],
     );
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/flashbench");
+    let kingston = fixtures.join("004_kingston_sa04g_blog.txt");
+    let toshiba = fixtures.join("46_lakml2011_mmc_quirks_toshiba_emmc_motorola.txt");
+    check(
+        "import-flashbench",
+        &[
+            vec!["import", "flashbench", kingston.to_str().unwrap(), "--no-store"],
+            vec!["import", "flashbench", toshiba.to_str().unwrap(), "--no-store"],
+        ],
+    );
 }
 
 /// A failing command's one document: `error` beside what completed.

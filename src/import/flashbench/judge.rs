@@ -574,7 +574,7 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
                     Class::Unclear if d >= DROP => Class::Collapsed { strong: false },
                     Class::Collapsed { .. } if d < 1.2 => Class::Unclear,
                     Class::Fine { .. } if d >= DROP => Class::Unclear,
-                    other => other,
+                    other @ (Class::Fine { .. } | Class::Collapsed { .. } | Class::Unclear) => other,
                 };
             }
             // A random run stopped before its smallest chunk may not have

@@ -757,15 +757,10 @@ impl Reader {
         if items.is_empty() {
             // Prose ends a scatter and an empty column header; a table of
             // rows may have a prompt or a blank between its rows.
-            if matches!(self.open, Open::Scatter(_)) || matches!(&self.open, Open::Columns(t) if t.rows.is_empty()) {
-                self.open = match std::mem::replace(&mut self.open, Open::None) {
-                    Open::Columns(_) => Open::None,
-                    other => {
-                        self.open = other;
-                        self.close();
-                        Open::None
-                    }
-                };
+            if matches!(&self.open, Open::Columns(t) if t.rows.is_empty()) {
+                self.open = Open::None;
+            } else if matches!(self.open, Open::Scatter(_)) {
+                self.close();
             }
             return Ok(());
         }

@@ -128,7 +128,7 @@ fn boundaries(size: u64, block: u64, threes: bool) -> Vec<(u64, u64)> {
         }
         a /= 2;
     }
-    out.sort_by(|x, y| y.0.cmp(&x.0));
+    out.sort_by_key(|x| std::cmp::Reverse(x.0));
     out
 }
 
