@@ -393,8 +393,8 @@ fn judge_align(runs: &[(&str, &AlignRun)], notes: &mut Vec<String>) -> Option<Al
         rows,
         erase_size_bytes: v.erase,
         page_size_bytes: v.page,
-        confidence: round3(erase_p),
-        page_confidence: round3(page_p),
+        confidence: align::round3(erase_p),
+        page_confidence: align::round3(page_p),
         evidence,
         references: Vec::new(),
         not_flash: None,
@@ -407,10 +407,6 @@ fn second_largest(est: &[Estimate]) -> u64 {
     let mut b: Vec<u64> = est.iter().map(|e| e.0).collect();
     b.sort_unstable();
     b.iter().rev().nth(1).copied().unwrap_or(0)
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// One `--open-au` run (or one column of a table of several cards).

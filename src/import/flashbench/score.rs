@@ -134,7 +134,6 @@ pub fn assess(trials: &[Trial]) -> Outcome {
         let wrong = o.score.add(&r, &t.truth);
         // FAT is not scored: flashbench's find-fat writes in order, which
         // the model's FAT area does not change.
-        let before = o.confident_wrong.len();
         let a = j.align.as_ref();
         o.exact_au += usize::from(a.and_then(|a| a.erase_size_bytes) == Some(t.truth.au));
         let sweep = |random: bool| {
@@ -155,7 +154,6 @@ pub fn assess(trials: &[Trial]) -> Outcome {
                 o.confident_wrong.push(format!("{}: {w}", t.spec));
             }
         }
-        let _ = before;
         // Each -a run alone.
         let mut said = Vec::new();
         for run in &parsed.align {

@@ -320,7 +320,8 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
     })
 }
 
-fn round3(x: f64) -> f64 {
+/// A confidence as the document keeps it: three decimals.
+pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
