@@ -4,7 +4,8 @@
 # simulated card), side by side: verdict, usable size, bytes written and
 # read by each (from the emulation's own counters), device-seconds, and
 # whether the card's real area came back unchanged. Run as root:
-#   sudo scripts/capacity-vs-f3probe.sh [TIME_SCALE]
+#   sudo [ONLY=WORD] scripts/capacity-vs-f3probe.sh [TIME_SCALE]
+# ONLY runs the cards whose name holds WORD.
 # Time runs TIME_SCALE times the card's (default 0.05: 20 times faster);
 # device-seconds are wall seconds divided by it.
 set -euo pipefail
@@ -25,6 +26,7 @@ cards=(
   "cache 512K, drop 1G in 4G|sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=512K"
   "cache 8M, drop 1G in 4G|sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=8M"
   "cache 48M, drop 1G in 4G|sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=48M"
+  "cache 64M, drop 1G, 4K sectors|sim:demo,capacity=4G,sector_size=4096,real_capacity=1G,fake_mode=drop-zeros,write_cache=64M"
   "chain 1.5G/2G in 8G|sim:demo,capacity=8G,real_capacity=1536M,fake_mode=chain,fake_module=2G"
   "wrap 1G in 4G, 4K sectors|sim:demo,capacity=4G,sector_size=4096,real_capacity=1G,fake_mode=wrap"
 )
@@ -43,6 +45,7 @@ stop() {
 printf '%-28s | %-44s | %-44s\n' card flashlab f3probe
 for c in "${cards[@]}"; do
   name=${c%%|*}; spec=${c#*|}
+  [[ -z "${ONLY:-}" || "$name" == *"$ONLY"* ]] || continue
   serve "$spec"; real_sha=$(head -c 8M "$dev" | sha256sum | cut -c1-12)
   t0=$(date +%s.%N)
   fl=$("$FLASHLAB" capacity "$dev" --write --no-store --json 2>/dev/null | python3 -c "

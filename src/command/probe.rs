@@ -207,15 +207,18 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         let d = r.description().clone();
         let skip = capacity::DEFAULT_SKIP;
         let push = capacity::default_push(&d, skip);
+        let options = capacity::Options::new(skip, push, capacity::DEFAULT_FLUSH);
         let survey = capacity::Stage {
-            options: capacity::Options::new(skip, push),
+            options,
             window: None,
             flush: true,
+            canary: None,
+            lap: 0,
         };
         match survey.plan(&d) {
             Ok(_) => {
                 shares.give(r, 2);
-                let found = capacity::steps(r, skip, push)?;
+                let found = capacity::steps(r, options)?;
                 r.update(|res| res.capacity.set(found));
             }
             Err(e) => skip_step(r, format!("capacity: {e}"), None),

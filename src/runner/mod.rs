@@ -334,12 +334,17 @@ impl Runner {
     /// and its record under `writes`.
     fn note_written(&mut self, key: &str, outcome: &crate::safety::Outcome, engines: Vec<EngineChoice>) {
         if outcome.preserved {
+            // Bytes as a person counts them (issue 26: "wrote 3.30 GiB in 1
+            // of 1 declared range" after "will write 32 MiB" read as 3.3
+            // GiB on a 64 MiB device): the writes in all, the part of the
+            // device they landed on (the journalled ranges, each read back
+            // afterwards), what was written back.
             let line = format!(
-                "{key}: wrote {} in {} of {} declared range{}; wrote back {}, verified {}; journal deleted",
+                "{key}: {} of writes landed on {} of the device ({}); {} written back, {} verified; journal \
+                 deleted",
                 Iec(outcome.bytes_written),
-                outcome.ranges_touched,
-                outcome.ranges.len(),
-                if outcome.ranges.len() == 1 { "" } else { "s" },
+                Iec(outcome.bytes_verified),
+                crate::units::count(outcome.ranges_touched as u64, "range", "ranges"),
                 Iec(outcome.bytes_restored),
                 Iec(outcome.bytes_verified)
             );

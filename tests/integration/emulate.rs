@@ -412,6 +412,28 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["capacity"]["usable_bytes"], 12u64 << 20, "{}", v["capacity"]);
     assert_eq!(real(&tiny.device), before, "the 12 MiB real area is unchanged");
+    drop(tiny);
+    // A write cache larger than the 32 MiB push (issue 24: called genuine)
+    // on one card through every stage: the cache still holds the last
+    // stage's flush when the next begins (a flush over the same region
+    // each stage once let 1.31 GiB of 1 be called usable).
+    let cached = Emu::start(
+        dir.path(),
+        "sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=48M",
+        &fast,
+    );
+    let out = flashlab_in(dir.path())
+        .args(["capacity", &cached.device, "--write", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["capacity"];
+    assert_eq!(
+        (c["kind"].as_str(), c["usable_bytes"].as_u64()),
+        (Some("cache"), Some(1u64 << 30)),
+        "{c}"
+    );
 }
 
 fn which(name: &str) -> Option<PathBuf> {

@@ -2,7 +2,7 @@
 //! card, then stages that narrow the window where its real size lies, each
 //! a preserving run of its own; the verdict from all of them.
 
-use super::{CapacityResult, DEFAULT_PUSH, Next, Options, Stage, next, verdict};
+use super::{CapacityResult, DEFAULT_FLUSH, DEFAULT_PUSH, Next, Options, Stage, THOROUGH_FLUSH, next, verdict};
 use crate::measure::registry::Command;
 use crate::measure::session::Session;
 use crate::target::TargetDescription;
@@ -29,6 +29,11 @@ pub struct Args {
     /// (default 32M, less on a target too small for it).
     #[arg(long, value_name = "SIZE", value_parser = crate::args::size)]
     pub push: Option<u64>,
+    /// Write 1 GiB after the samples instead of 72 MiB, so that a write
+    /// cache of up to 1 GiB cannot hide lost writes (the extra is written
+    /// with the bytes already there: more time, nothing more to restore).
+    #[arg(long)]
+    pub thorough: bool,
     #[command(flatten)]
     pub write: crate::args::WriteArgs,
 }
@@ -44,7 +49,8 @@ impl Command for Args {
 
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let push = self.push.unwrap_or_else(|| default_push(s.description(), self.skip));
-        let found = steps(s, self.skip, push)?;
+        let flush = if self.thorough { THOROUGH_FLUSH } else { DEFAULT_FLUSH };
+        let found = steps(s, Options::new(self.skip, push, flush.max(push)))?;
         s.update(|r| r.capacity.set(found));
         Ok(())
     }
@@ -61,16 +67,31 @@ pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
 /// stage starts only within the budget (`--budget`, default
 /// [`STEP_BUDGET_S`](crate::measure::STEP_BUDGET_S)): past it the verdict
 /// stands with the window where the real size lies, unsure of the size.
-pub fn steps<S: Session>(s: &mut S, skip: u64, push: u64) -> Result<CapacityResult, S::Error> {
+pub fn steps<S: Session>(s: &mut S, options: Options) -> Result<CapacityResult, S::Error> {
     let d = s.description().clone();
-    let options = Options::new(skip, push);
     let mut stages = Vec::new();
     let mut window = None;
     let started = s.device_ns();
     let budget = s.budget_ns();
     loop {
         let flush = window.is_none() || super::cache_seen(&stages);
-        stages.push(s.run(&Stage { options, window, flush })?);
+        let canary = window.and_then(|w| {
+            super::canary_for(
+                &stages,
+                &options,
+                w,
+                d.size_bytes,
+                u64::from(d.logical_block_size.max(1)),
+            )
+        });
+        let lap = super::lap(&stages);
+        stages.push(s.run(&Stage {
+            options,
+            window,
+            flush,
+            canary,
+            lap,
+        })?);
         match next(&stages, d.size_bytes) {
             Next::Done => break,
             Next::Narrow(lo, hi) if s.device_ns().saturating_sub(started) >= budget => {
