@@ -40,7 +40,9 @@ serve() {
 stop() {
   kill -TERM "$pid"; wait "$pid" || true; pid=
   # "... N reads (X), M writes (Y) ..." from the summary
-  sed -n 's/.*SIGTERM; \([0-9]*\) reads (\([^)]*\)), \([0-9]*\) writes (\([^)]*\)).*/read \2, wrote \4/p' "$tmp/err" >"$tmp/io"
+  # (the summary wraps at 80 columns: read it as one line)
+  tr -s '\n ' '  ' <"$tmp/err" |
+    sed -n 's/.*SIGTERM; \([0-9]*\) reads (\([^)]*\)), \([0-9]*\) writes (\([^)]*\)).*/read \2, wrote \4/p' >"$tmp/io"
 }
 printf '%-28s | %-44s | %-44s\n' card flashlab f3probe
 for c in "${cards[@]}"; do

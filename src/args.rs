@@ -18,9 +18,17 @@ pub fn size(text: &str) -> Result<u64, String> {
 
 /// An erase size: a whole number of bytes above zero (0 would divide
 /// nothing).
+/// An erase size: whole multiples of 16 KiB, the smallest allocation unit
+/// an SD card can declare (SD Physical Layer spec 4.10.2, AU_SIZE; eMMC
+/// erase groups are multiples of 512 KiB), checked before anything runs
+/// (issue 26: `--erase-size 5000` was taken and failed mid-run).
 pub fn erase_size(text: &str) -> Result<u64, String> {
     match size(text)? {
         0 => Err("an erase size of 0 bytes cannot be; give 4M, 8M ...".into()),
+        n if !n.is_multiple_of(16 << 10) => Err(format!(
+            "{n} bytes is not a whole number of 16 KiB, the smallest allocation unit a card can have; give \
+             4M, 8M, 12M ..."
+        )),
         n => Ok(n),
     }
 }
@@ -104,6 +112,10 @@ pub struct Common {
     /// Do not save this run in the results store.
     #[arg(long)]
     pub no_store: bool,
+    /// Say each step as it ends (device-seconds and wall time) and what a
+    /// simulated card will write.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// The I/O engine alone, for commands that touch a real target but save

@@ -7,7 +7,7 @@
 
 mod output;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
@@ -125,9 +125,10 @@ pub enum Command {
         /// Run ids (`flashlab results list`) or JSON files.
         #[arg(required = true, value_name = "ID|FILE")]
         runs: Vec<String>,
-        /// Where the report goes.
+        /// Where the report goes (default: flashlab-report-ID[-ID...].html
+        /// in the current directory).
         #[arg(short, long, value_name = "FILE.html")]
-        output: PathBuf,
+        output: Option<PathBuf>,
         /// The results store ids are read from (default: $FLASHLAB_DB, else
         /// $XDG_DATA_HOME/flashlab/results.sqlite).
         #[arg(long, value_name = "PATH")]
@@ -444,20 +445,35 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            let command = std::env::args()
+                .skip(1)
+                .find(|a| !a.starts_with('-'))
+                .unwrap_or_default();
+            // The option clap refused, where it names one: the hint points
+            // at its help (issue 26: a second, generic hint under clap's
+            // own "try '--help'").
+            let arg = e
+                .get(clap::error::ContextKind::InvalidArg)
+                .map(|a| a.to_string())
+                .and_then(|a| a.split_whitespace().next().map(str::to_string))
+                .filter(|a| a.starts_with('-'));
+            use clap::error::ErrorKind;
+            let hint = match (e.kind(), &arg, command.is_empty()) {
+                (ErrorKind::InvalidValue | ErrorKind::ValueValidation, Some(a), false) => {
+                    format!("`flashlab {command} --help` describes {a}")
+                }
+                (ErrorKind::UnknownArgument, _, false) => format!("`flashlab {command} --help` lists its options"),
+                _ => "`flashlab --help` lists the commands, `flashlab COMMAND --help` their options".to_string(),
+            };
             // --json asked for one document even for a bad command line.
             if e.use_stderr() && std::env::args().any(|a| a == "--json") {
-                let command = std::env::args()
-                    .skip(1)
-                    .find(|a| !a.starts_with('-'))
-                    .unwrap_or_default();
-                let err = crate::error::CliError::usage(e.kind().to_string())
-                    .hint("`flashlab --help` lists the commands, `flashlab COMMAND --help` their options");
+                let err = crate::error::CliError::usage(e.kind().to_string()).hint(hint.clone());
                 print(&error_document(&command, &err), chosen(true).as_ref());
             }
             // clap prints its own message; usage errors exit 2, --help/--version 0.
             let _ = e.print();
             if e.use_stderr() {
-                crate::errln!("hint: `flashlab --help` lists the commands, `flashlab COMMAND --help` their options");
+                crate::errln!("{}", crate::console::wrap(&hint, "hint: ", "  "));
             }
             return e.exit_code();
         }
@@ -507,13 +523,13 @@ pub fn main() -> i32 {
 fn resolve(common: &Common, write: Option<&WriteArgs>, before: Option<Engine>) -> Resolved {
     let target = common.target.clone().unwrap_or_else(|| {
         let line = format!(
-            "no TARGET given: measuring the built-in simulated card {} (give a device such as /dev/mmcblk0, a \
-             file, or sim:PROFILE)",
+            "no TARGET given: measuring {}, the built-in simulated card",
             crate::target::spec::DEFAULT_TARGET
         );
         crate::errln!("{}", crate::console::wrap(&line, "", ""));
         crate::args::Target::default_card()
     });
+    crate::console::stdio::set_verbose(common.verbose);
     Resolved {
         target,
         engine: engine(common.engine, before),
@@ -585,6 +601,22 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             ResultsAction::Import { file } => results::import(db.as_deref(), &file)?,
         },
         Command::Report { runs, output, db } => {
+            // A name from the runs where none is given (issue 26: `report 1`
+            // refused without -o): ids as they are, files by their stem.
+            let output = output.unwrap_or_else(|| {
+                let names: Vec<String> = runs
+                    .iter()
+                    .map(|w| {
+                        let stem = Path::new(w)
+                            .file_stem()
+                            .map_or(w.clone(), |s| s.to_string_lossy().into_owned());
+                        stem.chars()
+                            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' })
+                            .collect()
+                    })
+                    .collect();
+                PathBuf::from(format!("flashlab-report-{}.html", names.join("-")))
+            });
             output::check_report_path(&output, &[])?;
             let loaded = runs
                 .iter()

@@ -6,16 +6,60 @@
 pub mod stdio;
 pub mod table;
 
-/// Words wrapped to 79 columns (an 80-column terminal), the first line
-/// after `first`, the rest after `rest`.
+/// The words of `text`, a `quoted command` kept as one (issue 26: "`resu|lts
+/// compare`" split across lines could not be copied).
+fn words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = false;
+    for w in text.split_whitespace() {
+        if open && let Some(last) = out.last_mut() {
+            last.push(' ');
+            last.push_str(w);
+        } else {
+            out.push(w.to_string());
+        }
+        let ticks = w.matches('`').count();
+        if ticks % 2 == 1 {
+            open = !open;
+        }
+    }
+    out
+}
+
+/// Columns of text: the terminal's (stdout's, else stderr's), else
+/// $COLUMNS, else 80 (issue 26: lines wrapped at 79 whatever the terminal,
+/// and tables and hints split words on narrower ones).
+pub fn width() -> usize {
+    use std::io::IsTerminal;
+    let tty = |ok: bool, fd: std::os::fd::BorrowedFd<'_>| {
+        ok.then(|| rustix::termios::tcgetwinsize(fd).ok())
+            .flatten()
+            .map(|w| usize::from(w.ws_col))
+            .filter(|&c| c >= 20)
+    };
+    tty(std::io::stdout().is_terminal(), rustix::stdio::stdout())
+        .or_else(|| tty(std::io::stderr().is_terminal(), rustix::stdio::stderr()))
+        .or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .filter(|&c: &usize| c >= 20)
+        })
+        .unwrap_or(80)
+}
+
+/// Words wrapped to the [`width`] less one column (79 on an 80-column
+/// terminal), the first line after `first`, the rest after `rest`. A word
+/// longer than a line stays whole: a path or a command copies in one piece.
 pub fn wrap(text: &str, first: &str, rest: &str) -> String {
-    const WIDTH: usize = 79;
+    let width = width() - 1;
     let mut out = String::from(first);
     let mut col = first.chars().count();
     let mut fresh = true;
-    for word in text.split_whitespace() {
+    for word in words(text) {
+        let word = word.as_str();
         let w = word.chars().count();
-        if !fresh && col + 1 + w > WIDTH {
+        if !fresh && col + 1 + w > width {
             out.push('\n');
             out.push_str(rest);
             col = rest.chars().count();
@@ -30,4 +74,18 @@ pub fn wrap(text: &str, first: &str, rest: &str) -> String {
         fresh = false;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_quoted_command_is_never_split() {
+        let text = "saved as run 3 in /tmp/a-rather-long-name/results.sqlite (`flashlab results show 3`, \
+                    `flashlab report 3`)";
+        let out = super::wrap(text, "", "");
+        for line in out.lines() {
+            assert_eq!(line.matches('`').count() % 2, 0, "{out}");
+        }
+        assert!(out.contains("`flashlab report 3`"), "{out}");
+    }
 }

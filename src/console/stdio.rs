@@ -42,6 +42,19 @@ pub fn spinner() -> Option<indicatif::ProgressBar> {
     SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
+/// `-v`: say each step as it ends and what a simulated card will write.
+/// Off by default, so a probe's answer fits one screen (issue 26: 22 step
+/// lines above the summary scrolled it away at 80x24).
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Write to stderr; a failure is remembered for the exit code.
 pub fn err(args: fmt::Arguments<'_>) {
     let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -81,6 +94,16 @@ macro_rules! outln {
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => { $crate::console::stdio::out(format_args!($($arg)*)) };
+}
+
+/// [`errln!`] only with `-v` (see [`verbose`]).
+#[macro_export]
+macro_rules! detail {
+    ($($arg:tt)*) => {
+        if $crate::console::stdio::verbose() {
+            $crate::errln!($($arg)*)
+        }
+    };
 }
 
 /// `eprintln!` that cannot panic.

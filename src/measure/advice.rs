@@ -167,7 +167,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         // A1's floor (SD spec 6.00, 4.16): 500 random 4 KiB write IOPS.
         let text = if t.iops >= 500.0 {
             format!(
-                "{:.0} random 4 KiB writes per second: suits random-write-heavy use (an OS root, apps, databases)",
+                "{:.0} random 4 KiB writes per second: suits an OS root, apps, databases",
                 t.iops
             )
         } else {
@@ -210,11 +210,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         if bad.is_empty() {
             out.push(say(
                 "align_partitions",
-                format!(
-                    "start and end partitions at multiples of {} (the erase block), so no filesystem block \
-                     straddles two",
-                    Iec(e)
-                ),
+                format!("start and end partitions at multiples of {} (the erase block)", Iec(e)),
             ));
         } else {
             out.push(say(
@@ -237,7 +233,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             out.push(say(
                 "ext4_layout",
                 format!(
-                    "for ext4: mkfs.ext4 -b {FS_BLOCK} -E stride={stride},stripe-width={} (one stripe per erase block)",
+                    "ext4: mkfs.ext4 -b {FS_BLOCK} -E stride={stride},stripe-width={} (stripe: erase block)",
                     e / FS_BLOCK
                 ),
             ));
@@ -246,7 +242,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             out.push(say(
                 "f2fs_layout",
                 format!(
-                    "for f2fs: mkfs.f2fs -s {} (a section of {} segments of 2 MiB: one erase block)",
+                    "f2fs: mkfs.f2fs -s {} (a section of {} segments of 2 MiB: one erase block)",
                     e / F2FS_SEGMENT,
                     e / F2FS_SEGMENT
                 ),
@@ -260,8 +256,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         out.push(say(
             "fat_cluster",
             format!(
-                "for FAT/exFAT: clusters of at least the {} page (mkfs.vfat -s {} with 512-byte sectors, \
-                 mkfs.exfat -c {})",
+                "FAT/exFAT: clusters of {} or more, the page (mkfs.vfat -S 512 -s {}, mkfs.exfat -c {})",
                 Iec(p),
                 (p / 512).min(128),
                 Iec(p).to_string().replace(' ', "").replace("iB", "")
@@ -292,7 +287,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             if k >= GOOD_OPEN_AUS {
                 out.push(say(
                     "open_aus",
-                    format!("{k} AUs open at once for in-order writes: several files can be written in parallel"),
+                    format!("{k} AUs open for in-order writes: several files can be written at once"),
                 ));
             } else {
                 out.push(say(
@@ -330,7 +325,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
                 "fat_area",
                 format!(
                     "the first {} ({}) take small random writes cheaply: keep the factory FAT layout, or put \
-                     your filesystem's metadata (journal, FAT, inode tables) there",
+                     filesystem metadata there",
                     Iec(f.fat_area_aus * f.erase_size_bytes),
                     crate::units::count(f.fat_area_aus, "AU", "AUs")
                 ),

@@ -51,10 +51,17 @@ pub struct Limit {
 pub struct OpenAus {
     pub linear: Option<Limit>,
     pub random: Option<Limit>,
+    /// The AU size the writes were counted in (`--erase-size`, or the
+    /// erase block probe found).
+    #[serde(default)]
+    pub erase_size_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FatArea {
+    /// AUs of `erase_size_bytes`.
+    #[serde(default)]
+    pub erase_size_bytes: u64,
     pub aus: u64,
     pub bytes: u64,
     pub confidence: f64,
@@ -126,6 +133,25 @@ pub fn classes_met(classes: &std::collections::BTreeMap<String, bool>) -> Vec<St
         .collect()
 }
 
+/// For a summary line of a test that counted in AUs of `erase`: where that
+/// is not the erase block the summary shows (`--erase-size` given, or the
+/// geometry changed its mind), say so (issue 26: with `--erase-size 3M`
+/// the summary said "erase block 4 MiB" over counts made in 3 MiB AUs).
+pub fn counted_in(all: &Results, erase: u64) -> String {
+    let Some(a) = all.align.get().filter(|a| a.not_flash.is_none()) else {
+        return String::new();
+    };
+    match au::best(a, all.au.get()).0 {
+        Some(e) if e != erase => format!(
+            " (counted in AUs of {}, not the {} erase block)",
+            crate::units::Iec(erase),
+            crate::units::Iec(e)
+        ),
+        Some(_) => String::new(),
+        None => format!(" (counted in AUs of {})", crate::units::Iec(erase)),
+    }
+}
+
 /// The summary of what `r` holds.
 pub fn of(r: &Results) -> Summary {
     let align = r.align.get();
@@ -147,8 +173,10 @@ pub fn of(r: &Results) -> Summary {
         open_aus: r.open_au.get().filter(|o| o.not_flash.is_none()).map(|o| OpenAus {
             linear: o.linear.as_ref().map(limit),
             random: o.random.as_ref().map(limit),
+            erase_size_bytes: o.erase_size_bytes,
         }),
         fat_area: r.fat.get().filter(|f| f.not_flash.is_none()).map(|f| FatArea {
+            erase_size_bytes: f.erase_size_bytes,
             aus: f.fat_area_aus,
             bytes: f.fat_area_aus * f.erase_size_bytes,
             confidence: f.confidence,

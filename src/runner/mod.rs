@@ -55,7 +55,7 @@ impl Listener for crate::store::Saver {
         }
         if let Some((id, path)) = self.saved() {
             let line = format!(
-                "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id} -o run.html`)",
+                "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id}`)",
                 path.display()
             );
             crate::errln!("{}", crate::console::wrap(&line, "", ""));

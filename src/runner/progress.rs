@@ -70,15 +70,16 @@ impl Progress {
         }
     }
 
-    /// Clear the spinner and say the step ended: on a terminal always, and
-    /// elsewhere when `announce` (probe's one line per step).
+    /// Clear the spinner and, with `-v`, say the step ended: on a terminal
+    /// always, and elsewhere when `announce` (probe's one line per step). A
+    /// step that failed is always said.
     pub fn finish(self, ok: bool, device_s: f64, announce: bool) {
         let shown = self.bar.is_some();
         if let Some(b) = self.bar {
             crate::console::stdio::set_spinner(None);
             b.finish_and_clear();
         }
-        if shown || announce {
+        if (shown || announce) && (crate::console::stdio::verbose() || !ok) {
             crate::errln!(
                 "{} {} ({device_s:.1} device-seconds, {:.1} s here)",
                 if ok { "done:" } else { "failed:" },

@@ -202,7 +202,7 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) ->
     let total: u64 = ranges.iter().map(|r| r.len).sum();
     // One line: nothing real is at stake, and the ranges of every test of
     // a probe would bury its result.
-    crate::errln!(
+    crate::detail!(
         "simulated card: will write {} in {} range{} of {spec}",
         Iec(total),
         ranges.len(),

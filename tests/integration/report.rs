@@ -76,6 +76,21 @@ fn the_report_is_self_contained_and_has_every_plot_with_labelled_axes() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&both).unwrap();
     assert!(text.contains("Side by side"));
+    // Without -o: a name from the ids in the current directory, said
+    // (issue 26: `report 1` refused).
+    let out = flashlab()
+        .current_dir(dir.path())
+        .args(["report", "2", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("flashlab-report-2.html"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(dir.path().join("flashlab-report-2.html").is_file());
     assert_eq!(
         text.matches("<svg class=\"plot\"").count(),
         PROBE_PLOTS + 3,

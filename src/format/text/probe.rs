@@ -29,7 +29,7 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
         .as_ref()
         .is_some_and(|t| t.kind == crate::target::TargetKind::Sim);
     let line = format!(
-        "{:.1} device-seconds: the time the device spent on this run's I/O{}",
+        "{:.1} device-seconds of I/O{}",
         doc.device_time_s.unwrap_or(0.0),
         if sim {
             " (simulated: the run itself took far less)"

@@ -94,11 +94,9 @@ impl Registered for Entry {
             // 65 written blocks): say what was checked and what would not
             // show.
             (Verdict::Genuine, _) => format!(
-                "genuine as far as sampled: {} written blocks and {} read probes across {} read \
-                 back right (a write cache over {} would hide a fake)",
+                "genuine as far as sampled ({} blocks written, {} read; a cache over {} would hide a fake)",
                 c.samples,
                 c.read_probes,
-                Iec(c.announced_bytes),
                 Iec(c.flush_bytes.max(c.push_bytes))
             ),
             (Verdict::Fake, k) => format!(

@@ -96,7 +96,11 @@ impl Registered for Entry {
         };
         vec![(
             "FAT area",
-            format!("{area}{}", if f.confidence >= CONFIDENT { "" } else { " (unsure)" }),
+            format!(
+                "{area}{}{}",
+                if f.confidence >= CONFIDENT { "" } else { " (unsure)" },
+                crate::measure::summary::counted_in(all, f.erase_size_bytes)
+            ),
         )]
     }
 

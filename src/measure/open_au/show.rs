@@ -97,7 +97,12 @@ impl Registered for Entry {
         };
         vec![(
             "open AUs",
-            format!("{} in order, {} random", show(&r.linear), show(&r.random)),
+            format!(
+                "{} in order, {} random{}",
+                show(&r.linear),
+                show(&r.random),
+                crate::measure::summary::counted_in(all, r.erase_size_bytes)
+            ),
         )]
     }
 

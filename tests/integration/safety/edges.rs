@@ -318,6 +318,7 @@ fn open_au_full_declares_whole_aus_and_the_sweep_their_starts() {
                 "--max",
                 "4",
                 "--no-store",
+                "-v",
             ])
             .args(extra)
             .output()
