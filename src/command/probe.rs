@@ -214,6 +214,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
             flush: true,
             canary: None,
             lap: 0,
+            flush_budget_ns: u64::MAX,
         };
         match survey.plan(&d) {
             Ok(_) => {

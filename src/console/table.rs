@@ -2,46 +2,96 @@
 //! alike and degrade the same way when stdout is not a terminal.
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
-use comfy_table::{ContentArrangement, Table};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 
 /// A two-column "field: value" table.
 pub fn key_values<K: AsRef<str>, V: AsRef<str>>(rows: &[(K, V)]) -> String {
-    let mut table = base();
-    for (k, v) in rows {
-        table.add_row(vec![k.as_ref(), v.as_ref()]);
-    }
-    table.to_string()
+    let rows: Vec<Vec<&str>> = rows.iter().map(|(k, v)| vec![k.as_ref(), v.as_ref()]).collect();
+    layout(None, &rows)
 }
 
 /// A table with a header row.
 pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
-    let mut table = base();
-    table.set_header(header.to_vec());
+    let rows: Vec<Vec<&str>> = rows.iter().map(|r| r.iter().map(AsRef::as_ref).collect()).collect();
+    layout(Some(header), &rows)
+}
+
+/// A table whose cells wrap only between words, so a key, a path or a
+/// command is never cut in two (issue 26: "partial_page_writ|e_ns",
+/// "cali|bration/...csv", a journal path split four ways); where the
+/// longest words of its columns do not fit side by side in the
+/// [`width`](super::width), one record after another instead.
+fn layout(header: Option<&[&str]>, rows: &[Vec<&str>]) -> String {
+    let columns = header
+        .map_or(0, <[&str]>::len)
+        .max(rows.iter().map(Vec::len).max().unwrap_or(0));
+    let longest = |i: usize| {
+        header
+            .and_then(|h| h.get(i))
+            .into_iter()
+            .chain(rows.iter().filter_map(|r| r.get(i)))
+            .flat_map(|c| c.split_whitespace())
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let least: Vec<usize> = (0..columns).map(longest).collect();
+    let width = super::width();
+    // Each column pads a space either side; the border takes two.
+    if least.iter().map(|w| w + 2).sum::<usize>() + 2 > width {
+        return records(header, rows);
+    }
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    if let Some(h) = header {
+        table.set_header(h.to_vec());
+    }
     for row in rows {
-        table.add_row(row.iter().map(|c| c.as_ref()).collect::<Vec<_>>());
+        table.add_row(row.clone());
+    }
+    for (i, w) in least.iter().enumerate() {
+        if let Some(c) = table.column_mut(i) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+                u16::try_from(*w).unwrap_or(u16::MAX),
+            )));
+        }
     }
     table.to_string()
 }
 
-/// Width a table keeps to when stdout is not a terminal (a pipe, a file):
-/// $COLUMNS if set, else 80, so `flashlab sim list | less` stays readable.
-const PIPED_WIDTH: u16 = 80;
-
-fn base() -> Table {
-    use std::io::IsTerminal;
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_BORDERS_ONLY)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    if !std::io::stdout().is_terminal() {
-        let width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse::<u16>().ok())
-            .filter(|w| *w >= 40)
-            .unwrap_or(PIPED_WIDTH);
-        table.set_width(width);
+/// Rows as records: each cell on a line of its own after its column's
+/// name (or the row's first cell when there is no header), prose wrapped
+/// under it, a blank line between rows.
+fn records(header: Option<&[&str]>, rows: &[Vec<&str>]) -> String {
+    let mut out = String::new();
+    for (n, row) in rows.iter().enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        match header {
+            Some(h) => {
+                let name = h.iter().map(|x| x.chars().count()).max().unwrap_or(0);
+                for (i, cell) in row.iter().enumerate() {
+                    let label = format!("{:<name$}  ", h.get(i).copied().unwrap_or(""));
+                    out.push_str(&super::wrap(cell, &label, &" ".repeat(label.chars().count())));
+                    out.push('\n');
+                }
+            }
+            None => {
+                let label = format!("{}:", row.first().copied().unwrap_or(""));
+                out.push_str(&label);
+                out.push('\n');
+                for cell in row.iter().skip(1) {
+                    out.push_str(&super::wrap(cell, "  ", "  "));
+                    out.push('\n');
+                }
+            }
+        }
     }
-    table
+    out.trim_end_matches('\n').to_string()
 }
 
 /// Every field of a JSON object as rows (arrays joined, null as "-", nested

@@ -84,6 +84,34 @@ fn every_fake_kind_on_a_simulated_card_is_named_with_its_real_size() {
     }
 }
 
+/// A write cache larger than the default flush (72 MiB) hides lost writes,
+/// and the verdict says how large a cache it could not see and what sees
+/// further; `--thorough` (1 GiB) finds the real size behind it (issue 24).
+#[test]
+fn thorough_sees_past_a_cache_the_default_cannot() {
+    let spec = "sim:demo,capacity=8G,real_capacity=1G,fake_mode=drop-zeros,write_cache=200M";
+    let v = json(&["capacity", spec]);
+    let c = capacity_of(&v);
+    assert_eq!(c["verdict"], "genuine", "{c}");
+    assert_eq!(c["flush_bytes"], 72u64 << 20, "{c}");
+    assert!(
+        c["limits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("--thorough")),
+        "{c}"
+    );
+    let v = json(&["capacity", spec, "--thorough"]);
+    let c = capacity_of(&v);
+    assert_eq!(
+        (c["kind"].as_str(), c["usable_bytes"].as_u64()),
+        (Some("cache"), Some(1 << 30)),
+        "{c}"
+    );
+    assert!(c["flush_bytes"].as_u64().unwrap() > 1 << 30, "{c}");
+}
+
 #[test]
 fn built_in_genuine_profiles_pass() {
     let list = json(&["sim", "list"]);

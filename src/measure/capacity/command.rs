@@ -56,6 +56,10 @@ impl Command for Args {
     }
 }
 
+/// The survey's flush may take this share of the step's budget (half: the
+/// rest is for the samples, the read probes and the narrowing stages).
+const FLUSH_SHARE: u64 = 2;
+
 /// The push unless the user gave one: 32 MiB, or on a small target at most
 /// half of what lies past the untouched start.
 pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
@@ -67,7 +71,7 @@ pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
 /// stage starts only within the budget (`--budget`, default
 /// [`STEP_BUDGET_S`](crate::measure::STEP_BUDGET_S)): past it the verdict
 /// stands with the window where the real size lies, unsure of the size.
-pub fn steps<S: Session>(s: &mut S, options: Options) -> Result<CapacityResult, S::Error> {
+pub fn steps<S: Session>(s: &mut S, mut options: Options) -> Result<CapacityResult, S::Error> {
     let d = s.description().clone();
     let mut stages = Vec::new();
     let mut window = None;
@@ -91,7 +95,17 @@ pub fn steps<S: Session>(s: &mut S, options: Options) -> Result<CapacityResult, 
             flush,
             canary,
             lap,
+            // --thorough asked for the whole flush, whatever it takes.
+            flush_budget_ns: if options.flush >= super::THOROUGH_FLUSH {
+                u64::MAX
+            } else {
+                budget / FLUSH_SHARE
+            },
         })?);
+        if window.is_none() {
+            // Later stages flush what the survey showed evicts a cache.
+            options.flush = stages[0].flushed.max(options.push);
+        }
         match next(&stages, d.size_bytes) {
             Next::Done => break,
             Next::Narrow(lo, hi) if s.device_ns().saturating_sub(started) >= budget => {
