@@ -440,8 +440,25 @@ fn print(doc: &RunDocument, format: &dyn Format) -> i32 {
     }
 }
 
+/// What bare `flashlab` prints: the three commands to start with.
+const START: &str = "flashlab: what your flash storage really is and how it behaves
+
+  flashlab probe                  every step on the built-in simulated card
+  flashlab probe /dev/mmcblk0     a real card, reading only (--write: all steps,
+                                  its data journalled, restored and verified)
+  flashlab results list           the runs kept so far
+
+`flashlab --help` lists every command, `flashlab COMMAND --help` its options.
+";
+
 /// Run flashlab with the process arguments; returns the exit code.
 pub fn main() -> i32 {
+    // No command at all: where to start, not every command and option
+    // (issue 26: 61 lines and exit 2).
+    if std::env::args_os().len() == 1 {
+        crate::out!("{}", START);
+        return 0;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

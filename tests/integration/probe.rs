@@ -81,3 +81,34 @@ fn probe_of_a_real_device_without_write_only_reads() {
     assert!(v["align"]["not_flash"].as_str().unwrap().contains("loop device"));
     assert_eq!(sha(), before);
 }
+
+/// What a newcomer sees first fits an 80x24 terminal with the prompt: the
+/// default probe (stdout and stderr together), bare `flashlab`, and the
+/// compact `sim list`; no line is wider than 80 columns (issue 26).
+#[test]
+fn the_first_screens_fit_80_by_24() {
+    let run = |args: &[&str]| {
+        let out = flashlab().args(args).env_remove("COLUMNS").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{args:?}: {line:?}");
+        }
+        text
+    };
+    let probe = run(&["probe", "--no-store"]);
+    assert!(probe.lines().count() <= 23, "{probe}");
+    let first: Vec<&str> = probe.lines().take(4).collect();
+    assert!(first.contains(&"sim:demo"), "the verdicts come first: {probe}");
+    assert!(!probe.contains("done:"), "step lines only with -v: {probe}");
+    let verbose = run(&["probe", "--no-store", "-v"]);
+    assert!(verbose.contains("done: open-au"), "{verbose}");
+    let bare = run(&[]);
+    assert!(bare.lines().count() <= 12 && bare.contains("flashlab probe"), "{bare}");
+    let list = run(&["sim", "list"]);
+    assert!(list.lines().count() <= 40, "{list}");
+}

@@ -8,43 +8,71 @@ use crate::sim::params::KEYS;
 use crate::sim::reproduce::Report;
 use crate::units::Iec;
 
+/// Names and what each is, one entry a few lines; where each comes from is
+/// `sim show NAME`'s first lines and the JSON's (issue 26: 96 lines with
+/// the sources in a third column).
 pub fn sim_list(o: &mut String, l: &SimList) {
-    let rows = |v: &[Entry]| {
-        v.iter()
-            .map(|e| vec![e.name.clone(), e.summary.clone(), e.source.clone()])
-            .collect::<Vec<_>>()
+    let list = |o: &mut String, v: &[Entry]| {
+        let name = v.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        for e in v {
+            let head = format!("  {:<name$}  ", e.name);
+            let _ = writeln!(
+                o,
+                "{}",
+                crate::console::wrap(&e.summary, &head, &" ".repeat(head.len()))
+            );
+        }
     };
+    let _ = writeln!(o, "Cards (use as sim:NAME):");
+    list(o, &l.profiles);
+    let _ = writeln!(o, "\nHost presets (use as sim:NAME,host=PRESET):");
+    list(o, &l.hosts);
     let _ = writeln!(
         o,
-        "Cards (use as sim:NAME):\n{}",
-        table::grid(&["profile", "what", "source"], &rows(&l.profiles))
-    );
-    let _ = writeln!(
-        o,
-        "\nHost presets (use as sim:NAME,host=PRESET):\n{}",
-        table::grid(&["host", "what", "source"], &rows(&l.hosts))
+        "\n{}",
+        crate::console::wrap(
+            "`flashlab sim show NAME` gives a card's parameters and the source it is modelled on.",
+            "",
+            ""
+        )
     );
 }
 
+/// One line a key: name, value and unit; the meanings are the comments
+/// of `--toml` (issue 26: 179 lines with a meaning column).
 pub fn sim_show(o: &mut String, s: &SimShow) {
     if let (Some(summary), Some(source)) = (&s.summary, &s.source) {
-        let _ = writeln!(o, "{}: {summary}\nsource: {source}\n", s.profile);
+        let _ = writeln!(
+            o,
+            "{}",
+            crate::console::wrap(summary, &format!("{}: ", s.profile), "  ")
+        );
+        let _ = writeln!(o, "{}\n", crate::console::wrap(source, "source: ", "  "));
     }
-    let rows: Vec<Vec<String>> = KEYS
-        .iter()
-        .map(|k| {
-            let v = s.params.get(k.key).map_or(String::new(), |v| match v {
-                serde_json::Value::String(t) => format!("\"{t}\""),
-                other @ (serde_json::Value::Null
-                | serde_json::Value::Bool(_)
-                | serde_json::Value::Number(_)
-                | serde_json::Value::Array(_)
-                | serde_json::Value::Object(_)) => other.to_string(),
-            });
-            vec![k.key.to_string(), v, k.unit.to_string(), k.doc.to_string()]
-        })
-        .collect();
-    let _ = writeln!(o, "{}", table::grid(&["key", "value", "unit", "meaning"], &rows));
+    let width = KEYS.iter().map(|k| k.key.len()).max().unwrap_or(0);
+    for k in KEYS {
+        let v = s.params.get(k.key).map_or(String::new(), |v| match v {
+            serde_json::Value::String(t) => format!("\"{t}\""),
+            other @ (serde_json::Value::Null
+            | serde_json::Value::Bool(_)
+            | serde_json::Value::Number(_)
+            | serde_json::Value::Array(_)
+            | serde_json::Value::Object(_)) => other.to_string(),
+        });
+        let _ = writeln!(o, "  {:<width$}  {v} {}", k.key, k.unit);
+    }
+    let _ = writeln!(
+        o,
+        "\n{}",
+        crate::console::wrap(
+            &format!(
+                "What each key means: `flashlab sim show {} --toml` (a file to edit and give as sim:FILE.toml).",
+                s.profile
+            ),
+            "",
+            ""
+        )
+    );
 }
 
 /// Published figures are integers or a few decimals; print them as they came.

@@ -50,21 +50,26 @@ fn show(unit: Unit, v: f64) -> String {
 
 pub fn compare(o: &mut String, c: &Comparison) {
     for r in &c.runs {
-        let _ = writeln!(
-            o,
-            "{}: {} of {}, {}",
-            r.id,
-            r.command,
-            r.device,
-            date_time(r.started_unix)
-        );
+        let line = format!("{}: {} of {}, {}", r.id, r.command, r.device, date_time(r.started_unix));
+        let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
     }
     let mut header: Vec<String> = vec!["figure".into()];
     header.extend(c.runs.iter().map(|r| r.id.clone()));
     header.push("better".into());
+    // Figures the same in every run go on one line under the table, and a
+    // rate beside its own IOPS (the same figure times the block) is left
+    // to the JSON (issue 26: 26 lines for two runs of one card).
+    let same = |r: &&crate::measure::metrics::Row| r.values.iter().all(|v| v.is_some() && *v == r.values[0]);
+    let derived = |r: &&crate::measure::metrics::Row| {
+        r.name.ends_with(" rate")
+            && c.rows
+                .iter()
+                .any(|x| x.name == format!("{} IOPS", r.name.trim_end_matches(" rate")))
+    };
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
+        .filter(|r| !same(r) && !derived(r))
         .map(|r| {
             let mut row = vec![r.name.clone()];
             for (i, v) in r.values.iter().enumerate() {
@@ -79,10 +84,31 @@ pub fn compare(o: &mut String, c: &Comparison) {
         })
         .collect();
     let head: Vec<&str> = header.iter().map(String::as_str).collect();
-    let _ = writeln!(o, "{}", table::grid(&head, &rows));
+    if !rows.is_empty() {
+        let _ = writeln!(o, "{}", table::grid(&head, &rows));
+    }
+    let equal: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| same(r) && !derived(r))
+        .map(|r| format!("{} {}", r.name, r.values[0].map_or(String::new(), |v| show(r.unit, v))))
+        .collect();
+    if !equal.is_empty() {
+        // Wrapped between figures, never inside one (a unit separator holds
+        // each together through the wrap).
+        let glued: Vec<String> = equal.iter().map(|e| e.replace(' ', "\u{1f}")).collect();
+        let text = crate::console::wrap(&format!("the same in every run: {}", glued.join(", ")), "", "  ");
+        let _ = writeln!(o, "{}", text.replace('\u{1f}', " "));
+    }
     let _ = writeln!(
         o,
-        "differences are relative to the first run; \"better\" names the run ahead on a score"
+        "{}",
+        crate::console::wrap(
+            "differences are relative to the first run; \"better\" names the run ahead on a score; --json has \
+             every figure",
+            "",
+            ""
+        )
     );
 }
 
