@@ -33,6 +33,17 @@ pub fn erase_size(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A stored run's id (issue 26: `results show abc` said "invalid digit
+/// found in string").
+pub fn run_id(text: &str) -> Result<i64, String> {
+    match text.parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        // Short: clap prints it after "invalid value 'abc' for '<ID>': ",
+        // unwrapped.
+        _ => Err("not a run id; see `flashlab results list`".into()),
+    }
+}
+
 /// An `OFFSET+LENGTH` argument, checked at parse time.
 pub fn range(text: &str) -> Result<Range, String> {
     crate::safety::ranges::parse(text).map_err(|e| e.to_string())

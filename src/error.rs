@@ -62,9 +62,31 @@ impl CliError {
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error: {}", self.message)?;
+        // On a terminal, wrapped to its width, each line of the message on
+        // its own, never inside a word or a `quoted command` (issue 26); in
+        // a pipe or a log, one line each, whole for grep.
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            write!(f, "error: {}", self.message)?;
+            if let Some(hint) = &self.hint {
+                write!(f, "\nhint: {hint}")?;
+            }
+            return Ok(());
+        }
+        let lines = |text: &str, head: &str| {
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    let indent: String = l.chars().take_while(|c| c.is_whitespace()).collect();
+                    let first = if i == 0 { head.to_string() } else { indent.clone() };
+                    crate::console::wrap(l, &first, &format!("{indent}  "))
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        write!(f, "{}", lines(&self.message, "error: "))?;
         if let Some(hint) = &self.hint {
-            write!(f, "\nhint: {hint}")?;
+            write!(f, "\n{}", lines(hint, "hint: "))?;
         }
         Ok(())
     }

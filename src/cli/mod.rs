@@ -267,7 +267,11 @@ pub enum ResultsAction {
         device: Option<String>,
     },
     /// A stored run, as its command printed it.
-    Show { id: i64 },
+    Show {
+        /// The run's id (`flashlab results list`).
+        #[arg(value_parser = crate::args::run_id)]
+        id: i64,
+    },
     /// Runs side by side: each figure, its difference from the first run,
     /// and which run is better on it.
     Compare {
@@ -276,7 +280,11 @@ pub enum ResultsAction {
         runs: Vec<String>,
     },
     /// A stored run's document as JSON, for `results import` elsewhere.
-    Export { id: i64 },
+    Export {
+        /// The run's id (`flashlab results list`).
+        #[arg(value_parser = crate::args::run_id)]
+        id: i64,
+    },
     /// Store a run document (from --json or `results export`); a run
     /// already stored is recognised and not stored twice.
     Import { file: PathBuf },
@@ -473,11 +481,18 @@ pub fn main() -> i32 {
                 .get(clap::error::ContextKind::InvalidArg)
                 .map(|a| a.to_string())
                 .and_then(|a| a.split_whitespace().next().map(str::to_string))
-                .filter(|a| a.starts_with('-'));
+                .filter(|a| a.starts_with('-') || a.starts_with('<'));
+            // The command as typed, subcommand included (`results show`).
+            let words: Vec<String> = std::env::args()
+                .skip(1)
+                .filter(|a| !a.starts_with('-'))
+                .take_while(|a| a.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+                .take(2)
+                .collect();
             use clap::error::ErrorKind;
             let hint = match (e.kind(), &arg, command.is_empty()) {
                 (ErrorKind::InvalidValue | ErrorKind::ValueValidation, Some(a), false) => {
-                    format!("`flashlab {command} --help` describes {a}")
+                    format!("`flashlab {} --help` describes {a}", words.join(" "))
                 }
                 (ErrorKind::UnknownArgument, _, false) => format!("`flashlab {command} --help` lists its options"),
                 _ => "`flashlab --help` lists the commands, `flashlab COMMAND --help` their options".to_string(),
@@ -490,7 +505,12 @@ pub fn main() -> i32 {
             // clap prints its own message; usage errors exit 2, --help/--version 0.
             let _ = e.print();
             if e.use_stderr() {
-                crate::errln!("{}", crate::console::wrap(&hint, "hint: ", "  "));
+                use std::io::IsTerminal;
+                if std::io::stderr().is_terminal() {
+                    crate::errln!("{}", crate::console::wrap(&hint, "hint: ", "  "));
+                } else {
+                    crate::errln!("hint: {hint}");
+                }
             }
             return e.exit_code();
         }

@@ -44,6 +44,7 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
     doc.body = Body::Listing(Listing {
         store: s.path().display().to_string(),
         runs,
+        device_filter: device.map(str::to_string),
     });
     doc.finish(None);
     Ok(doc)

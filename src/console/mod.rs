@@ -6,6 +6,47 @@
 pub mod stdio;
 pub mod table;
 
+/// " (did you mean 'x'?)" for the names close to `name`: those that begin
+/// with it, else those within two edits of it (issue 26: no suggestion for
+/// "kingston" or "open_aus"). Empty when none is close.
+pub fn did_you_mean<'a>(name: &str, names: impl Iterator<Item = &'a str> + Clone) -> String {
+    let mut close: Vec<&str> = names
+        .clone()
+        .filter(|n| name.len() >= 3 && n.starts_with(name))
+        .collect();
+    if close.is_empty() {
+        close = names.filter(|n| edits(name, n) <= 2).collect();
+    }
+    match close.as_slice() {
+        [] => String::new(),
+        [one] => format!(" (did you mean '{one}'?)"),
+        many => format!(
+            " (did you mean {}?)",
+            many.iter()
+                .take(4)
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
+}
+
+/// Levenshtein distance between two short names.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 /// The words of `text`, a `quoted command` kept as one (issue 26: "`resu|lts
 /// compare`" split across lines could not be copied).
 fn words(text: &str) -> Vec<String> {
@@ -87,5 +128,24 @@ mod tests {
             assert_eq!(line.matches('`').count() % 2, 0, "{out}");
         }
         assert!(out.contains("`flashlab report 3`"), "{out}");
+    }
+
+    #[test]
+    fn close_names_are_suggested() {
+        let names = [
+            "kingston-sa04g",
+            "demo",
+            "open_aus_linear",
+            "open_aus_random",
+            "au_size",
+        ];
+        let dym = |n: &str| super::did_you_mean(n, names.iter().copied());
+        assert_eq!(dym("kingston"), " (did you mean 'kingston-sa04g'?)");
+        assert_eq!(
+            dym("open_aus"),
+            " (did you mean 'open_aus_linear' or 'open_aus_random'?)"
+        );
+        assert_eq!(dym("au_sise"), " (did you mean 'au_size'?)");
+        assert_eq!(dym("nothing_like_it"), "");
     }
 }

@@ -72,6 +72,9 @@ pub struct DecodeBody {
 pub struct Listing {
     pub store: String,
     pub runs: Vec<RunRow>,
+    /// `--device`, where given: the runs listed are those it matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_filter: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,14 +10,18 @@ use crate::units::{Iec, parse_size};
 /// Why a simulated card was rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
-    #[error("unknown key '{0}' (see `flashlab sim show demo --toml` for every key)")]
+    #[error(
+        "unknown key '{0}'{dym} (see `flashlab sim show demo --toml` for every key)",
+        dym = crate::console::did_you_mean(.0, KEYS.iter().map(|k| k.key))
+    )]
     UnknownKey(String),
     #[error("{key}: '{value}' is not valid ({why})")]
     BadValue { key: String, value: String, why: String },
     #[error("{key}: {why}")]
     Impossible { key: &'static str, why: String },
-    #[error("unknown profile '{0}' (see `flashlab sim list`)")]
-    UnknownProfile(String),
+    /// The name, and " (did you mean ...?)" where one is close.
+    #[error("unknown profile '{0}'{1} (see `flashlab sim list`)")]
+    UnknownProfile(String, String),
     #[error("unknown host preset '{0}' (see `flashlab sim list`)")]
     UnknownHost(String),
     #[error("{path}: {why}")]
@@ -531,8 +535,10 @@ impl Params {
         if self.au_size == 0 || !self.au_size.is_multiple_of(self.page_size) {
             return imp(
                 "au_size",
+                // In bytes: 4194000 as "4.00 MiB" looked like 4 MiB (issue 26).
                 format!(
-                    "{} is not a multiple of the page size {}",
+                    "{} bytes ({}) is not a multiple of the page size {}",
+                    self.au_size,
                     Iec(self.au_size),
                     Iec(self.page_size)
                 ),

@@ -212,7 +212,12 @@ pub fn profile(name: &str) -> Option<&'static Profile> {
 
 /// Build the parameters of a built-in profile.
 pub fn build(name: &str) -> Result<Params, ParamError> {
-    let prof = profile(name).ok_or_else(|| ParamError::UnknownProfile(name.to_string()))?;
+    let prof = profile(name).ok_or_else(|| {
+        ParamError::UnknownProfile(
+            name.to_string(),
+            crate::console::did_you_mean(name, PROFILES.iter().map(|p| p.name)),
+        )
+    })?;
     let mut p = Params::default();
     for (k, v) in prof.settings {
         p.set(k, v)?;

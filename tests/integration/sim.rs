@@ -157,3 +157,28 @@ fn reproduce_prints_every_cell_with_its_error_as_json() {
         .code(2)
         .stdout(predicate::str::is_empty());
 }
+
+/// A near miss names what was meant; bad ids and empty filters say what
+/// is there (issue 26).
+#[test]
+fn near_misses_name_what_was_meant() {
+    let err = |args: &[&str]| {
+        let out = flashlab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(err(&["info", "sim:kingston"]).contains("did you mean 'kingston-sa04g'?"));
+    assert!(err(&["info", "sim:demo,open_aus=3"]).contains("'open_aus_linear' or 'open_aus_random'"));
+    assert!(err(&["info", "sim:demo,au_size=4194000"]).contains("4194000 bytes (4.00 MiB)"));
+    let bad_id = err(&["results", "show", "abc"]);
+    assert!(
+        bad_id.contains("not a run id") && bad_id.contains("`flashlab results show --help`"),
+        "{bad_id}"
+    );
+    flashlab().arg("info").assert().success();
+    flashlab()
+        .args(["results", "list", "--device", "nothing"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("containing 'nothing'"));
+}

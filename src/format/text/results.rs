@@ -9,7 +9,15 @@ use crate::units::{Iec, date_time, duration_ns};
 
 pub fn list(o: &mut String, l: &Listing) {
     if l.runs.is_empty() {
-        let _ = writeln!(o, "no runs in {} yet", l.store);
+        // (issue 26: `--device nothing` said "no runs yet" beside 14 runs)
+        let line = match &l.device_filter {
+            Some(d) => format!(
+                "no run in {} has a device or target containing '{d}' (`flashlab results list` lists them all)",
+                l.store
+            ),
+            None => format!("no runs in {} yet", l.store),
+        };
+        let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
         return;
     }
     let rows: Vec<Vec<String>> = l
