@@ -110,6 +110,18 @@ fn thorough_sees_past_a_cache_the_default_cannot() {
         "{c}"
     );
     assert!(c["flush_bytes"].as_u64().unwrap() > 1 << 30, "{c}");
+    // A card too small for two flush regions: the narrowing stages flush
+    // the one there is (with no flush at all they once read their samples
+    // back from the cache and called 347 MiB of 256 usable).
+    let small = "sim:demo,capacity=512M,real_capacity=256M,fake_mode=drop-zeros,write_cache=100M,open_aus_random=4,\
+                 open_aus_linear=4";
+    let v = json(&["capacity", small, "--thorough"]);
+    let c = capacity_of(&v);
+    assert_eq!(
+        (c["kind"].as_str(), c["usable_bytes"].as_u64()),
+        (Some("cache"), Some(256 << 20)),
+        "{c}"
+    );
 }
 
 #[test]

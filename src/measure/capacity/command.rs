@@ -73,6 +73,8 @@ pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
 /// stands with the window where the real size lies, unsure of the size.
 pub fn steps<S: Session>(s: &mut S, mut options: Options) -> Result<CapacityResult, S::Error> {
     let d = s.description().clone();
+    // As asked: the verdict's limits name --thorough unless it was given.
+    let asked = options;
     let mut stages = Vec::new();
     let mut window = None;
     let started = s.device_ns();
@@ -110,7 +112,7 @@ pub fn steps<S: Session>(s: &mut S, mut options: Options) -> Result<CapacityResu
             Next::Done => break,
             Next::Narrow(lo, hi) if s.device_ns().saturating_sub(started) >= budget => {
                 let spent = s.device_ns().saturating_sub(started) as f64 / 1e9;
-                let mut v = verdict(&stages, &d, &options);
+                let mut v = verdict(&stages, &d, &asked);
                 v.limits.push(format!(
                     "unsure of the real size: stopped after {spent:.0} device-seconds (the step's budget) with it \
                      between byte {lo} and byte {hi}; --budget SECONDS gives it more time"
@@ -137,5 +139,5 @@ pub fn steps<S: Session>(s: &mut S, mut options: Options) -> Result<CapacityResu
             }
         }
     }
-    Ok(verdict(&stages, &d, &options))
+    Ok(verdict(&stages, &d, &asked))
 }

@@ -199,6 +199,10 @@ pub struct StageResult {
     /// Bytes of flush written (the dense region's included).
     #[serde(default)]
     pub flushed: u64,
+    /// The stage wrote a canary and the whole flush did not let it go: a
+    /// cache may still hold the samples, so their good reads prove nothing.
+    #[serde(default)]
+    pub unflushed: bool,
 }
 
 /// The next stage's [`Stage::lap`]: how many stages flushed so far.
@@ -269,8 +273,16 @@ fn extra(o: &Options, size: u64, block: u64, taken: &[Range]) -> Vec<Range> {
 /// holds is written again lets nothing go for blocks the last stage wrote
 /// (the emulated 48 MiB cache card kept this stage's samples through a
 /// flush over the survey's region, and 1.31 GiB was called usable of 1).
-fn flush_start(o: &Options, lap: u64, block: u64) -> u64 {
-    (o.skip + (lap % 2) * o.flush).div_ceil(block) * block
+fn flush_start(o: &Options, lap: u64, size: u64, block: u64) -> u64 {
+    let other = (o.skip + o.flush).div_ceil(block) * block;
+    // On a card with no room for a second region the turns are all the
+    // first's; the canary then tells whether the flush still let the
+    // samples go (`StageResult::unflushed`).
+    if lap % 2 == 1 && other + o.flush + BLOCK.max(block) <= size {
+        other
+    } else {
+        o.skip.div_ceil(block) * block
+    }
 }
 
 fn block_of(d: &TargetDescription) -> u64 {
@@ -417,7 +429,7 @@ impl Stage {
         // written: a flush the canary ends early reads no more originals
         // than it wrote (the emulated 512 KiB cache card read 828 MiB when
         // each stage journalled all 72).
-        let start = flush_start(&self.options, self.lap, block);
+        let start = flush_start(&self.options, self.lap, d.size_bytes, block);
         let mut flush = as_is(start, start + self.options.flush, d.size_bytes, block, &taken);
         if self.canary.is_some() {
             flush = chunked(&flush, b);
@@ -478,7 +490,7 @@ pub fn canary_for(stages: &[StageResult], o: &Options, window: (u64, u64), size:
     let b = BLOCK.max(block);
     // Past both flush regions too: their blocks are written every other
     // stage.
-    let from = (window.1.div_ceil(b) * b + b).max(flush_start(o, 1, b) + o.flush);
+    let from = (window.1.div_ceil(b) * b + b).max(flush_start(o, 1, size, b) + o.flush);
     let mut taken: Vec<u64> = stages
         .iter()
         .flat_map(|s| s.checked.iter().map(|c| c.offset).chain(s.canary))
@@ -659,6 +671,7 @@ impl super::Test for Stage {
         // written on a cache card where f3probe wrote 15 MiB).
         let mut stop_at = planned;
         let mut flushed = 0;
+        let mut evicted = false;
         'flush: for (i, r) in flush.iter().enumerate() {
             let mut off = r.offset;
             while off < r.end() {
@@ -677,13 +690,14 @@ impl super::Test for Stage {
                 bytes_written += n;
                 flushed += n;
                 off += n;
-                if let Some(c) = canary.filter(|_| stop_at == planned) {
+                if let Some(c) = canary.filter(|_| !evicted) {
                     let got = t.run(&[Request::read(c.offset, c.len as u32, 0)], 1, &mut probe)?;
                     let gone = got[0].errno.is_some()
                         || check(nonce, c.offset, block, probe.as_slice(), &mut Vec::new())
                             .1
                             .is_some();
                     if gone {
+                        evicted = true;
                         stop_at = planned.min(flushed + CHUNK + flushed / 2);
                     }
                 }
@@ -737,6 +751,7 @@ impl super::Test for Stage {
             reads_only: false,
             canary: canary.map(|c| c.offset),
             flushed,
+            unflushed: canary.is_some() && !evicted,
         })
     }
 }
@@ -884,8 +899,14 @@ fn reads_of(lost: &[Checked]) -> &'static str {
     }
 }
 
+/// Every stage's blocks, a stage's good ones left out where its flush
+/// ended with the canary still in the cache: they may have read back from
+/// it (their bad ones stand).
 fn merged(stages: &[StageResult]) -> Vec<Checked> {
-    let mut all: Vec<Checked> = stages.iter().flat_map(|s| s.checked.iter().copied()).collect();
+    let mut all: Vec<Checked> = stages
+        .iter()
+        .flat_map(|s| s.checked.iter().filter(|c| !(s.unflushed && c.ok())).copied())
+        .collect();
     all.sort_by_key(|c| (c.offset, c.len));
     all
 }
@@ -896,7 +917,8 @@ const ERROR_TAIL_SHARE: u64 = 8;
 
 /// After each stage: stop, or narrow the window where the real size lies.
 pub fn next(stages: &[StageResult], size: u64) -> Next {
-    if stages.len() >= MAX_STAGES {
+    // A flush that could not empty the cache: another would not either.
+    if stages.len() >= MAX_STAGES || stages.last().is_some_and(|s| s.unflushed) {
         return Next::Done;
     }
     let all = merged(stages);
@@ -963,6 +985,7 @@ impl super::Test for Boundary {
             reads_only: true,
             canary: None,
             flushed: 0,
+            unflushed: false,
         })
     }
 }
@@ -1097,6 +1120,12 @@ fn flushed(o: &Options, size: u64, block: u64) -> u64 {
     dense(o, size, block).len + extra(o, size, block, &s).iter().map(|r| r.len).sum::<u64>()
 }
 
+/// Whether `--thorough` would flush more than `flushed`: not where it was
+/// given, nor on a card too small for a longer flush.
+pub fn thorough_helps(flushed: u64, size: u64, skip: u64) -> bool {
+    flushed < THOROUGH_FLUSH && size.saturating_sub(skip) / 2 > flushed
+}
+
 /// What the survey flushed (all it planned, if there was none).
 fn survey_flush(stages: &[StageResult], o: &Options, size: u64, block: u64) -> u64 {
     stages
@@ -1136,7 +1165,7 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
             format!(
                 "a write cache larger than the {} written after the samples would hide lost writes{}",
                 Iec(survey_flush(stages, o, size, block)),
-                if o.flush < THOROUGH_FLUSH {
+                if thorough_helps(survey_flush(stages, o, size, block), size, o.skip) {
                     " (--thorough: 1 GiB)"
                 } else {
                     ""
@@ -1144,6 +1173,13 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
             ),
         ],
     };
+    if stages.iter().any(|s| s.unflushed) {
+        r.limits.push(
+            "a write cache still held a stage's blocks after its whole flush (the card is too small for \
+             two flush regions): the real size is known only to the window given"
+                .into(),
+        );
+    }
     if stages.iter().any(|s| s.reads_only) {
         r.limits.push(
             "the real size is where the card starts refusing reads (found by reads of single blocks, \
@@ -1389,6 +1425,49 @@ mod tests {
             (Some(FakeKind::Wrap), 8 << 30),
             "a power of two"
         );
+    }
+
+    /// A stage whose flush never let its canary go proves nothing by its
+    /// good blocks: they are left out, the narrowing stops there, and the
+    /// verdict keeps the window it had.
+    #[test]
+    fn good_reads_of_a_stage_that_could_not_empty_the_cache_are_not_evidence() {
+        let block = |offset: u64, bad: bool| Checked {
+            offset,
+            len: BLOCK,
+            good: if bad { 0 } else { BLOCK },
+            bad: bad.then_some(Evidence::Zeros),
+            before_push: true,
+        };
+        let size = 1u64 << 30;
+        let stage = |window, checked, unflushed| StageResult {
+            window,
+            checked,
+            aliases: Vec::new(),
+            probe_errors: Vec::new(),
+            probes: 0,
+            bytes_written: 0,
+            reads_only: false,
+            canary: None,
+            flushed: 0,
+            unflushed,
+        };
+        let survey = stage(None, vec![block(100 << 20, false), block(size - BLOCK, true)], false);
+        let narrow = stage(
+            Some((100 << 20, size - BLOCK)),
+            vec![block(600 << 20, false), block(800 << 20, true)],
+            true,
+        );
+        let stages = [survey, narrow];
+        assert_eq!(next(&stages, size), Next::Done);
+        let d = TargetDescription {
+            size_bytes: size,
+            ..SimTarget::from_spec("sim:demo").unwrap().description().clone()
+        };
+        let r = verdict(&stages, &d, &Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH));
+        assert_eq!(r.usable_bytes, (100 << 20) + BLOCK, "not 600 MiB: {r:?}");
+        assert_eq!(r.boundary, Some(((100 << 20) + BLOCK, 800 << 20)));
+        assert!(r.limits.iter().any(|l| l.contains("still held")), "{:?}", r.limits);
     }
 
     #[test]

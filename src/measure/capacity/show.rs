@@ -75,7 +75,7 @@ impl Registered for Entry {
             Iec(r.bytes_written),
             Iec(r.skip_bytes),
             Iec(r.flush_bytes.max(r.push_bytes)),
-            if r.flush_bytes < super::THOROUGH_FLUSH {
+            if super::thorough_helps(r.flush_bytes, r.announced_bytes, r.skip_bytes) {
                 " (--thorough: 1 GiB)"
             } else {
                 ""
