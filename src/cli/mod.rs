@@ -739,6 +739,14 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
                 db.or_else(crate::store::default_path)
             },
         })?,
+        // They print a script and a manual page, never a JSON document
+        // (issue 26: --json printed roff).
+        Command::Completions { .. } | Command::Man if json => {
+            return Err(crate::error::CliError::usage(
+                "man and completions print a manual page or a shell script, not JSON".to_string(),
+            )
+            .hint("drop --json, as in `flashlab man > flashlab.1`"));
+        }
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut out = Vec::new();

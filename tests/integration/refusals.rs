@@ -87,3 +87,16 @@ fn bad_arguments_are_refused_before_the_target_is_opened() {
     assert_eq!(out.status.code(), Some(2));
     assert!(err.contains("--chunk") && !err.contains("no such file"), "{err}");
 }
+
+/// A manual page and a shell script are not JSON: with --json, man and
+/// completions refuse with one JSON error document (issue 26: roff came out).
+#[test]
+fn man_and_completions_refuse_json() {
+    for args in [&["--json", "man"][..], &["--json", "completions", "bash"][..]] {
+        let out = crate::support::flashlab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(v["error"]["kind"], "usage", "{v}");
+        assert!(v["error"]["hint"].as_str().unwrap().contains("drop --json"), "{v}");
+    }
+}
