@@ -69,17 +69,25 @@ fn cut7(s: String) -> String {
     s[..end].to_string()
 }
 
+/// flashbench's one way of printing a figure in four tiers of `step`: the
+/// whole number below one step, then three significant digits, four in the
+/// last tier (its `format_ns`, and vm.c's sizes and rates).
+fn tiered(v: i64, step: f64, units: [&str; 4]) -> String {
+    let x = v as f64;
+    if x < step {
+        format!("{v}{}", units[0])
+    } else if x < step * step {
+        format!("{}{}", c_g(x / step, 3), units[1])
+    } else if x < step * step * step {
+        format!("{}{}", c_g(x / (step * step), 3), units[2])
+    } else {
+        format!("{}{}", c_g(x / (step * step * step), 4), units[3])
+    }
+}
+
 /// flashbench.c's `format_ns`.
 pub fn format_ns(ns: i64) -> String {
-    cut7(if ns < 1000 {
-        format!("{ns}ns")
-    } else if ns < 1_000_000 {
-        format!("{}µs", c_g(ns as f64 / 1e3, 3))
-    } else if ns < 1_000_000_000 {
-        format!("{}ms", c_g(ns as f64 / 1e6, 3))
-    } else {
-        format!("{}s", c_g(ns as f64 / 1e9, 4))
-    })
+    cut7(tiered(ns, 1e3, ["ns", "µs", "ms", "s"]))
 }
 
 /// vm.c's sizes and rates, cut and padded to 7 characters.
@@ -88,28 +96,15 @@ fn pad7(s: String) -> String {
 }
 
 pub fn format_bytes(l: u64) -> String {
-    pad7(if l < 1024 {
-        format!("{l}B")
-    } else if l < 1 << 20 {
-        format!("{}KiB", c_g(l as f64 / 1024.0, 3))
-    } else if l < 1 << 30 {
-        format!("{}MiB", c_g(l as f64 / 1048576.0, 3))
-    } else {
-        format!("{}GiB", c_g(l as f64 / 1073741824.0, 4))
-    })
+    pad7(tiered(
+        i64::try_from(l).unwrap_or(i64::MAX),
+        1024.0,
+        ["B", "KiB", "MiB", "GiB"],
+    ))
 }
 
 pub fn format_rate(bps: f64) -> String {
-    let l = bps as i64;
-    pad7(if l < 1000 {
-        format!("{l}B/s")
-    } else if l < 1_000_000 {
-        format!("{}K/s", c_g(l as f64 / 1e3, 3))
-    } else if l < 1_000_000_000 {
-        format!("{}M/s", c_g(l as f64 / 1e6, 3))
-    } else {
-        format!("{}G/s", c_g(l as f64 / 1e9, 4))
-    })
+    pad7(tiered(bps as i64, 1e3, ["B/s", "K/s", "M/s", "G/s"]))
 }
 
 /// The boundaries of one `-a` run, largest first, with the read interval
