@@ -98,6 +98,13 @@ pub struct SlotWriter<'a> {
     place: Place<'a>,
     chunk: u64,
     visits: HashMap<u64, u64>,
+    /// When each region was last visited (a count of visits), to go round a
+    /// set least recently visited first.
+    last: HashMap<u64, u64>,
+    clock: u64,
+    /// The regions of the last set that fit: in the card's slots still, so
+    /// the next set's warm-up skips them.
+    warm: Vec<u64>,
     /// A write slower than this merged: twice the median write of one
     /// region alone (a merge copies a whole AU; a 4 KiB write programs one
     /// page).
@@ -151,6 +158,9 @@ impl<'a> SlotWriter<'a> {
             place,
             chunk,
             visits: HashMap::new(),
+            last: HashMap::new(),
+            clock: 0,
+            warm: Vec::new(),
             threshold: f64::INFINITY,
             seen: BTreeMap::new(),
             budget: None,
@@ -158,6 +168,7 @@ impl<'a> SlotWriter<'a> {
         };
         let lat = w.write(t, &[alone; 1 + (SLOT_BATCH / VISIT_WRITES) as usize])?;
         w.threshold = 2.0 * median(&lat[VISIT_WRITES as usize..]);
+        w.warm = vec![alone];
         Ok(w)
     }
 
@@ -192,28 +203,57 @@ impl<'a> SlotWriter<'a> {
         spent >= ns
     }
 
-    /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit:
-    /// one warm-up cycle (it brings the set's AUs into the card's slots, or
-    /// starts the overflow), then batches of [`SLOT_BATCH`] writes, going on
-    /// round the set, until the share of merging writes clearly fits or
-    /// overflows (at most [`SLOT_MOST`] writes). `None` once the set has
-    /// used [`SLOT_BUDGET_NS`].
+    /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit,
+    /// least recently visited first: one warm-up cycle (it brings the set's
+    /// AUs into the card's slots, or starts the overflow), then batches of
+    /// [`SLOT_BATCH`] writes, going on round the set, until the share of
+    /// merging writes clearly fits or overflows (at most [`SLOT_MOST`]
+    /// writes). `None` once the set has used [`SLOT_BUDGET_NS`].
+    ///
+    /// Where the set is the last one that fit plus new regions (fat's next
+    /// candidate AU beside the same ordinary ones, au's next stride), the
+    /// warm-up visits only the new ones: the others hold their slots
+    /// still. Going round least recently visited first, an overflowing set
+    /// then misses on every visit at once, as after a whole warm-up cycle,
+    /// which past the limit costs a merge of a whole AU per region (17
+    /// merges of 64 MiB AUs were a minute of device time per set).
     pub fn decide(&mut self, t: &mut dyn Target, set: &[u64]) -> Result<Option<Decision>, MeasureError> {
+        let decided = self.decide_in_order(t, set)?;
+        self.warm = match &decided {
+            Some(d) if !d.overflows => set.to_vec(),
+            _ => Vec::new(),
+        };
+        Ok(decided)
+    }
+
+    fn decide_in_order(&mut self, t: &mut dyn Target, set: &[u64]) -> Result<Option<Decision>, MeasureError> {
         if self.out_of_time(t) {
             return Ok(None);
         }
-        let mut next = set.iter().copied().cycle();
-        let warm: Vec<u64> = next.by_ref().take(set.len()).collect();
+        let last = |w: &Self, r: &u64| w.last.get(r).copied().unwrap_or(0);
+        // Warm-up most recently visited first: regions still in a slot are
+        // touched before any region that needs one, so the regions that
+        // need one take the slots of regions outside the set (after an
+        // overflowing set, one merge instead of a merge per region).
+        let mut warm: Vec<u64> = set.to_vec();
+        warm.sort_by_key(|r| std::cmp::Reverse(last(self, r)));
+        let fresh: Vec<u64> = warm.iter().copied().filter(|r| !self.warm.contains(r)).collect();
+        if !fresh.is_empty() && fresh.len() < set.len() {
+            warm = fresh;
+        }
         let mut spent = 0.0;
-        let Some(_) = self.write_within(t, &warm, &mut spent)? else {
+        if !self.write_within(t, &warm, &mut spent)?.1 {
             return Ok(None);
-        };
+        }
+        // Then round the set least recently visited first: where the set
+        // overflows the card's slots, every visit finds its AU evicted.
+        let mut order = set.to_vec();
+        order.sort_by_key(|r| last(self, r));
+        let mut next = order.into_iter().cycle();
         let mut lat = Vec::new();
         loop {
             let aus: Vec<u64> = next.by_ref().take((SLOT_BATCH / VISIT_WRITES) as usize).collect();
-            let Some(ns) = self.write_within(t, &aus, &mut spent)? else {
-                return Ok(None);
-            };
+            let (ns, within) = self.write_within(t, &aus, &mut spent)?;
             lat.extend(ns);
             let share = Share::of(&lat, self.threshold);
             match share.overflows() {
@@ -224,6 +264,7 @@ impl<'a> SlotWriter<'a> {
                         share,
                     }));
                 }
+                None if !within => return Ok(None),
                 None if lat.len() >= SLOT_MOST as usize => {
                     return Ok(Some(Decision {
                         overflows: share.slow > SPLIT,
@@ -237,26 +278,29 @@ impl<'a> SlotWriter<'a> {
     }
 
     /// [`SlotWriter::write`] a few visits at a time, adding their time to
-    /// `spent`; None as soon as the set's budget or the step's is used up
-    /// (past a card's limit every visit merges an AU: 20 visits to 128 MiB
-    /// AUs behind a slow host are minutes, so the budget is looked at
-    /// between every [`WITHIN_VISITS`] visits, not once per cycle).
+    /// `spent`: the latencies, and false if the set's budget or the step's
+    /// was used up before the last visit (past a card's limit every visit
+    /// merges an AU: 20 visits to 128 MiB AUs behind a slow host are
+    /// minutes, so the budget is looked at between every [`WITHIN_VISITS`]
+    /// visits, not once per cycle). What was written still counts: a batch
+    /// that took the budget may have decided its set (four merges of 128 MiB
+    /// AUs are a minute, and decide an overflowing set).
     fn write_within(
         &mut self,
         t: &mut dyn Target,
         visits: &[u64],
         spent: &mut f64,
-    ) -> Result<Option<Vec<f64>>, MeasureError> {
+    ) -> Result<(Vec<f64>, bool), MeasureError> {
         let mut lat = Vec::with_capacity(visits.len() * VISIT_WRITES as usize);
         for group in visits.chunks(WITHIN_VISITS) {
             let ns = self.write(t, group)?;
             *spent += ns.iter().sum::<f64>();
             lat.extend(ns);
             if *spent > SLOT_BUDGET_NS || self.out_of_time(t) {
-                return Ok(None);
+                return Ok((lat, false));
             }
         }
-        Ok(Some(lat))
+        Ok((lat, true))
     }
 
     /// One write of [`VISIT_WRITES`] chunks per AU visited, each below the
@@ -272,6 +316,8 @@ impl<'a> SlotWriter<'a> {
                 let k = self.visits.entry(region).or_default();
                 let off = (self.place)(region, *k);
                 *k += 1;
+                self.clock += 1;
+                self.last.insert(region, self.clock);
                 off
             })
             .collect();

@@ -48,7 +48,22 @@ impl From<&args::WriteArgs> for Consent {
 fn listing(ranges: &[Range]) -> String {
     const HEAD: usize = 4;
     const TAIL: usize = 2;
-    let line = |r: &Range| format!("  bytes {}..{} ({})", r.offset, r.end(), Iec(r.len));
+    // Ranges that touch (bench's area in pieces) as one line each run.
+    let mut runs: Vec<(Range, usize)> = Vec::new();
+    for r in ranges {
+        match runs.last_mut() {
+            Some((last, n)) if last.end() == r.offset => {
+                last.len += r.len;
+                *n += 1;
+            }
+            _ => runs.push((*r, 1)),
+        }
+    }
+    let line = |(r, n): &(Range, usize)| match n {
+        1 => format!("  bytes {}..{} ({})", r.offset, r.end(), Iec(r.len)),
+        n => format!("  bytes {}..{} ({}, in {n} pieces)", r.offset, r.end(), Iec(r.len)),
+    };
+    let ranges = &runs[..];
     if ranges.len() <= HEAD + TAIL + 1 {
         return ranges.iter().map(line).collect::<Vec<_>>().join("\n");
     }

@@ -33,6 +33,9 @@ pub struct PreservingTarget<'a> {
     /// times writes, not contents) leaves nothing to restore there.
     changed: BTreeSet<u64>,
     bytes_written: u64,
+    /// Device time the journal's reads took through `inner` (see
+    /// [`Target::own_time_ns`]).
+    own_ns: u64,
     /// Originals kept in memory ([`PreservingTarget::in_memory`]).
     in_memory: bool,
 }
@@ -103,6 +106,7 @@ impl<'a> PreservingTarget<'a> {
             originals: BTreeMap::new(),
             changed: BTreeSet::new(),
             bytes_written: 0,
+            own_ns: 0,
             in_memory: false,
         })
     }
@@ -124,11 +128,25 @@ impl<'a> PreservingTarget<'a> {
         &self.ranges
     }
 
-    /// The declared range holding a write, by binary search (ranges are
-    /// sorted and disjoint).
-    fn range_of(&self, offset: u64, len: u64) -> Option<usize> {
-        let i = self.ranges.partition_point(|r| r.end() <= offset);
-        (i < self.ranges.len() && self.ranges[i].contains(offset, len)).then_some(i)
+    /// The declared ranges a write covers, by binary search (ranges are
+    /// sorted and disjoint; a write may run on across ranges that touch),
+    /// or None when any of its bytes lies outside them.
+    fn ranges_of(&self, offset: u64, len: u64) -> Option<std::ops::Range<usize>> {
+        let first = self.ranges.partition_point(|r| r.end() <= offset);
+        let end = offset.checked_add(len)?;
+        if len == 0 {
+            return self
+                .ranges
+                .get(first)
+                .filter(|r| r.contains(offset, 0))
+                .map(|_| first..first);
+        }
+        let (mut i, mut covered) = (first, offset);
+        while i < self.ranges.len() && self.ranges[i].offset <= covered && covered < end {
+            covered = self.ranges[i].end();
+            i += 1;
+        }
+        (covered >= end).then_some(first..i)
     }
 
     /// Copy range `i`'s original bytes into the journal, read through the
@@ -298,14 +316,16 @@ impl Target for PreservingTarget<'_> {
         let mut bytes = 0;
         let mut first = Vec::new();
         for r in requests.iter().filter(|r| r.op == Op::Write) {
-            let Some(i) = self.range_of(r.offset, r.len.into()) else {
+            let Some(covered) = self.ranges_of(r.offset, r.len.into()) else {
                 return Err(TargetError::Undeclared {
                     offset: r.offset,
                     len: r.len.into(),
                 });
             };
-            if !self.touched[i] && !first.contains(&i) {
-                first.push(i);
+            for i in covered {
+                if !self.touched[i] && !first.contains(&i) {
+                    first.push(i);
+                }
             }
             bytes += u64::from(r.len);
         }
@@ -315,9 +335,11 @@ impl Target for PreservingTarget<'_> {
             return Err(TargetError::Interrupted { signal });
         }
         if !first.is_empty() {
+            let before = self.inner.device_time_ns();
             for &i in &first {
                 self.journal_range(i).map_err(journal_error)?;
             }
+            self.own_ns += self.inner.device_time_ns().saturating_sub(before);
             if let Some(w) = self.journal.as_mut() {
                 w.commit().map_err(journal_error)?;
             }
@@ -341,6 +363,10 @@ impl Target for PreservingTarget<'_> {
 
     fn device_time_ns(&self) -> u64 {
         self.inner.device_time_ns()
+    }
+
+    fn own_time_ns(&self) -> u64 {
+        self.own_ns + self.inner.own_time_ns()
     }
 
     fn sync(&mut self) -> Result<(), TargetError> {
@@ -376,6 +402,39 @@ mod tests {
         let mut buf = AlignedBuf::new(len as usize);
         t.run(&[Request::read(off, len as u32, 0)], 1, &mut buf).unwrap();
         buf.as_slice().to_vec()
+    }
+
+    #[test]
+    fn ranges_that_touch_stay_apart_and_a_write_may_run_across_them() {
+        let mut t = SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap();
+        fill(&mut t, 0, 4 << 20, 0x33);
+        let r = |offset: u64| Range { offset, len: 1 << 20 };
+        // Three pieces that touch, and one past a gap.
+        let ranges =
+            crate::safety::ranges::normalize(vec![r(0), r(1 << 20), r(2 << 20), r(4 << 20)], 64 << 20, 512).unwrap();
+        assert_eq!(ranges.len(), 4, "touching pieces are not merged");
+        let mut p = PreservingTarget::in_memory(Box::new(t), ranges).unwrap();
+        let mut buf = AlignedBuf::new(8192);
+        buf.as_mut_slice().fill(0xee);
+        // Across the first two pieces: both journalled, the third not.
+        p.run(&[Request::write((1 << 20) - 4096, 8192, 0)], 1, &mut buf)
+            .unwrap();
+        assert_eq!(p.touched, [true, true, false, false]);
+        // Across the gap between the third piece and the fourth: refused.
+        assert!(matches!(
+            p.run(&[Request::write((3 << 20) - 4096, 8192, 0)], 1, &mut buf),
+            Err(TargetError::Undeclared { .. })
+        ));
+        assert_eq!(
+            p.touched,
+            [true, true, false, false],
+            "nothing journalled for a refused write"
+        );
+        let (mut t, out) = p.finish();
+        let out = out.unwrap();
+        assert_eq!(out.ranges_touched, 2);
+        assert_eq!(out.bytes_restored, 2 << 20, "the two chunks the write changed");
+        assert!(read(t.as_mut(), 0, 4 << 20).iter().all(|&b| b == 0x33));
     }
 
     #[test]

@@ -144,6 +144,14 @@ pub trait Target {
     /// Time the device has spent on requests so far (virtual for a simulation).
     fn device_time_ns(&self) -> u64;
 
+    /// The part of [`Target::device_time_ns`] a wrapping layer spent on
+    /// its own requests, not the caller's: the preservation journal's reads
+    /// of originals through this target. A test that times its requests
+    /// takes it out (bench: a piece journalled mid-test is not throughput).
+    fn own_time_ns(&self) -> u64 {
+        0
+    }
+
     /// Make completed writes durable (a power cut after this loses nothing). A
     /// simulation has nothing to flush.
     fn sync(&mut self) -> Result<(), TargetError> {
@@ -195,6 +203,10 @@ macro_rules! forward_target {
 
             fn device_time_ns(&self) -> u64 {
                 (**self).device_time_ns()
+            }
+
+            fn own_time_ns(&self) -> u64 {
+                (**self).own_time_ns()
             }
 
             fn sync(&mut self) -> Result<(), TargetError> {

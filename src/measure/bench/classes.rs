@@ -205,6 +205,11 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     CLASSES.iter().map(|c| c.name)
 }
 
+/// The classes that need random-write IOPS (the application classes).
+pub fn with_random_writes() -> impl Iterator<Item = &'static str> {
+    CLASSES.iter().filter(|c| c.write_iops.is_some()).map(|c| c.name)
+}
+
 /// What the verdicts do not reproduce, for every output that shows them.
 pub const CAVEAT: &str = "measured here, not certified: the SD Association's conditions (a preconditioned card, \
      its recording-unit write sequence, and for A2 a host with command queueing and cache) are not reproduced";

@@ -51,6 +51,9 @@ impl Registered for Entry {
                 wrap(&format!("no SD class verdicts: the target is {why}"), "", "")
             );
         }
+        for n in &r.notes {
+            let _ = writeln!(o, "{}", wrap(n, "note: ", "      "));
+        }
         if r.classes.is_empty() {
             return;
         }

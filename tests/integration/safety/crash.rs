@@ -86,7 +86,7 @@ fn seeded_crashes(engine: &str, trials: u32) {
     let before = sha(&dev.path);
     let jdir = dir.path().join("j");
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    // With the extra range the declared bytes merge into 1M..10M: records
+    // With the extra range (overlapping both) the declared bytes merge into 1M..10M: records
     // 1-9, commit 10-11, 2 passes x 9 writes (12-29), restore batches of 8
     // and 1 records (30, 31), deletion (32); 33 means no crash at all.
     let (mut torn, mut restore_crashes) = (0, 0);
@@ -95,7 +95,7 @@ fn seeded_crashes(engine: &str, trials: u32) {
         let out = write_pattern(
             dev.as_str(),
             &jdir,
-            &["--passes", "2", "--range", "3M+6M", "--engine", engine],
+            &["--passes", "2", "--range", "2M+8M", "--engine", engine],
         )
         .env("FLASHLAB_CRASH_AT", at.to_string())
         .output()
