@@ -305,7 +305,7 @@ fn writing_steps(
     // confident align spares (on the generator's hard family au then
     // changed no verdict).
     if given.is_none() && a.confidence < crate::measure::CONFIDENT && at.plan(&d).is_ok() {
-        shares.give(r, 6);
+        shares.give(r, 4);
         au_found = Some(r.run(&at)?);
     }
     // The user's erase size stands (they know the card, or its datasheet).

@@ -116,6 +116,11 @@ pub struct SlotWriter<'a> {
     budget: Option<(u64, u64)>,
     /// The step's budget ended a set: its device-seconds so far.
     pub out_of_time_s: Option<f64>,
+    /// With [`SlotWriter::cautious`], the most device time a decided set
+    /// has taken: a set is not started with less of the budget left (past
+    /// the limit, a set of 128 MiB AUs behind a slow host is a minute, and
+    /// one started near the end of the budget overran it by that much).
+    dearest_ns: Option<u64>,
 }
 
 /// What [`SlotWriter::decide`] made of a set.
@@ -165,6 +170,7 @@ impl<'a> SlotWriter<'a> {
             seen: BTreeMap::new(),
             budget: None,
             out_of_time_s: None,
+            dearest_ns: None,
         };
         let lat = w.write(t, &[alone; 1 + (SLOT_BATCH / VISIT_WRITES) as usize])?;
         w.threshold = 2.0 * median(&lat[VISIT_WRITES as usize..]);
@@ -175,6 +181,14 @@ impl<'a> SlotWriter<'a> {
     /// Keep to a step's budget of `budget_ns` from device time `started_ns`.
     pub fn with_budget(mut self, started_ns: u64, budget_ns: u64) -> Self {
         self.budget = Some((started_ns, budget_ns));
+        self
+    }
+
+    /// Start no set with less of the step's budget left than the dearest
+    /// set so far took (au: its bisection has no cheap sets to finish
+    /// with; fat's last sets are cheap as often as not, and it goes on).
+    pub fn cautious(mut self) -> Self {
+        self.dearest_ns = Some(0);
         self
     }
 
@@ -195,12 +209,18 @@ impl<'a> SlotWriter<'a> {
 
     /// Past the step's budget (noted in [`SlotWriter::out_of_time_s`]).
     fn out_of_time(&mut self, t: &dyn Target) -> bool {
+        self.out_of_time_with(t, 0)
+    }
+
+    /// Past the step's budget, or within `need` ns of it.
+    fn out_of_time_with(&mut self, t: &dyn Target, need: u64) -> bool {
         let Some((start, ns)) = self.budget else { return false };
         let spent = t.device_time_ns().saturating_sub(start);
-        if spent >= ns {
+        let out = spent.saturating_add(need) >= ns;
+        if out {
             self.out_of_time_s = Some(spent as f64 / 1e9);
         }
-        spent >= ns
+        out
     }
 
     /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit,
@@ -218,7 +238,14 @@ impl<'a> SlotWriter<'a> {
     /// which past the limit costs a merge of a whole AU per region (17
     /// merges of 64 MiB AUs were a minute of device time per set).
     pub fn decide(&mut self, t: &mut dyn Target, set: &[u64]) -> Result<Option<Decision>, MeasureError> {
+        if self.out_of_time_with(t, self.dearest_ns.unwrap_or(0)) {
+            return Ok(None);
+        }
+        let started = t.device_time_ns();
         let decided = self.decide_in_order(t, set)?;
+        if let Some(d) = &mut self.dearest_ns {
+            *d = (*d).max(t.device_time_ns().saturating_sub(started));
+        }
         self.warm = match &decided {
             Some(d) if !d.overflows => set.to_vec(),
             _ => Vec::new(),

@@ -188,7 +188,9 @@ pub fn run(
     let base = pair_base(&o);
     let place = |region: u64, k: u64| place(&o, region, k);
     let started = t.device_time_ns();
-    let mut w = SlotWriter::new(t, &place, chunk(&o), regions[0])?.with_budget(started, budget_ns);
+    let mut w = SlotWriter::new(t, &place, chunk(&o), regions[0])?
+        .with_budget(started, budget_ns)
+        .cautious();
     let mut out = AuResult {
         not_flash: None,
         erase_size_bytes: None,
