@@ -124,11 +124,20 @@ pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
 
 pub fn decode(kind: RegisterKind, hex: &str, mmc: bool) -> CliResult<RunDocument> {
     let family = if mmc { Family::Mmc } else { Family::Sd };
-    let decoded = registers::decode(kind, family, hex).map_err(|e| {
+    let bad = |e: registers::RegisterError| {
         CliError::usage(format!("cannot decode {}: {e}", kind.name())).hint(
             "paste the register as sysfs shows it (e.g. `cat /sys/block/mmcblk0/device/cid`); --mmc selects the MMC/eMMC layout for CID/CSD",
         )
-    })?;
+    };
+    let bytes = registers::hex::parse_register(hex, kind.name(), kind.byte_len()).map_err(|e| bad(e.into()))?;
+    let mut decoded = registers::decode_bytes(kind, family, &bytes).map_err(bad)?;
+    if let Some(note) = registers::mistaken_for(kind, family, &bytes, &decoded) {
+        match &mut decoded {
+            registers::Decoded::Cid(c) => c.notes.insert(0, note),
+            registers::Decoded::Csd(c) => c.notes.insert(0, note),
+            registers::Decoded::Scr(_) | registers::Decoded::Ssr(_) => {}
+        }
+    }
     let mut doc = RunDocument::new("decode", None);
     doc.body = Body::Decode(DecodeBody {
         register: kind.name().to_ascii_lowercase(),

@@ -24,6 +24,18 @@ pub struct MmcInfo {
     pub notes: Vec<String>,
 }
 
+impl MmcInfo {
+    /// Where the kernel's preferred erase size came from, in words
+    /// (`preferred_erase_size_source` is the JSON's stable name for it).
+    pub fn erase_size_source_words(&self) -> &'static str {
+        match self.preferred_erase_size_source.as_str() {
+            "ssr_au" => "from the card's SSR",
+            "kernel_capacity_guess" => "the kernel's guess from the capacity",
+            _ => "source unknown",
+        }
+    }
+}
+
 /// Raw register bytes and kernel attributes, from sysfs or a simulated card.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MmcRaw {

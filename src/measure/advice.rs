@@ -151,8 +151,8 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         out.push(say(
             "kernel_erase_guess",
             format!(
-                "sysfs preferred_erase_size ({}) is only the kernel's guess from the capacity (the card states \
-                 no AU): partitioning tools that read it may align to the wrong size",
+                "the kernel's preferred erase size ({}, sysfs preferred_erase_size) is only its guess from the \
+                 capacity (the card states no AU): partitioning tools that read it may align to the wrong size",
                 Iec(bytes)
             ),
         ));
@@ -423,7 +423,7 @@ mod tests {
             Some(4 << 20),
             None,
             vec![Reference {
-                source: "ssr_au_size".into(),
+                source: "the card's SSR AU size".into(),
                 bytes: 8 << 20,
                 agrees: Some(false),
             }],
@@ -471,7 +471,11 @@ mod tests {
         );
         assert!(out[1].text.contains("stride=1,"), "unknown page: stride 1");
         assert!(out[2].text.contains("mkfs.f2fs -s 2"), "4 MiB: two 2 MiB segments");
-        assert!(out[3].text.contains("ssr_au_size says 8 MiB, but the reads show 4 MiB"));
+        assert!(
+            out[3]
+                .text
+                .contains("the card's SSR AU size says 8 MiB, but the reads show 4 MiB")
+        );
         assert!(out[4].text.starts_with("only 3 AUs"));
         assert!(out[6].text.contains("first 8 MiB (2 AUs)"));
         let good = OpenAuResult {

@@ -74,6 +74,63 @@ pub fn decode(kind: RegisterKind, family: Family, text: &str) -> Result<Decoded,
     decode_bytes(kind, family, &bytes)
 }
 
+/// Whether a decoded CID or CSD reads like one (the fields the
+/// specifications fix or bound hold); `None` for SCR and SSR. A CID pasted
+/// as a CSD (both are 16 bytes) decodes without error into nonsense: a
+/// CSD version 1.0 whose READ_BL_LEN is 3, a capacity of kilobytes.
+pub fn plausible(d: &Decoded) -> Option<bool> {
+    match d {
+        Decoded::Csd(c) => Some(
+            c.csd_structure < 3
+                && (9..=11).contains(&c.read_bl_len)
+                && c.write_bl_len == c.read_bl_len
+                && c.capacity_bytes.is_some_and(|b| b >= 1 << 20),
+        ),
+        Decoded::Cid(c) => Some(
+            !c.product_name.is_empty()
+                && c.product_name
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || " -_.".contains(ch))
+                && (1..=12).contains(&c.manufacture_month),
+        ),
+        Decoded::Scr(_) | Decoded::Ssr(_) => None,
+    }
+}
+
+/// When `d` (decoded as `kind`) is implausible but its bytes read well as
+/// the other 16-byte register, a note saying so.
+pub fn mistaken_for(kind: RegisterKind, family: Family, bytes: &[u8], d: &Decoded) -> Option<String> {
+    let other = match kind {
+        RegisterKind::Cid => RegisterKind::Csd,
+        RegisterKind::Csd => RegisterKind::Cid,
+        RegisterKind::Scr | RegisterKind::Ssr => return None,
+    };
+    if plausible(d) != Some(false) {
+        return None;
+    }
+    let o = decode_bytes(other, family, bytes).ok()?;
+    if plausible(&o) != Some(true) {
+        return None;
+    }
+    let what = match &o {
+        Decoded::Cid(c) => format!(
+            "{} {} made {}-{:02}",
+            c.manufacturer_name.as_deref().unwrap_or("a card"),
+            c.product_name,
+            c.manufacture_year,
+            c.manufacture_month
+        ),
+        Decoded::Csd(c) => format!("CSD {} of {} bytes", c.version, c.capacity_bytes.unwrap_or(0)),
+        _ => return None,
+    };
+    Some(format!(
+        "these bytes do not read as a {k} but do as a {o} ({what}): was it `flashlab decode {ol} ...`?",
+        k = kind.name(),
+        o = other.name(),
+        ol = other.name().to_ascii_lowercase()
+    ))
+}
+
 /// Decode register bytes already of the right length.
 pub fn decode_bytes(kind: RegisterKind, family: Family, bytes: &[u8]) -> Result<Decoded, RegisterError> {
     let wrong = || hex::HexError::WrongLength {
@@ -90,4 +147,40 @@ pub fn decode_bytes(kind: RegisterKind, family: Family, bytes: &[u8]) -> Result<
         (RegisterKind::Ssr, Family::Sd) => Decoded::Ssr(ssr::decode(bytes.try_into().map_err(|_| wrong())?)),
         (RegisterKind::Scr | RegisterKind::Ssr, Family::Mmc) => return Err(RegisterError::NotMmc(kind.name())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Kingston SA04G's CID and a 16 GB SDHC's CSD (tests/integration/decode.rs).
+    const CID: &str = "02544d5341303447113533890900d371";
+    const CSD: &str = "400e00325b59000076b27f800a404000";
+
+    fn both(kind: RegisterKind, text: &str) -> (Decoded, Option<String>) {
+        let bytes = hex::parse_register(text, kind.name(), 16).unwrap();
+        let d = decode_bytes(kind, Family::Sd, &bytes).unwrap();
+        let note = mistaken_for(kind, Family::Sd, &bytes, &d);
+        (d, note)
+    }
+
+    #[test]
+    fn a_cid_given_as_a_csd_and_a_csd_given_as_a_cid_are_named() {
+        let (d, note) = both(RegisterKind::Cid, CID);
+        assert_eq!(plausible(&d), Some(true));
+        assert_eq!(note, None);
+        let (d, note) = both(RegisterKind::Csd, CSD);
+        assert_eq!(plausible(&d), Some(true));
+        assert_eq!(note, None);
+        let (d, note) = both(RegisterKind::Csd, CID);
+        assert_eq!(plausible(&d), Some(false));
+        let note = note.unwrap();
+        assert!(
+            note.contains("do as a CID (Toshiba/Kingston/Viking SA04G made 2013-03)"),
+            "{note}"
+        );
+        assert!(note.contains("`flashlab decode cid ...`"), "{note}");
+        let (_, note) = both(RegisterKind::Cid, CSD);
+        assert!(note.unwrap().contains("do as a CSD (CSD 2.0 of 15931539456 bytes)"));
+    }
 }

@@ -446,11 +446,11 @@ impl Session for Runner {
         let mut out = Vec::new();
         if let Some(m) = &info.mmc {
             if let Some(au) = m.ssr.as_ref().and_then(|s| s.au_size_bytes) {
-                out.push(("ssr_au_size".to_string(), au));
+                out.push(("the card's SSR AU size".to_string(), au));
             }
             if let Some(p) = m.preferred_erase_size_bytes {
                 out.push((
-                    format!("sysfs preferred_erase_size ({})", m.preferred_erase_size_source),
+                    format!("the kernel's preferred erase size ({})", m.erase_size_source_words()),
                     p,
                 ));
             }

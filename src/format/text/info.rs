@@ -10,6 +10,32 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or("-".into(), ToString::to_string)
 }
 
+/// A byte count the block layer reports, with its unit; 0 is how the
+/// kernel says "not reported" (optimal_io_size of most disks).
+fn io_bytes(v: Option<u64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(0) => "not reported".into(),
+        Some(b) if b < 1024 => format!("{b} bytes"),
+        Some(b) => format!("{b} bytes ({})", Iec(b)),
+    }
+}
+
+/// The kernel's rotational flag, and what it is worth: a loop device
+/// and many USB card readers report a disk whatever the medium.
+fn rotational(v: Option<bool>, transport: &str) -> String {
+    match (v, transport) {
+        (None, _) => "-".into(),
+        (Some(_), "sim") => "no (a simulated card)".into(),
+        (Some(r), "loop") => format!(
+            "{} (the kernel's queue flag; a loop device says nothing of its medium)",
+            if r { "yes" } else { "no" }
+        ),
+        (Some(true), _) => "yes (the kernel's queue flag: a disk, or a reader that does not say)".into(),
+        (Some(false), _) => "no (the kernel's queue flag: solid-state)".into(),
+    }
+}
+
 /// The card in one paragraph: who made it, when, what it says of itself.
 fn card_summary(i: &DeviceInfo) -> Option<String> {
     let m = i.mmc.as_ref()?;
@@ -33,10 +59,21 @@ fn card_summary(i: &DeviceInfo) -> Option<String> {
         parts.push(format!(
             "kernel erase size {} ({})",
             Iec(p),
-            m.preferred_erase_size_source
+            m.erase_size_source_words()
         ));
     }
     Some(parts.join("; "))
+}
+
+/// The block layer's serial, or the card's CID serial where the kernel
+/// gives none (the summary line above shows the CID's: the two must not
+/// seem to disagree).
+fn serial(i: &DeviceInfo) -> String {
+    match (&i.serial, i.mmc.as_ref().and_then(|m| m.cid.as_ref())) {
+        (Some(s), _) => s.clone(),
+        (None, Some(c)) => format!("{} (the card's CID)", c.serial_hex),
+        (None, None) => "-".into(),
+    }
 }
 
 /// The summary and the notes that matter first, then the block layer;
@@ -92,14 +129,14 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
         ),
         (
             "minimum / optimal I/O".into(),
-            format!("{} / {}", opt(&i.minimum_io_size), opt(&i.optimal_io_size)),
+            format!("{} / {}", io_bytes(i.minimum_io_size), io_bytes(i.optimal_io_size)),
         ),
-        ("discard granularity".into(), opt(&i.discard_granularity)),
-        ("rotational".into(), opt(&i.rotational)),
-        ("read-only".into(), i.read_only.to_string()),
+        ("discard granularity".into(), io_bytes(i.discard_granularity)),
+        ("rotational".into(), rotational(i.rotational, &i.transport)),
+        ("read-only".into(), if i.read_only { "yes" } else { "no" }.into()),
         ("model".into(), opt(&i.model)),
         ("vendor".into(), opt(&i.vendor)),
-        ("serial".into(), opt(&i.serial)),
+        ("serial".into(), serial(i)),
         ("firmware".into(), opt(&i.firmware)),
     ];
     if let Some(p) = &i.parent {
@@ -159,12 +196,44 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
             .into_iter()
             .filter_map(|(n, p)| p.then_some(n))
             .collect();
-            let _ = writeln!(
-                o,
+            let line = format!(
                 "{} card registers decoded ({}): `flashlab info --registers` lists every field",
                 mmc.card_type,
                 present.join(", ")
             );
+            let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table_of(i: &DeviceInfo) -> String {
+        let mut o = String::new();
+        info(&mut o, i, false);
+        o
+    }
+
+    #[test]
+    fn sizes_have_units_flags_say_what_they_are_worth_and_the_serial_agrees() {
+        let mut i = DeviceInfo::new("/dev/loop7", 64 << 20, 512, 512, "loop");
+        i.minimum_io_size = Some(512);
+        i.optimal_io_size = Some(0);
+        i.discard_granularity = Some(4096);
+        i.rotational = Some(true);
+        let o = table_of(&i);
+        assert!(o.contains("512 bytes / not reported"), "{o}");
+        assert!(o.contains("4096 bytes (4 KiB)"), "{o}");
+        assert!(o.contains("yes (the kernel's queue flag; a loop device says"), "{o}");
+        // The simulated card: the CID's serial in the table as in the line above it.
+        let sim = crate::sim::SimTarget::from_spec("sim:demo").unwrap().device_info();
+        let o = table_of(&sim);
+        assert!(o.contains("serial 0xa1b2c3d4"), "{o}");
+        assert!(o.contains("0xa1b2c3d4 (the card's CID)"), "{o}");
+        assert!(o.contains("kernel erase size 4 MiB (from the card's SSR)"), "{o}");
+        assert!(!o.contains("ssr_au"), "{o}");
+        assert!(o.lines().all(|l| l.chars().count() <= 80), "{o}");
     }
 }

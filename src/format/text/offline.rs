@@ -125,8 +125,62 @@ pub fn sim_reproduce(o: &mut String, reports: &[Report], total: Option<(usize, u
     }
 }
 
+/// What a person wants of a register first, in units, then its notes,
+/// then every field as the specification names it.
 pub fn decode(o: &mut String, d: &DecodeBody) {
+    use crate::registers::Decoded;
     let _ = writeln!(o, "{} ({} layout)", d.register.to_ascii_uppercase(), d.layout);
+    let (headline, notes): (Vec<String>, &[String]) = match &d.decoded {
+        Decoded::Csd(c) => (
+            [
+                c.capacity_bytes.map(|b| format!("capacity {} ({b} bytes)", Iec(b))),
+                Some(format!("CSD version {}", c.version)),
+                c.erase_unit_bytes.map(|b| format!("erase unit {}", Iec(b))),
+                Some(format!(
+                    "bus up to {} Mbit/s (TRAN_SPEED)",
+                    c.tran_speed_bits_per_sec / 1_000_000
+                )),
+                Some(format!("read access {} (TAAC)", crate::units::duration_ns(c.taac_ns))),
+                Some(format!(
+                    "writes {}x slower than reads (R2W_FACTOR)",
+                    1u32 << c.r2w_factor.min(7)
+                )),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            &c.notes,
+        ),
+        Decoded::Cid(c) => (
+            vec![format!(
+                "{} {} rev {}, serial {}, made {}-{:02}",
+                c.manufacturer_name
+                    .clone()
+                    .unwrap_or_else(|| format!("manufacturer 0x{:02x}", c.manufacturer_id)),
+                c.product_name,
+                c.product_revision,
+                c.serial_hex,
+                c.manufacture_year,
+                c.manufacture_month
+            )],
+            &c.notes,
+        ),
+        Decoded::Scr(_) | Decoded::Ssr(_) => (Vec::new(), &[]),
+    };
+    let note = |o: &mut String, n: &String| {
+        let _ = writeln!(o, "{}", crate::console::wrap(n, "note: ", "      "));
+    };
+    // Bytes that are not this register: say so before its nonsense.
+    let mistaken = crate::registers::plausible(&d.decoded) == Some(false);
+    if mistaken {
+        notes.iter().for_each(|n| note(o, n));
+    }
+    if !headline.is_empty() {
+        let _ = writeln!(o, "{}", crate::console::wrap(&headline.join("; "), "  ", "  "));
+    }
+    if !mistaken {
+        notes.iter().for_each(|n| note(o, n));
+    }
     let fields = serde_json::to_value(&d.decoded).unwrap_or_default();
     let _ = writeln!(o, "{}", table::json_fields(&fields));
 }
