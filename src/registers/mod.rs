@@ -121,7 +121,7 @@ pub fn mistaken_for(kind: RegisterKind, family: Family, bytes: &[u8], d: &Decode
             c.manufacture_month
         ),
         Decoded::Csd(c) => format!("CSD {} of {} bytes", c.version, c.capacity_bytes.unwrap_or(0)),
-        _ => return None,
+        Decoded::Scr(_) | Decoded::Ssr(_) => return None,
     };
     Some(format!(
         "these bytes do not read as a {k} but do as a {o} ({what}): was it `flashlab decode {ol} ...`?",
