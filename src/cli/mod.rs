@@ -46,7 +46,27 @@ impl From<Register> for RegisterKind {
 
 /// What flash storage really is and how it really behaves.
 #[derive(Debug, Parser)]
-#[command(name = "flashlab", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "flashlab",
+    version,
+    about,
+    long_about = "What flash storage really is and how it really behaves: SD and microSD cards, eMMC, \
+CompactFlash, USB sticks and SSDs, identified down to their SD/MMC registers and measured: erase-block (AU) \
+and page size from read latencies, how many AUs stay open for writes, the FAT-optimised area, throughput \
+and latency as fio measures them, SD class verdicts, and fake capacity as f3probe finds it.\n\n\
+Nothing is written without --write, and what a writing step overwrites is journalled first, restored and \
+read back after it, also after a crash (`flashlab restore`). Every verdict carries a confidence that means \
+what it says: a file, a loop device or a noisy reader gets no confident geometry. Every writing step has a \
+budget of device time (--budget) and says \"unsure\" when it ends before the answer.\n\n\
+Without a target, commands measure sim:demo, a simulated card; `flashlab sim list` names the others. Runs \
+are saved in a results store (SQLite) for `flashlab results` and `flashlab report`.",
+    after_help = "Examples:
+  flashlab probe                      the built-in simulated card, every step
+  sudo flashlab info /dev/mmcblk0     what the card says of itself (read-only)
+  sudo flashlab probe /dev/mmcblk0 --write --html card.html
+  flashlab results list",
+    propagate_version = true
+)]
 pub struct Cli {
     /// Print exactly one JSON document on stdout and nothing else there.
     #[arg(long, global = true)]
@@ -226,9 +246,20 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// The manual page (roff), on stdout.
-    #[command(after_help = "Examples:\n  flashlab man > /usr/local/share/man/man1/flashlab.1 && man flashlab")]
-    Man,
+    /// The manual pages (roff): flashlab(1) on stdout, one command's page, or
+    /// every page into a directory.
+    #[command(after_help = "Examples:
+  sudo mkdir -p /usr/local/share/man/man1
+  sudo flashlab man --dir /usr/local/share/man/man1 && man flashlab-probe
+  flashlab man probe | man -l -")]
+    Man {
+        /// One command's page (flashlab-probe(1) for `probe`; `results list` for a nested one)
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+        /// Write flashlab.1 and a page per command (flashlab-probe.1 ...) into DIR
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Internal workloads for testing the write path (not a stable interface).
     #[command(hide = true)]
     Debug {
@@ -372,7 +403,7 @@ impl Command {
                 source: ImportSource::Flashbench { .. },
             } => "import flashbench",
             Command::Completions { .. } => "completions",
-            Command::Man => "man",
+            Command::Man { .. } => "man",
         }
     }
 }
@@ -741,7 +772,7 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
         })?,
         // They print a script and a manual page, never a JSON document
         // (issue 26: --json printed roff).
-        Command::Completions { .. } | Command::Man if json => {
+        Command::Completions { .. } | Command::Man { .. } if json => {
             return Err(crate::error::CliError::usage(
                 "man and completions print a manual page or a shell script, not JSON".to_string(),
             )
@@ -753,14 +784,7 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             clap_complete::generate(shell, &mut Cli::command(), "flashlab", &mut out);
             return Ok(Output::Raw(String::from_utf8_lossy(&out).into_owned()));
         }
-        Command::Man => {
-            use clap::CommandFactory;
-            let mut out = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut out)
-                .map_err(|e| crate::error::CliError::failed(format!("cannot render the manual: {e}")))?;
-            return Ok(Output::Raw(String::from_utf8_lossy(&out).into_owned()));
-        }
+        Command::Man { command, dir } => return man(&command, dir.as_deref()),
         Command::Decode { register, hex, mmc } => offline::decode(register.into(), &hex.join(" "), mmc)?,
         Command::Restore {
             what,
@@ -788,4 +812,102 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
         )?,
     };
     Ok(Output::Doc(Box::new(doc)))
+}
+
+/// Every page's command: flashlab itself, then each visible command and
+/// its own commands, named as the pages cite each other (flashlab-probe,
+/// flashlab-results-list).
+/// (page name, the command as typed, the command).
+type Page = (String, String, clap::Command);
+
+fn man_pages() -> Vec<Page> {
+    use clap::CommandFactory;
+    fn walk(prefix: &str, typed: &str, c: &clap::Command, out: &mut Vec<Page>) {
+        for sub in c
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
+            let name = format!("{prefix}-{}", sub.get_name());
+            let typed = format!("{typed} {}", sub.get_name());
+            // The page's title and its citations of its own commands
+            // (clap_mangen names them display name, dash, command); the
+            // synopsis as typed.
+            let page = sub
+                .clone()
+                .display_name(name.clone())
+                .bin_name(typed.clone())
+                .version(env!("CARGO_PKG_VERSION"))
+                .disable_help_subcommand(true);
+            out.push((name.clone(), typed.clone(), page));
+            walk(&name, &typed, sub, out);
+        }
+    }
+    // No page for clap's `help` command, so none cited.
+    let top = Cli::command().disable_help_subcommand(true);
+    let mut out = vec![("flashlab".to_string(), "flashlab".to_string(), top.clone())];
+    walk("flashlab", "flashlab", &top, &mut out);
+    out
+}
+
+fn render_man(c: clap::Command) -> CliResult<String> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(c)
+        .render(&mut out)
+        .map_err(|e| crate::error::CliError::failed(format!("cannot render the manual: {e}")))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `flashlab man [COMMAND...] [--dir DIR]`.
+fn man(command: &[String], dir: Option<&std::path::Path>) -> CliResult<Output> {
+    let pages = man_pages();
+    let Some(dir) = dir else {
+        let want = std::iter::once("flashlab")
+            .chain(command.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let Some((_, _, c)) = pages.iter().find(|(_, typed, _)| *typed == want) else {
+            let names: Vec<&str> = pages
+                .iter()
+                .filter_map(|(_, t, _)| t.strip_prefix("flashlab "))
+                .collect();
+            return Err(
+                crate::error::CliError::usage(format!("no manual page for `{}`", command.join(" ")))
+                    .hint(format!("pages: {}", names.join(", "))),
+            );
+        };
+        return Ok(Output::Raw(render_man(c.clone())?));
+    };
+    if !dir.is_dir() {
+        return Err(
+            crate::error::CliError::usage(format!("{} is not a directory", dir.display()))
+                .hint("create it first, as in `sudo mkdir -p /usr/local/share/man/man1`"),
+        );
+    }
+    // Every page checked before the first is written: all or none.
+    let files: Vec<(std::path::PathBuf, String)> = pages
+        .into_iter()
+        .map(|(n, _, c)| Ok((dir.join(format!("{n}.1")), render_man(c)?)))
+        .collect::<CliResult<_>>()?;
+    if let Some((p, what)) = files
+        .iter()
+        .find_map(|(p, _)| crate::files::not_a_regular_file(p).map(|w| (p, w)))
+    {
+        return Err(crate::error::CliError::usage(format!(
+            "{} is {what}; a manual page is written only as a regular file",
+            p.display()
+        ))
+        .hint("give a directory of manual pages, as /usr/local/share/man/man1"));
+    }
+    for (p, text) in &files {
+        crate::files::write_output(p, text.as_bytes()).map_err(|why| {
+            crate::error::CliError::usage(format!("cannot write {}: {why}", p.display()))
+                .hint("check the directory is writable (sudo for /usr/local/share/man)")
+        })?;
+    }
+    crate::errln!(
+        "wrote {} manual pages to {}; `man flashlab` lists them",
+        files.len(),
+        dir.display()
+    );
+    Ok(Output::Raw(String::new()))
 }

@@ -39,7 +39,14 @@ fn open(db: Option<&Path>) -> CliResult<Store> {
 
 pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
     let s = open(db)?;
-    let runs = s.list(device).map_err(error)?;
+    let mut runs = s.list(device).map_err(error)?;
+    for r in &mut runs {
+        // A run whose document does not read back is listed without one;
+        // `results show` names the fault.
+        if let Ok(d) = s.get(r.id) {
+            r.verdict = verdict(&d);
+        }
+    }
     let mut doc = RunDocument::new("results list", None);
     doc.body = Body::Listing(Listing {
         store: s.path().display().to_string(),
@@ -48,6 +55,41 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
     });
     doc.finish(None);
     Ok(doc)
+}
+
+/// A run's findings in a few words: the first two of its summary's
+/// verdicts, each up to its first parenthesis, and "read-only" where a
+/// writing step was skipped for want of --write (issue 26: a read-only and
+/// a --write probe of one device looked the same in the list).
+fn verdict(d: &RunDocument) -> String {
+    const FIRST: [&str; 6] = ["erase block", "capacity", "open AUs", "FAT area", "speeds", "classes"];
+    let summary = d.results.summary();
+    let mut parts: Vec<String> = FIRST
+        .iter()
+        .filter_map(|label| summary.iter().find(|(l, _)| l == label))
+        .take(2)
+        .map(|(l, v)| {
+            let short = v
+                .split(" (")
+                .next()
+                .unwrap_or(v)
+                .trim_end_matches(" as far as sampled")
+                .trim_end_matches([',', ';']);
+            match *l {
+                "erase block" => format!("AU {short}"),
+                l => format!("{l} {short}"),
+            }
+        })
+        .collect();
+    let read_only = d
+        .extras
+        .skipped
+        .get()
+        .is_some_and(|s| s.iter().any(|w| w.contains("--write")));
+    if read_only {
+        parts.push("read-only".into());
+    }
+    parts.join("; ")
 }
 
 /// A stored run, as its own command printed it.

@@ -52,10 +52,12 @@ fn layout(header: Option<&[&str]>, rows: &[Vec<&str>]) -> String {
     for row in rows {
         table.add_row(row.clone());
     }
+    // comfy-table counts a column's padding in its width: the longest
+    // word and a space either side ("sim:cf-simpletech-o|em" without them).
     for (i, w) in least.iter().enumerate() {
         if let Some(c) = table.column_mut(i) {
             c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
-                u16::try_from(*w).unwrap_or(u16::MAX),
+                u16::try_from(*w + 2).unwrap_or(u16::MAX),
             )));
         }
     }

@@ -21,6 +21,11 @@ pub struct RunRow {
     pub target: String,
     pub host: String,
     pub flashlab_version: String,
+    /// What the run found, in a few words (`results list`'s last column):
+    /// its first verdicts, and "read-only" where it wrote nothing it
+    /// would have with --write.
+    #[serde(default)]
+    pub verdict: String,
 }
 
 /// A built-in profile or host preset.

@@ -194,6 +194,7 @@ impl Store {
                     target: r.get(5)?,
                     host: r.get(6)?,
                     flashlab_version: r.get(7)?,
+                    verdict: String::new(),
                 })
             })
             .map_err(|e| self.sql(e))?;

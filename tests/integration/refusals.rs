@@ -100,3 +100,49 @@ fn man_and_completions_refuse_json() {
         assert!(v["error"]["hint"].as_str().unwrap().contains("drop --json"), "{v}");
     }
 }
+
+/// `flashlab man --dir DIR` writes a page for every command the pages
+/// cite (flashlab(1) names flashlab-probe(1) and the rest), and `man
+/// COMMAND` prints one; a page path that is not a regular file is refused
+/// before any page is written.
+#[test]
+fn every_manual_page_cited_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = flashlab().args(["man", "--dir"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let top = std::fs::read_to_string(dir.path().join("flashlab.1")).unwrap();
+    let mut cited = 0;
+    for page in std::fs::read_dir(dir.path()).unwrap() {
+        let text = std::fs::read_to_string(page.unwrap().path()).unwrap();
+        for name in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '\\')) {
+            // roff escapes the dash: flashlab\-probe(1) reads flashlab\-probe.
+            let name = name.replace("\\-", "-");
+            if name.starts_with("flashlab-") && text.contains(&format!("{}(1)", name.replace('-', "\\-"))) {
+                assert!(
+                    dir.path().join(format!("{name}.1")).is_file(),
+                    "{name}(1) is cited but not written"
+                );
+                cited += 1;
+            }
+        }
+    }
+    assert!(cited >= 10, "{cited} citations");
+    assert!(
+        top.contains(".SH DESCRIPTION") && top.contains("journalled first"),
+        "{top}"
+    );
+    let probe = flashlab().args(["man", "probe"]).output().unwrap();
+    let probe = String::from_utf8_lossy(&probe.stdout);
+    assert!(probe.contains(".TH flashlab-probe 1"), "{probe}");
+    let nested = flashlab().args(["man", "results", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&nested.stdout).contains("flashlab\\-results\\-list"));
+    let none = flashlab().args(["man", "nothing"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("hint: pages: info, probe"));
+    // A page's path taken by a directory: refused, nothing written.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir(other.path().join("flashlab-probe.1")).unwrap();
+    let out = flashlab().args(["man", "--dir"]).arg(other.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!other.path().join("flashlab.1").exists(), "nothing written");
+}

@@ -238,3 +238,28 @@ fn late_failures_duplicates_and_silent_json_are_gone() {
     };
     assert_eq!(v["warnings"][0]["kind"], "store", "{v}");
 }
+
+/// `results list` tells runs of one device apart: the target as given
+/// (sim overrides included), what each found, and "read-only" for a probe
+/// that skipped its writing steps for want of --write.
+#[test]
+fn the_list_says_what_each_run_found_and_whether_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let f = crate::support::random_file(dir.path(), "card.img", 64 << 20, 7);
+    let dev = crate::support::LoopDevice::attach(&f, None);
+    with_db(&db, &["probe", dev.as_str()]);
+    with_db(&db, &["capacity", "sim:demo,real_capacity=1G"]);
+    let list = with_db(&db, &["results", "list"]);
+    let runs = list["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["target"], "sim:demo,real_capacity=1G", "{list}");
+    let fake = runs[0]["verdict"].as_str().unwrap();
+    assert_eq!(fake, "capacity FAKE: announces 29.72 GiB, holds 1 GiB");
+    let probe = runs[1]["verdict"].as_str().unwrap();
+    assert!(probe.ends_with("read-only"), "{probe}");
+    // And on the screen, each target whole on its line.
+    let out = flashlab().args(["results", "list", "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("read-only"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}

@@ -26,24 +26,26 @@ pub fn list(o: &mut String, l: &Listing) {
         .map(|r| {
             vec![
                 r.id.to_string(),
-                date_time(r.started_unix),
+                date_time(r.started_unix).trim_end_matches(" UTC").to_string(),
                 r.command.clone(),
-                if r.device.is_empty() {
-                    r.target.clone()
-                } else {
-                    r.device.clone()
-                },
+                // The spec as given: sim overrides and paths show.
+                r.target.clone(),
+                r.verdict.clone(),
             ]
         })
         .collect();
-    let _ = writeln!(o, "{}", table::grid(&["id", "when", "command", "device"], &rows));
     let _ = writeln!(
         o,
+        "{}",
+        table::grid(&["id", "when (UTC)", "command", "target", "found"], &rows)
+    );
+    let line = format!(
         "{} run{} in {}; `flashlab results show ID`, `results compare ID ID`, `report ID -o FILE.html`",
         l.runs.len(),
         if l.runs.len() == 1 { "" } else { "s" },
         l.store
     );
+    let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
 }
 
 fn show(unit: Unit, v: f64) -> String {
