@@ -407,7 +407,14 @@ fn run_preserved<T: Test>(
         test.run(&mut cx)
     };
     let engines = p.engines_used();
+    let interrupted = matches!(result, Err(MeasureError::Target(TargetError::Interrupted { .. })));
+    if interrupted {
+        progress.interrupted();
+    }
     let (target, outcome) = p.finish();
+    if interrupted {
+        progress.clear();
+    }
     let ns = target.device_time_ns().saturating_sub(before);
     let outcome = outcome.map_err(|e| session::restore_failed(spec, journal, consent, e))?;
     match result {

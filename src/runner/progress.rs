@@ -33,6 +33,12 @@ impl crate::measure::Progress for Progress {
             // the step's budget ends it: a sweep's later counts cost more
             // than its first, and a collapse ends it early.
             let left = move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                // Nothing done yet (a warm-up, a journal being read): no
+                // rate to go by, and "0s" would be a promise.
+                if state.pos() == 0 || state.elapsed() < Duration::from_secs(1) {
+                    let _ = write!(w, "…");
+                    return;
+                }
                 let eta = state.eta();
                 let cap = budget.map(|b| b.saturating_sub(state.elapsed()));
                 let shown = cap.map_or(eta, |c| eta.min(c));
@@ -67,6 +73,27 @@ impl Progress {
             what: what.to_string(),
             started: Instant::now(),
             budget: budget_s.map(Duration::from_secs_f64),
+        }
+    }
+
+    /// The test was interrupted: the bar stops where it was and says what
+    /// happens now (the restore takes a while on a slow card; issue 26 saw
+    /// the bar go on for two seconds after Ctrl-C).
+    pub fn interrupted(&self) {
+        if let Some(b) = &self.bar {
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+                b.set_style(style);
+            }
+            b.set_message(format!("{}: interrupted; writing the original data back", self.what));
+        }
+    }
+
+    /// Clear the display now, before a line that must not sit under a
+    /// stale bar.
+    pub fn clear(&self) {
+        if let Some(b) = &self.bar {
+            crate::console::stdio::set_spinner(None);
+            b.finish_and_clear();
         }
     }
 

@@ -331,10 +331,10 @@ pub fn restore_failed(
 pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
     if outcome.preserved {
         crate::errln!(
-            "interrupted by {}: {} bytes written back, {} bytes verified; the original data is back",
+            "interrupted by {}: {} written back, {} verified; the original data is back",
             crate::safety::signals::name(sig),
-            outcome.bytes_restored,
-            outcome.bytes_verified
+            Iec(outcome.bytes_restored),
+            Iec(outcome.bytes_verified)
         );
     } else {
         crate::errln!(
