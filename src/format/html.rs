@@ -8,7 +8,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use crate::document::RunDocument;
 use crate::measure::metrics::{self, Unit};
 use crate::svg::{Figure, render};
-use crate::units::Iec;
+use crate::units::{Iec, duration_ns, mb_per_s};
 
 const STYLE: &str = r#"
 :root { --fg: #1d1d1f; --bg: #ffffff; --muted: #666; --grid: #e3e3e3; --axis: #444;
@@ -33,10 +33,13 @@ svg.plot .axis-label { font-size: 12px; }
 svg.plot .grid { stroke: var(--grid); stroke-width: 1; }
 svg.plot .axis { stroke: var(--axis); stroke-width: 1.2; }
 svg.plot .line { fill: none; stroke-width: 1.8; }
+svg.plot .value { font-size: 10px; }
+svg.plot .plot-note { fill: var(--muted); font-size: 11px; }
 .s0 { stroke: var(--s0); fill: var(--s0); } .s1 { stroke: var(--s1); fill: var(--s1); }
 .s2 { stroke: var(--s2); fill: var(--s2); } .s3 { stroke: var(--s3); fill: var(--s3); }
 .s4 { stroke: var(--s4); fill: var(--s4); } .s5 { stroke: var(--s5); fill: var(--s5); }
 svg.plot .line.s0, svg.plot .line.s1, svg.plot .line.s2, svg.plot .line.s3, svg.plot .line.s4, svg.plot .line.s5 { fill: none; }
+svg.plot .dot.clipped { fill: var(--bg); stroke-width: 1.2; }
 @media print { body { max-width: none; color: #000; background: #fff; }
   :root { --fg: #000; --bg: #fff; --grid: #ccc; --axis: #000; }
   h2 { break-before: auto; } svg.plot { break-inside: avoid; } }
@@ -81,21 +84,44 @@ fn run_section(id: &str, doc: &RunDocument) -> Markup {
     }
 }
 
+/// A comparison cell: a figure in the units the rest of the tool uses
+/// (issue 26: "757072 µs" where `results compare` says 757.07 ms).
+fn cell(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Bytes => Iec(v.max(0.0) as u64).to_string(),
+        Unit::BytesPerSec => mb_per_s(v),
+        Unit::Iops => format!("{v:.0}"),
+        Unit::Ns => duration_ns(v),
+        Unit::Count => format!("{v:.0}"),
+    }
+}
+
+/// A run as a column head: "run #3" for a stored run, the file's name for
+/// a document read from a file.
+fn run_name(id: &str) -> String {
+    if id.starts_with('#') {
+        format!("run {id}")
+    } else {
+        id.to_string()
+    }
+}
+
 fn comparison(runs: &[(String, RunDocument)]) -> Markup {
     let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
     let rows = metrics::compare(&results);
-    let show = |unit: Unit, v: f64| match unit {
-        Unit::Bytes => Iec(v as u64).to_string(),
-        Unit::BytesPerSec => format!("{:.1} MB/s", v / 1e6),
-        Unit::Iops => format!("{v:.0}"),
-        Unit::Ns => format!("{} µs", crate::svg::us(v)),
-        Unit::Count => format!("{v:.0}"),
-    };
     html! {
         h2 { "Side by side" }
+        ul.runs {
+            @for (id, d) in runs {
+                li { (run_name(id)) ": " (d.command) " of " (crate::document::device::of(d).name) ", " (when(d.started_unix)) }
+            }
+        }
         p.muted { "Differences are relative to the first run; the better run on each figure is in bold." }
         table {
-            tr { th { "figure" } @for (id, _) in runs { th.num { (id) } } }
+            tr {
+                th { "figure" }
+                @for (id, d) in runs { th.num { (run_name(id)) br; span.muted { (when(d.started_unix)) } } }
+            }
             @for r in &rows {
                 tr {
                     td { (r.name) }
@@ -103,7 +129,7 @@ fn comparison(runs: &[(String, RunDocument)]) -> Markup {
                         td.num.best[r.best == Some(i)] {
                             @match v {
                                 Some(v) => {
-                                    (show(r.unit, *v))
+                                    (cell(r.unit, *v))
                                     @if let (true, Some(x)) = (i > 0, r.relative[i]) { " (" (format!("{:+.0}%", x * 100.0)) ")" }
                                 }
                                 None => { "-" }
@@ -151,4 +177,55 @@ fn report(runs: &[(String, RunDocument)]) -> String {
         }
     };
     page.into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bench run of one test with this p99, started at `unix`.
+    fn run(p99: u64, unix: u64) -> RunDocument {
+        let mut d = RunDocument::new("bench", None);
+        d.started_unix = unix;
+        d.results.bench.set(
+            serde_json::from_value(serde_json::json!({"tests": [{"name": "randread 4 KiB Q1",
+                "rw": "randread", "pattern": "random", "block_size": 4096, "queue_depth": 1, "requests": 10,
+                "iops": 552.0, "bytes_per_sec": 2260992.0,
+                "latency_ns": {"mean": 1.0, "p50": 1, "p90": 1, "p99": p99, "p999": 1, "max": 1},
+                "timeline": []}], "classes": {}, "class_figures": {}}))
+            .unwrap(),
+        );
+        d
+    }
+
+    #[test]
+    fn comparison_cells_read_in_the_tools_units() {
+        // Issue 26: "757072 µs".
+        assert_eq!(cell(Unit::Ns, 757_072_000.0), "757.07 ms");
+        assert_eq!(cell(Unit::Ns, 1_810_497.0), "1.81 ms");
+        assert_eq!(cell(Unit::BytesPerSec, 22_630_000.0), "22.63 MB/s");
+        assert_eq!(cell(Unit::Bytes, 4194304.0), "4 MiB");
+        assert_eq!(cell(Unit::Iops, 552.4), "552", "the figure's name says IOPS");
+    }
+
+    #[test]
+    fn comparison_columns_are_headed_by_run_and_date() {
+        // Issue 26: the columns were headed "#1" and "#2".
+        let runs = [
+            ("#1".to_string(), run(757_072_000, 1_795_442_912)),
+            ("card.json".to_string(), run(1_810_497, 0)),
+        ];
+        let page = comparison(&runs).into_string();
+        assert!(
+            page.contains(r#"<th class="num">run #1<br><span class="muted">2026-11-23 14:08 UTC</span></th>"#),
+            "{page}"
+        );
+        assert!(page.contains(r#"<th class="num">card.json<br><span class="muted">1970-01-01 00:00 UTC</span></th>"#));
+        assert!(page.contains("<li>run #1: bench of "), "{page}");
+        assert!(
+            page.contains(">757.07 ms<") && page.contains(">1.81 ms (-100%)<"),
+            "{page}"
+        );
+        assert!(!page.contains("µs"), "{page}");
+    }
 }

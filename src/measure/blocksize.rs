@@ -15,7 +15,7 @@ use super::registry::{Command, Registered, Results, Session};
 use super::{Cx, MeasureError, median, show};
 use crate::console::table;
 use crate::safety::ranges::Range;
-use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::target::{Request, TargetDescription};
 use crate::units::{Iec, duration_ns, mb_per_s};
 
@@ -160,8 +160,8 @@ impl Registered for Entry {
     fn figures(r: &BlocksizeResult) -> Vec<Figure> {
         vec![Figure::Chart(Chart {
             title: "blocksize: read rate by request size".into(),
-            x_label: "read size (bytes, log scale)".into(),
-            y_label: "rate (MB/s)".into(),
+            x_label: "read size".into(),
+            y_label: "rate".into(),
             x_scale: Scale::Log2,
             y_scale: Scale::Linear,
             kind: Kind::Line,
@@ -173,8 +173,9 @@ impl Registered for Entry {
                     .map(|s| (s.block_bytes as f64, s.bytes_per_sec / 1e6))
                     .collect(),
             }],
-            x_fmt: crate::svg::size,
-            y_fmt: crate::svg::num,
+            x_unit: Quantity::Bytes,
+            y_unit: Quantity::Number("MB/s"),
+            clip_y: None,
             categories: vec![],
         })]
     }

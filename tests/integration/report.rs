@@ -155,8 +155,10 @@ fn a_real_browser_renders_the_report_without_errors() {
         "write speed (MB/s)",
         "read time (µs)",
         "throughput (MB/s)",
-        "share of requests",
+        "share of requests (%)",
         "device time (s)",
+        "latency (log scale)",
+        "typical write (",
     ] {
         assert!(dom.contains(label), "axis label {label:?} in the DOM");
     }

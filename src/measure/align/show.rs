@@ -9,7 +9,7 @@ use crate::console::{table, wrap};
 use crate::measure::metrics::{Better, Metric, Unit, m};
 use crate::measure::registry::{Registered, Results};
 use crate::measure::{CONFIDENT, au, page, show};
-use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{Iec, duration_ns};
 
 pub struct Entry;
@@ -93,8 +93,8 @@ impl Registered for Entry {
     fn figures(a: &AlignResult) -> Vec<Figure> {
         vec![Figure::Chart(Chart {
             title: "align: read time crossing each boundary, minus not crossing".into(),
-            x_label: "boundary (bytes, log scale)".into(),
-            y_label: "extra read time (µs)".into(),
+            x_label: "boundary".into(),
+            y_label: "extra read time".into(),
             x_scale: Scale::Log2,
             y_scale: Scale::Linear,
             kind: Kind::Line,
@@ -113,8 +113,9 @@ impl Registered for Entry {
                 })
                 .filter(|s| !s.points.is_empty())
                 .collect(),
-            x_fmt: crate::svg::size,
-            y_fmt: crate::svg::us,
+            x_unit: Quantity::Bytes,
+            y_unit: Quantity::Ns,
+            clip_y: None,
             categories: vec![],
         })]
     }

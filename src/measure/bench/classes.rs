@@ -236,6 +236,7 @@ mod tests {
                 p99: 0,
                 p999: 0,
                 max: 0,
+                distribution: Vec::new(),
             },
             timeline: timeline
                 .iter()

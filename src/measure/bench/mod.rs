@@ -14,6 +14,7 @@ mod show;
 
 pub use command::{Args, BenchArgs, DEFAULT_SIZE, options_of};
 pub use result::{BenchTest, Latency, Point, Rw};
+use result::{DISTRIBUTION_SHARES, Quantile};
 pub use show::Entry;
 
 use serde::{Deserialize, Serialize};
@@ -496,6 +497,10 @@ fn run_counted(
             p99: q(0.99),
             p999: q(0.999),
             max: hist.max(),
+            distribution: DISTRIBUTION_SHARES
+                .iter()
+                .map(|&share| Quantile { share, ns: q(share) })
+                .collect(),
         },
         timeline,
     })
@@ -732,6 +737,21 @@ mod tests {
             assert_eq!(b.requests, 2048);
             assert_eq!(b.timeline.len() as u64, TIMELINE_POINTS);
         }
+    }
+
+    #[test]
+    fn the_distribution_is_kept_in_order_and_agrees_with_the_percentiles() {
+        let b = bench("demo", &[("jitter", "0.2")], Rw::RandRead, 4096, 1);
+        let l = &b.latency_ns;
+        let shares: Vec<f64> = l.distribution.iter().map(|q| q.share).collect();
+        assert_eq!(shares, DISTRIBUTION_SHARES, "every share, in order");
+        assert!(l.distribution.windows(2).all(|w| w[0].ns <= w[1].ns), "{l:?}");
+        let at = |share: f64| l.distribution.iter().find(|q| q.share == share).map(|q| q.ns);
+        assert_eq!((at(0.5), at(0.9), at(0.999)), (Some(l.p50), Some(l.p90), Some(l.p999)));
+        assert!(
+            l.distribution[0].ns < l.p50,
+            "the fastest request, below the median: {l:?}"
+        );
     }
 
     #[test]

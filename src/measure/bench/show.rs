@@ -9,7 +9,7 @@ use super::{BenchResult, Rw};
 use crate::console::{table, wrap};
 use crate::measure::metrics::{Better, Metric, Unit, m};
 use crate::measure::registry::{Registered, Results};
-use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{duration_ns, mb_per_s};
 
 pub struct Entry;
@@ -117,60 +117,13 @@ impl Registered for Entry {
     }
 
     fn figures(b: &BenchResult) -> Vec<Figure> {
-        let names: Vec<String> = b.tests.iter().map(|t| t.name.clone()).collect();
         vec![
-            Figure::Chart(Chart {
-                title: "bench: throughput by test (block size, queue depth)".into(),
-                x_label: "test".into(),
-                y_label: "throughput (MB/s)".into(),
-                x_scale: Scale::Linear,
-                y_scale: Scale::Linear,
-                kind: Kind::Bars,
-                categories: names,
-                series: vec![Series {
-                    label: "MB/s".into(),
-                    points: b
-                        .tests
-                        .iter()
-                        .enumerate()
-                        .map(|(i, t)| (i as f64, t.bytes_per_sec / 1e6))
-                        .collect(),
-                }],
-                x_fmt: crate::svg::num,
-                y_fmt: crate::svg::num,
-            }),
-            Figure::Chart(Chart {
-                title: "bench: latency distribution (share of requests at or below)".into(),
-                x_label: "latency (µs, log scale)".into(),
-                y_label: "share of requests".into(),
-                x_scale: Scale::Log10,
-                y_scale: Scale::Linear,
-                kind: Kind::Line,
-                series: b
-                    .tests
-                    .iter()
-                    .map(|t| {
-                        let l = &t.latency_ns;
-                        Series {
-                            label: t.name.clone(),
-                            points: vec![
-                                (l.p50 as f64, 0.5),
-                                (l.p90 as f64, 0.9),
-                                (l.p99 as f64, 0.99),
-                                (l.p999 as f64, 0.999),
-                                (l.max as f64, 1.0),
-                            ],
-                        }
-                    })
-                    .collect(),
-                x_fmt: crate::svg::us,
-                y_fmt: crate::svg::num,
-                categories: vec![],
-            }),
+            Figure::Chart(throughput_by_test(b)),
+            Figure::Chart(latency_distribution(b)),
             Figure::Chart(Chart {
                 title: "bench: throughput over time".into(),
-                x_label: "device time (s)".into(),
-                y_label: "throughput (MB/s)".into(),
+                x_label: "device time".into(),
+                y_label: "throughput".into(),
                 x_scale: Scale::Linear,
                 y_scale: Scale::Linear,
                 kind: Kind::Line,
@@ -182,8 +135,9 @@ impl Registered for Entry {
                         points: t.timeline.iter().map(|p| (p.t_s, p.bytes_per_sec / 1e6)).collect(),
                     })
                     .collect(),
-                x_fmt: crate::svg::num,
-                y_fmt: crate::svg::num,
+                x_unit: Quantity::Number("s"),
+                y_unit: Quantity::Number("MB/s"),
+                clip_y: None,
                 categories: vec![],
             }),
         ]
@@ -244,4 +198,114 @@ fn speeds(b: &BenchResult) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Each test's throughput as a bar, its value on it.
+fn throughput_by_test(b: &BenchResult) -> Chart {
+    Chart {
+        title: "bench: throughput by test (block size, queue depth)".into(),
+        x_label: "test".into(),
+        y_label: "throughput".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        kind: Kind::Bars,
+        categories: b.tests.iter().map(|t| t.name.clone()).collect(),
+        series: vec![Series {
+            label: "MB/s".into(),
+            points: b
+                .tests
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (i as f64, t.bytes_per_sec / 1e6))
+                .collect(),
+        }],
+        x_unit: Quantity::Count,
+        y_unit: Quantity::Number("MB/s"),
+        clip_y: None,
+    }
+}
+
+/// Each test's latency distribution: the share of its requests that took
+/// at most so long, from the fastest to the slowest, on a log axis (a
+/// card's reads and its writes lie decades apart).
+fn latency_distribution(b: &BenchResult) -> Chart {
+    Chart {
+        title: "bench: latency distribution (share of requests at or below)".into(),
+        x_label: "latency".into(),
+        y_label: "share of requests".into(),
+        x_scale: Scale::Log10,
+        y_scale: Scale::Linear,
+        kind: Kind::Line,
+        series: b
+            .tests
+            .iter()
+            .map(|t| Series {
+                label: t.name.clone(),
+                points: t
+                    .latency_ns
+                    .curve()
+                    .into_iter()
+                    .map(|(ns, q)| (ns, q * 100.0))
+                    .collect(),
+            })
+            .collect(),
+        x_unit: Quantity::Ns,
+        y_unit: Quantity::Number("%"),
+        clip_y: None,
+        categories: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bench result of one test, its latency as stored (with or without
+    /// the distribution).
+    fn result(latency: serde_json::Value) -> BenchResult {
+        serde_json::from_value(
+            serde_json::json!({"tests": [{"name": "randwrite 4 KiB Q1", "rw": "randwrite",
+            "pattern": "random", "block_size": 4096, "queue_depth": 1, "requests": 10, "iops": 4.0,
+            "bytes_per_sec": 16384.0, "latency_ns": latency, "timeline": []}], "classes": {}, "class_figures": {}}),
+        )
+        .unwrap()
+    }
+
+    fn curve(b: &BenchResult) -> Vec<(f64, f64)> {
+        let c = latency_distribution(b);
+        assert_eq!(
+            (c.x_scale, c.x_unit, c.y_unit),
+            (Scale::Log10, Quantity::Ns, Quantity::Number("%"))
+        );
+        c.series.into_iter().next().unwrap().points
+    }
+
+    #[test]
+    fn the_latency_plot_draws_the_kept_distribution_from_fastest_to_slowest() {
+        let distribution: Vec<serde_json::Value> = crate::measure::bench::result::DISTRIBUTION_SHARES
+            .iter()
+            .enumerate()
+            .map(|(i, s)| serde_json::json!({"share": s, "ns": 5_000_000 + i as u64 * 1_000_000}))
+            .collect();
+        let b = result(serde_json::json!({"mean": 1.0, "p50": 16_000_000, "p90": 24_000_000,
+            "p99": 26_000_000, "p999": 27_000_000, "max": 700_000_000, "distribution": distribution}));
+        let points = curve(&b);
+        assert_eq!(points.len(), 25, "24 shares and the slowest request");
+        assert_eq!(points[0], (5e6, 0.0), "from the fastest request");
+        assert_eq!(points[11], (16e6, 50.0), "the median");
+        assert_eq!(points[24], (700e6, 100.0), "to the slowest");
+    }
+
+    #[test]
+    fn a_run_stored_before_the_distribution_still_plots_its_percentiles() {
+        let b = result(serde_json::json!({"mean": 1.0, "p50": 16_000_000, "p90": 24_000_000,
+            "p99": 26_000_000, "p999": 27_000_000, "max": 700_000_000}));
+        assert_eq!(
+            curve(&b),
+            [(16e6, 50.0), (24e6, 90.0), (26e6, 99.0), (27e6, 99.9), (700e6, 100.0)]
+        );
+        let bars = throughput_by_test(&b);
+        assert_eq!(bars.categories, ["randwrite 4 KiB Q1"]);
+        assert_eq!(bars.series[0].points, [(0.0, 0.016384)], "MB/s");
+    }
 }

@@ -8,7 +8,7 @@ use crate::console::{table, wrap};
 use crate::measure::metrics::{Better, Metric, Unit, m};
 use crate::measure::registry::{Registered, Results};
 use crate::measure::{CONFIDENT, show};
-use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series, value_label};
 use crate::units::{Iec, duration_ns, mb_per_s};
 
 pub struct Entry;
@@ -105,26 +105,7 @@ impl Registered for Entry {
     }
 
     fn figures(f: &FatResult) -> Vec<Figure> {
-        vec![Figure::Chart(Chart {
-            title: format!("fat: small random writes by AU ({} AUs)", Iec(f.erase_size_bytes)),
-            x_label: "AU from the start".into(),
-            y_label: "write speed (MB/s)".into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            kind: Kind::Bars,
-            categories: f.aus.iter().map(|a| a.au.to_string()).collect(),
-            series: vec![Series {
-                label: "AU".into(),
-                points: f
-                    .aus
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| (i as f64, a.bytes_per_sec / 1e6))
-                    .collect(),
-            }],
-            x_fmt: crate::svg::num,
-            y_fmt: crate::svg::num,
-        })]
+        vec![Figure::Chart(chart(f)), Figure::Note(caption(f))]
     }
 
     /// The area, where claimed with confidence on something that may be
@@ -136,5 +117,147 @@ impl Registered for Entry {
             }
             _ => Vec::new(),
         }
+    }
+}
+
+/// The controls every AU is measured against, as (bar name, typical
+/// write): the slot method's two sets of ordinary AUs (as many as the card
+/// keeps open, then one more), or the latency method's reference AU;
+/// find-fat's table has none apart from its own AUs.
+fn controls(f: &FatResult) -> Vec<(String, f64)> {
+    match (f.method, f.random_aus) {
+        (Method::Slots, Some(n)) => [(n, "fit", f.fits_ns), (n + 1, "merge", f.overflows_ns)]
+            .into_iter()
+            .filter_map(|(k, what, ns)| Some((format!("{k} ordinary AUs ({what})"), ns?)))
+            .collect(),
+        (Method::Slots, None) | (Method::FindFat, _) => Vec::new(),
+        (Method::Latency, _) => vec![(format!("AU {} (reference)", f.reference_au), f.reference_median_ns)],
+    }
+}
+
+/// Each AU's typical write beside its controls, as bars of time: with
+/// one AU examined (a card with no FAT area stops at the first) a bar of
+/// speed alone said nothing (issue 26: one lone bar, ticks "0.00").
+fn chart(f: &FatResult) -> Chart {
+    let aus = f.aus.iter().map(|a| (format!("AU {}", a.au), a.median_ns));
+    let controls = controls(f);
+    let n = f.aus.len();
+    Chart {
+        title: format!(
+            "fat: {} random writes in each leading AU, beside controls ({} AUs)",
+            Iec(f.chunk_bytes),
+            Iec(f.erase_size_bytes)
+        ),
+        x_label: "AU from the start, then the controls".into(),
+        y_label: "typical write".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        kind: Kind::Bars,
+        categories: aus.clone().chain(controls.iter().cloned()).map(|c| c.0).collect(),
+        series: vec![
+            Series {
+                label: "leading AUs".into(),
+                points: aus.enumerate().map(|(i, a)| (i as f64, a.1)).collect(),
+            },
+            Series {
+                label: "controls".into(),
+                points: controls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| ((n + i) as f64, c.1))
+                    .collect(),
+            },
+        ],
+        x_unit: Quantity::Count,
+        y_unit: Quantity::Ns,
+        clip_y: None,
+    }
+}
+
+/// What the bars show and how to read them, under the plot.
+fn caption(f: &FatResult) -> String {
+    let write = Iec(f.chunk_bytes);
+    match (f.method, f.random_aus, f.fits_ns, f.overflows_ns) {
+        (Method::Slots, Some(n), Some(fits), Some(over)) => format!(
+            "fat: each leading AU was written in random order ({write} writes) beside {n} ordinary AUs. \
+             Controls: {n} ordinary AUs fit the card's random-write slots ({}); {} are one too many and \
+             merge ({}). An AU of the FAT area writes like the first control, an ordinary AU like the second.",
+            value_label(Quantity::Ns, fits),
+            n + 1,
+            value_label(Quantity::Ns, over)
+        ),
+        (Method::Slots, ..) => format!(
+            "fat: each leading AU's typical {write} random write, written in random order beside ordinary AUs; \
+             an AU of the FAT area does not make them merge."
+        ),
+        (Method::Latency, ..) => format!(
+            "fat: the median of the same {write} random writes in each leading AU and in AU {}, an ordinary \
+             AU past them ({}). The FAT area is the run of leading AUs clearly faster than it.",
+            f.reference_au,
+            value_label(Quantity::Ns, f.reference_median_ns)
+        ),
+        (Method::FindFat, ..) => format!(
+            "fat (flashbench --find-fat, imported): each AU's time per {write} write, written in order. The \
+             FAT area is the run of leading AUs clearly faster than the back half of the table."
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kingston() -> FatResult {
+        serde_json::from_value(serde_json::json!({"erase_size_bytes": 4194304, "fat_area_aus": 0,
+            "confidence": 0.95, "chunk_bytes": 4096, "reference_au": 15, "reference_median_ns": 380628497.0,
+            "aus": [{"au": 0, "median_ns": 380628497.0, "bytes_per_sec": 10761.1, "fast": false,
+            "in_area": false, "merging": 0.5}], "method": "slots", "random_aus": 3, "fits_ns": 10378497.0,
+            "overflows_ns": 380628497.0}))
+        .unwrap()
+    }
+
+    #[test]
+    fn one_au_is_plotted_beside_the_controls_it_is_judged_by() {
+        // Issue 26: kingston's plot was one lone bar of 0.01 MB/s.
+        let f = kingston();
+        let c = chart(&f);
+        assert_eq!(c.categories, ["AU 0", "3 ordinary AUs (fit)", "4 ordinary AUs (merge)"]);
+        assert_eq!(c.series[0].points, [(0.0, 380628497.0)]);
+        assert_eq!(c.series[1].points, [(1.0, 10378497.0), (2.0, 380628497.0)]);
+        assert_eq!(c.y_unit, Quantity::Ns);
+        let svg = crate::svg::render(&c).unwrap();
+        assert!(
+            svg.contains(">381 ms</text>") && svg.contains(">10.4 ms</text>"),
+            "values on the bars"
+        );
+        assert!(svg.contains(">typical write (ms)</text>"));
+        let note = caption(&f);
+        assert!(
+            note.contains(
+                "3 ordinary AUs fit the card's random-write slots (10.4 ms); 4 are one too many and merge (381 ms)"
+            ),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn the_latency_method_is_plotted_beside_its_reference_au() {
+        let f = FatResult {
+            method: Method::Latency,
+            random_aus: None,
+            reference_median_ns: 2e6,
+            ..kingston()
+        };
+        assert_eq!(chart(&f).categories, ["AU 0", "AU 15 (reference)"]);
+        assert!(
+            caption(&f).contains("in AU 15, an ordinary AU past them (2.00 ms)"),
+            "{}",
+            caption(&f)
+        );
+        let imported = FatResult {
+            method: Method::FindFat,
+            ..f
+        };
+        assert_eq!(chart(&imported).categories, ["AU 0"], "find-fat's table has no control");
     }
 }

@@ -8,7 +8,7 @@ use crate::console::table;
 use crate::measure::metrics::{Better, Metric, Unit, m};
 use crate::measure::registry::{Registered, Results};
 use crate::measure::{CONFIDENT, show};
-use crate::svg::{Chart, Figure, Kind, Scale, Series};
+use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{Iec, mb_per_s};
 
 pub struct Entry;
@@ -140,13 +140,14 @@ impl Registered for Entry {
                 Iec(r.chunk_bytes)
             ),
             x_label: "AUs written in turn".into(),
-            y_label: "write speed (MB/s)".into(),
+            y_label: "write speed".into(),
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,
             kind: Kind::Line,
             series,
-            x_fmt: crate::svg::num,
-            y_fmt: crate::svg::num,
+            x_unit: Quantity::Count,
+            y_unit: Quantity::Number("MB/s"),
+            clip_y: None,
             categories: vec![],
         })];
         out.extend(r.notes.iter().map(|n| Figure::Note(format!("open-au: {n}"))));
@@ -168,14 +169,15 @@ impl Registered for Entry {
         if !by_chunk.is_empty() {
             out.push(Figure::Chart(Chart {
                 title: "open-au: write speed by chunk size, for each number of open AUs".into(),
-                x_label: "chunk (bytes, log scale)".into(),
-                y_label: "write speed (MB/s)".into(),
+                x_label: "chunk".into(),
+                y_label: "write speed".into(),
                 x_scale: Scale::Log2,
                 y_scale: Scale::Linear,
                 kind: Kind::Line,
                 series: by_chunk,
-                x_fmt: crate::svg::size,
-                y_fmt: crate::svg::num,
+                x_unit: Quantity::Bytes,
+                y_unit: Quantity::Number("MB/s"),
+                clip_y: None,
                 categories: vec![],
             }));
         }
