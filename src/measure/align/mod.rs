@@ -44,6 +44,14 @@ const LONE_PAGE_PENALTY: f64 = 6.0;
 /// device shows 0.1-0.3 us steps at 4 KiB and 1 MiB from its own request
 /// splitting.
 const MIN_STEP_NS: f64 = 2_000.0;
+/// Largest page the fit considers. NAND pages are a few KiB to tens of
+/// KiB (the experts' readings in ../shared/real/flashbench/README.md: 8
+/// KiB read two at a time; the simulator's pages: 4-64 KiB), a few times
+/// that where planes or dies are read together. Without a bound, a 2 MiB
+/// AU's rows could be split into a "page" at 2 MiB and an "erase block" at
+/// 6 MiB whenever the 3 x 2^n rows happened to read a few µs higher (one of
+/// three imported -a runs of a generated card did, at confidence 0.9+).
+const MAX_PAGE: u64 = 1 << 20;
 /// Posterior probability at which sampling stops.
 const SURE: f64 = 0.995;
 /// The smallest crossing cost worth looking for. A NAND page read takes
@@ -478,7 +486,7 @@ fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdic
         page_opts.extend(
             powers
                 .iter()
-                .filter(|&&p| e.is_none_or(|e| p < e && e.is_multiple_of(p)))
+                .filter(|&&p| p <= MAX_PAGE && e.is_none_or(|e| p < e && e.is_multiple_of(p)))
                 .map(|&p| Some(p)),
         );
         for p in page_opts {
@@ -655,6 +663,45 @@ mod tests {
     /// Every built-in profile whose host sends multi-block reads: exact AU and
     /// page. (On single-block hosts, sandisk-512mb, sandisk-2gb and the CF
     /// cards, each block is its own command and the model shows no crossing.)
+    /// One of three flashbench -a runs of a generated 2 MiB-AU card
+    /// (examples/flashbench_import.rs, seed 1, card 56): its 3 x 2^n rows
+    /// from 6 MiB read a few µs above the 2^n rows. Without a bound on the
+    /// page this was "page 2 MiB, erase block 6 MiB" at confidence 0.9+.
+    #[test]
+    fn a_page_is_never_megabytes() {
+        const M: u64 = 1 << 20;
+        const K: u64 = 1 << 10;
+        let rows: [(u64, f64); 23] = [
+            (64 * M, 37.6),
+            (48 * M, 50.8),
+            (32 * M, 39.2),
+            (24 * M, 48.0),
+            (16 * M, 39.5),
+            (12 * M, 45.2),
+            (8 * M, 46.8),
+            (6 * M, 48.7),
+            (4 * M, 39.4),
+            (3 * M, 1.22),
+            (2 * M, 46.0),
+            (1536 * K, -4.11),
+            (M, 3.22),
+            (768 * K, 1.36),
+            (512 * K, 0.5),
+            (384 * K, -1.95),
+            (256 * K, -0.79),
+            (192 * K, -1.7),
+            (128 * K, 4.19),
+            (96 * K, 2.18),
+            (64 * K, 1.85),
+            (48 * K, 4.66),
+            (32 * K, -0.8),
+        ];
+        let est: Vec<Estimate> = rows.iter().map(|&(a, us)| (a, us * 1e3, 2.0e3)).collect();
+        let v = fit(&est, 512);
+        assert_eq!(v.erase, Some(2 * M), "page {:?}, p {}", v.page, v.erase_p);
+        assert!(v.page.is_none_or(|p| p <= MAX_PAGE));
+    }
+
     #[test]
     fn built_in_profiles_with_visible_steps_are_exact() {
         for name in ["demo", "kingston-sa04g", "toshiba-7au", "sandisk-20au", "emmc-hs400"] {
