@@ -33,9 +33,14 @@ impl crate::measure::Progress for Progress {
             // the step's budget ends it: a sweep's later counts cost more
             // than its first, and a collapse ends it early.
             let left = move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                // Nothing done yet (a warm-up, a journal being read): no
-                // rate to go by, and "0s" would be a promise.
-                if state.pos() == 0 || state.elapsed() < Duration::from_secs(1) {
+                // Too little done to go by (a warm-up, a journal being
+                // read, a step's first test): "0s" would be a promise, and
+                // rates from the first few percent were off by more than
+                // twice (bench on a loop device: 53 s shown at 3%, 17 s
+                // taken; from 10% on, within a factor of 2:
+                // scripts/eta-check.sh).
+                let enough = state.len().is_some_and(|n| state.pos() * 10 >= n);
+                if !enough || state.elapsed() < Duration::from_secs(1) {
                     let _ = write!(w, "…");
                     return;
                 }

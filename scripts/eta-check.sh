@@ -1,0 +1,59 @@
+#!/bin/bash
+# How well probe's progress ETAs hold on a real target (issue 22: within a
+# factor of 2): runs `flashlab probe LOOP --write` on a loop device over a
+# 1 GiB file in an 80x24 tmux pane, samples the progress line every 0.5 s,
+# and prints, per step, each ETA shown against the time the step really
+# took. Needs root (losetup) and tmux; detaches its loop device by name.
+#
+#     scripts/eta-check.sh [FLASHLAB_BINARY]
+set -eu
+BIN=${1:-target/release/flashlab}
+BIN=$(realpath "$BIN")
+DIR=$(mktemp -d)
+IMG="$DIR/card.img"
+truncate -s 1G "$IMG"
+L=$(losetup -f --show "$IMG")
+cleanup() {
+  tmux kill-session -t flashlab-eta 2>/dev/null || true
+  losetup -d "$L" 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+tmux new -d -s flashlab-eta -x 80 -y 24
+# The end marker is computed by the shell in the pane, so the typed
+# command line does not already contain it.
+tmux send-keys -t flashlab-eta \
+  "FLASHLAB_DB=$DIR/db.sqlite $BIN probe $L --write --journal-dir $DIR/j; echo END-\$((40+2))" Enter
+start=$(date +%s.%N)
+samples="$DIR/samples"
+: > "$samples"
+for _ in $(seq 1 2400); do
+  sleep 0.5
+  line=$(tmux capture-pane -t flashlab-eta -p | grep -E "ETA|END-42" | tail -1 || true)
+  printf '%s %s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$line" >> "$samples"
+  case "$line" in *END-42*) break ;; esac
+done
+# Per step: when it was first and last seen, and each ETA shown (seconds
+# or minutes as indicatif words them) as a predicted end.
+awk '
+  / ETA / {
+    step = $3; t = $1
+    if (!(step in first)) { first[step] = t; order[++n] = step }
+    last[step] = t
+    eta = ""
+    for (i = 1; i <= NF; i++) if ($i == "ETA") { v = $(i + 1); u = $(i + 2) }
+    if (v ~ /^[0-9]+$/) {
+      s = v; if (u ~ /^minute/) s = v * 60; if (u ~ /^hour/) s = v * 3600
+      pred[step, ++k[step]] = t + s; at[step, k[step]] = t
+    }
+  }
+  END {
+    for (j = 1; j <= n; j++) {
+      st = order[j]; took = last[st] - first[st] + 0.5; worst = 1
+      for (i = 1; i <= k[st]; i++) {
+        r = (pred[st, i] - first[st]) / took; if (r < 1) r = 1 / r
+        if (r > worst) worst = r
+      }
+      printf "%-10s took %6.1f s; %3d ETAs shown; worst predicted/actual length ratio %.2f\n", st, took, k[st], worst
+    }
+  }' "$samples"
