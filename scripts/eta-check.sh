@@ -6,16 +6,24 @@
 # took. Needs root (losetup) and tmux; detaches its loop device by name.
 #
 #     scripts/eta-check.sh [FLASHLAB_BINARY]
+#     TARGET=/dev/loopN scripts/eta-check.sh   (a device you made, e.g. by
+#                                              `flashlab emulate`: left as is)
 set -eu
 BIN=${1:-target/release/flashlab}
 BIN=$(realpath "$BIN")
 DIR=$(mktemp -d)
-IMG="$DIR/card.img"
-truncate -s 1G "$IMG"
-L=$(losetup -f --show "$IMG")
+if [ -n "${TARGET:-}" ]; then
+  L=$TARGET
+  OURS=
+else
+  IMG="$DIR/card.img"
+  truncate -s 1G "$IMG"
+  L=$(losetup -f --show "$IMG")
+  OURS=$L
+fi
 cleanup() {
   tmux kill-session -t flashlab-eta 2>/dev/null || true
-  losetup -d "$L" 2>/dev/null || true
+  if [ -n "$OURS" ]; then losetup -d "$OURS" 2>/dev/null || true; fi
   rm -rf "$DIR"
 }
 trap cleanup EXIT
