@@ -85,7 +85,22 @@ impl Store {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         // WAL: readers never block the writer, and two runs saving at once
         // take turns instead of failing.
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        // Switching a new store to WAL needs it alone, and SQLite answers
+        // "database is locked" at once rather than wait for the busy
+        // handler when runs open a new store together (one of four probes
+        // saving to a new store at once lost its run, about one time in
+        // six): so try again until the busy timeout.
+        let started = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                r => break r.map_err(sql)?,
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
         let mut s = Store {
             conn,
