@@ -253,10 +253,9 @@ impl<'a> SlotWriter<'a> {
         Ok(decided)
     }
 
+    /// [`SlotWriter::decide`]'s writes and decision; the caller has looked
+    /// at the budget.
     fn decide_in_order(&mut self, t: &mut dyn Target, set: &[u64]) -> Result<Option<Decision>, MeasureError> {
-        if self.out_of_time(t) {
-            return Ok(None);
-        }
         let last = |w: &Self, r: &u64| w.last.get(r).copied().unwrap_or(0);
         // Warm-up most recently visited first: regions still in a slot are
         // touched before any region that needs one, so the regions that
