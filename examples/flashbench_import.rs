@@ -40,6 +40,11 @@ fn main() {
         for w in &o.confident_wrong {
             println!("  {w}");
         }
+        if std::env::var_os("FLASHBENCH_MISSES").is_some() {
+            for m in &o.open_au_misses {
+                println!("  miss: {m}");
+            }
+        }
         // FLASHBENCH_DUMP=DIR: every session's text, named by card, to
         // import by hand.
         if let Ok(dir) = std::env::var("FLASHBENCH_DUMP") {

@@ -92,6 +92,9 @@ pub struct Outcome {
     pub split_align: usize,
     /// Every confident wrong verdict, with the card's spec.
     pub confident_wrong: Vec<String>,
+    /// Every open-AU limit not read exactly: the card, the truth, what was
+    /// said and how sure.
+    pub open_au_misses: Vec<String>,
 }
 
 /// Read each trial back and score it against its truth.
@@ -144,6 +147,23 @@ pub fn assess(trials: &[Trial]) -> Outcome {
         };
         o.exact_linear += usize::from(sweep(false) == Some(t.truth.linear));
         o.exact_random += usize::from(sweep(true) == Some(t.truth.random));
+        for (random, truth) in [(false, t.truth.linear), (true, t.truth.random)] {
+            if sweep(random) != Some(truth) {
+                let s = j
+                    .open_au
+                    .as_ref()
+                    .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() });
+                o.open_au_misses.push(format!(
+                    "{}: {} truth {truth}, said {:?} (tried {:?}, at most {:?}, confidence {:.2})",
+                    t.spec,
+                    if random { "random" } else { "linear" },
+                    s.and_then(|s| s.max_open_aus),
+                    s.map(|s| s.tried_up_to),
+                    s.and_then(|s| s.at_most),
+                    s.map_or(0.0, |s| s.confidence)
+                ));
+            }
+        }
         for w in wrong.iter().filter(|w| !w.starts_with("FAT")) {
             let conf: f64 = w
                 .rsplit('(')
@@ -188,9 +208,10 @@ pub fn assess(trials: &[Trial]) -> Outcome {
 mod tests {
     /// 60 cards of the flashbench family (examples/flashbench_import.rs
     /// runs 200 per seed: seeds 20261124, 7, 3 and 1 gave erase blocks
-    /// 97.2, 99.4, 98.9 and 97.8% exact, open AUs in order 91.7-93.3%,
-    /// confident wrong 0-0.37% of verdicts, no card whose -a runs alone
-    /// confidently differ). Floors sit under what those seeds gave.
+    /// 97.2, 99.4, 98.9 and 97.8% exact, open AUs in order 94.4-97.8%,
+    /// in random order 84.4-88.9%, confident wrong 0-0.19% of verdicts,
+    /// no card whose -a runs alone confidently differ). Floors sit under
+    /// what those seeds gave.
     #[test]
     fn flashbench_sessions_of_generated_cards_read_back() {
         let t = super::trials(66, 20261124, 11);
@@ -198,7 +219,15 @@ mod tests {
         let rate = |k: usize| k as f64 / o.cards as f64;
         assert!(o.cards >= 60);
         assert!(rate(o.exact_au) >= 0.93, "erase block {}/{}", o.exact_au, o.cards);
-        assert!(rate(o.exact_linear) >= 0.85, "linear {}/{}", o.exact_linear, o.cards);
+        eprintln!(
+            "erase block {}/{n}, linear {}/{n}, random {}/{n}",
+            o.exact_au,
+            o.exact_linear,
+            o.exact_random,
+            n = o.cards
+        );
+        assert!(rate(o.exact_linear) >= 0.90, "linear {}/{}", o.exact_linear, o.cards);
+        assert!(rate(o.exact_random) >= 0.78, "random {}/{}", o.exact_random, o.cards);
         assert!(
             o.confident_wrong.len() as f64 <= 0.02 * (3 * o.cards) as f64,
             "{:#?}",
