@@ -40,6 +40,32 @@ fn main() {
         for w in &o.confident_wrong {
             println!("  {w}");
         }
+        // Open-AU limits read exactly, by host: flashbench's rates include
+        // the host's time, so a slow host hides the card's merges.
+        let host = |spec: &str| {
+            spec.split(',')
+                .find_map(|kv| kv.strip_prefix("host="))
+                .unwrap_or("?")
+                .to_string()
+        };
+        let mut hosts: Vec<String> = t.iter().filter(|x| !x.wrong_erasesize).map(|x| host(&x.spec)).collect();
+        hosts.sort();
+        hosts.dedup();
+        for h in hosts {
+            let cards = t.iter().filter(|x| !x.wrong_erasesize && host(&x.spec) == h).count();
+            let missed = |way: &str| {
+                o.open_au_misses
+                    .iter()
+                    .filter(|m| host(m) == h && m.contains(&format!(": {way} truth")))
+                    .count()
+            };
+            let pct = |k: usize| 100.0 * (cards - k) as f64 / cards.max(1) as f64;
+            println!(
+                "  {h}: {cards} cards, open AUs linear {:.1}%, random {:.1}%",
+                pct(missed("linear")),
+                pct(missed("random"))
+            );
+        }
         if std::env::var_os("FLASHBENCH_MISSES").is_some() {
             for m in &o.open_au_misses {
                 println!("  miss: {m}");
