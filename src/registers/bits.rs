@@ -8,9 +8,9 @@ pub struct Bits<'a>(pub &'a [u8]);
 impl Bits<'_> {
     /// The field `[high:low]` (inclusive), at most 64 bits wide.
     pub fn field(&self, high: u32, low: u32) -> u64 {
-        debug_assert!(high >= low && high - low < 64);
+        assert!(high >= low && high - low < 64);
         let total = self.0.len() as u32 * 8;
-        debug_assert!(high < total);
+        assert!(high < total);
         let mut value = 0u64;
         for bit in (low..=high).rev() {
             let byte = self.0[((total - 1 - bit) / 8) as usize];
@@ -42,7 +42,7 @@ impl Bits<'_> {
     }
 
     pub fn text(&self, high: u32, low: u32) -> String {
-        debug_assert!((high + 1).is_multiple_of(8) && low.is_multiple_of(8));
+        assert!((high + 1).is_multiple_of(8) && low.is_multiple_of(8));
         let total = self.0.len() as u32 * 8;
         let first = ((total - 1 - high) / 8) as usize;
         let last = ((total - 1 - low) / 8) as usize;
