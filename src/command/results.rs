@@ -162,6 +162,7 @@ pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
             .map(|(id, d)| Compared {
                 id: id.clone(),
                 command: d.command.clone(),
+                target: d.target.as_ref().map_or(String::new(), |t| t.spec.clone()),
                 device: crate::document::device::of(d).name,
                 started_unix: d.started_unix,
             })

@@ -32,8 +32,45 @@ pub fn out(args: fmt::Arguments<'_>) {
 static SPINNER: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
 
 /// Show (Some) or forget (None) the spinner stderr lines must go around.
+/// While one shows, the terminal does not echo control characters: a
+/// Ctrl-C's "^C" after a bar as wide as the terminal wrapped it onto a new
+/// line, and the bar's own clear then left the old line standing above the
+/// report (issue 26).
 pub fn set_spinner(bar: Option<indicatif::ProgressBar>) {
+    quiet_control_echo(bar.is_some());
     *SPINNER.lock().unwrap_or_else(|p| p.into_inner()) = bar;
+}
+
+/// The terminal's settings before [`quiet_control_echo`] changed them.
+static SAVED_TERMIOS: Mutex<Option<rustix::termios::Termios>> = Mutex::new(None);
+
+/// Turn the echo of control characters (ECHOCTL) off on stderr's terminal,
+/// or put back what it was. Only from the terminal's foreground process
+/// group: changing a terminal from the background stops the process
+/// (SIGTTOU). Any failure leaves the terminal as it was: the echo is
+/// cosmetic.
+fn quiet_control_echo(quiet: bool) {
+    use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcgetpgrp, tcsetattr};
+    let mut saved = SAVED_TERMIOS.lock().unwrap_or_else(|p| p.into_inner());
+    let fd = io::stderr();
+    if !quiet {
+        if let Some(t) = saved.take() {
+            let _ = tcsetattr(&fd, OptionalActions::Now, &t);
+        }
+        return;
+    }
+    if saved.is_some() || tcgetpgrp(&fd).ok() != Some(rustix::process::getpgrp()) {
+        return;
+    }
+    if let Ok(t) = tcgetattr(&fd)
+        && t.local_modes.contains(LocalModes::ECHOCTL)
+    {
+        let mut quiet = t.clone();
+        quiet.local_modes.remove(LocalModes::ECHOCTL);
+        if tcsetattr(&fd, OptionalActions::Now, &quiet).is_ok() {
+            *saved = Some(t);
+        }
+    }
 }
 
 /// The spinner showing now, if any (the progress helper turns it into a
@@ -55,12 +92,45 @@ pub fn verbose() -> bool {
     VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Write to stderr; a failure is remembered for the exit code.
+/// Write to stderr; a failure is remembered for the exit code. On a
+/// terminal a line wider than it is wrapped between words, under its own
+/// indent and two more columns (issue 26: "the original data i|s back");
+/// in a pipe every line stays whole, for scripts that grep it.
 pub fn err(args: fmt::Arguments<'_>) {
+    use std::io::IsTerminal;
     let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let text = if io::stderr().is_terminal() {
+        let width = super::width().saturating_sub(1);
+        let mut text = args.to_string();
+        if text.lines().any(|l| l.chars().count() > width) {
+            let ends = text.ends_with('\n');
+            let lines: Vec<String> = text
+                .lines()
+                .map(|l| {
+                    if l.chars().count() <= width {
+                        return l.to_string();
+                    }
+                    let body = l.trim_start();
+                    let indent = &l[..l.len() - body.len()];
+                    super::wrap(body, indent, &format!("{indent}  "))
+                })
+                .collect();
+            text = lines.join("\n");
+            if ends {
+                text.push('\n');
+            }
+        }
+        Some(text)
+    } else {
+        None
+    };
     let write = || {
         let mut e = io::stderr().lock();
-        if let Err(x) = e.write_fmt(args).and_then(|()| e.flush()) {
+        let done = match &text {
+            Some(t) => e.write_all(t.as_bytes()),
+            None => e.write_fmt(args),
+        };
+        if let Err(x) = done.and_then(|()| e.flush()) {
             remember(&STDERR_ERROR, &x);
         }
     };
@@ -73,6 +143,7 @@ pub fn err(args: fmt::Arguments<'_>) {
 /// Flush stdout and report whether everything written to stdout and
 /// stderr arrived (stdout's failure first).
 pub fn finish() -> Result<(), io::ErrorKind> {
+    quiet_control_echo(false);
     if let Err(e) = io::stdout().lock().flush() {
         remember(&STDOUT_ERROR, &e);
     }

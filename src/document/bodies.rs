@@ -99,6 +99,10 @@ pub struct Comparison {
 pub struct Compared {
     pub id: String,
     pub command: String,
+    /// The target as the run was given it (`sim:demo,seed=5`): runs of
+    /// one device differ by it. Empty for a document without one.
+    #[serde(default)]
+    pub target: String,
     pub device: String,
     pub started_unix: u64,
 }

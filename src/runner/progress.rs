@@ -112,8 +112,15 @@ impl Progress {
             b.finish_and_clear();
         }
         if (shown || announce) && (crate::console::stdio::verbose() || !ok) {
+            // A step that failed before its result has no device time to
+            // tell: "0.0 device-seconds" after 8 s of I/O read as a lie.
+            let device = if ok || device_s > 0.0 {
+                format!("{device_s:.1} device-seconds, ")
+            } else {
+                String::new()
+            };
             crate::errln!(
-                "{} {} ({device_s:.1} device-seconds, {:.1} s here)",
+                "{} {} ({device}{:.1} s here)",
                 if ok { "done:" } else { "failed:" },
                 self.what,
                 self.started.elapsed().as_secs_f64()

@@ -55,6 +55,31 @@ fn runs_are_saved_listed_compared_exported_and_imported_once() {
     assert_eq!(y, b["bench"]["tests"][0]["iops"].as_f64().unwrap());
     assert_eq!(iops["best"], if x > y { 0 } else { 1 }, "{iops}");
     assert!((iops["relative"][1].as_f64().unwrap() - (y / x - 1.0)).abs() < 1e-9);
+    // Each run is named by the target it was given, and its column by its
+    // id and the time it ran (issue 26: "#1" and "#2" alone).
+    assert_eq!(c["runs"][0]["target"], "sim:demo", "{c}");
+    assert_eq!(c["runs"][1]["target"], "sim:kingston-sa04g", "{c}");
+    let text = flashlab()
+        .args(["results", "compare", &did.to_string(), &kid.to_string(), "--db"])
+        .arg(&db)
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    let first = text.lines().next().unwrap_or("");
+    assert!(first.starts_with(&format!("#{did}: bench of sim:demo on 20")), "{text}");
+    let hhmm = |l: &str| {
+        l.split_whitespace()
+            .filter(|w| w.len() == 5 && w.as_bytes()[2] == b':' && w.replace(':', "").parse::<u32>().is_ok())
+            .count()
+    };
+    let header = text.lines().find(|l| l.contains("figure")).unwrap_or("");
+    assert!(
+        header.contains(&format!("#{did}")) && header.contains(&format!("#{kid}")),
+        "{text}"
+    );
+    let below = text.lines().skip_while(|l| !l.contains("figure")).nth(1).unwrap_or("");
+    assert_eq!(hhmm(below), 2, "each run's time under its id: {text}");
     // Export, then import into the same store: recognised; into another: new.
     let out = flashlab()
         .args(["results", "export", &did.to_string(), "--db"])

@@ -60,11 +60,29 @@ fn show(unit: Unit, v: f64) -> String {
 
 pub fn compare(o: &mut String, c: &Comparison) {
     for r in &c.runs {
-        let line = format!("{}: {} of {}, {}", r.id, r.command, r.device, date_time(r.started_unix));
+        let of = if r.target.is_empty() || r.device.starts_with(&r.target) {
+            String::new()
+        } else {
+            format!(" of {}", r.target)
+        };
+        let line = format!(
+            "{}: {}{of} on {}: {}",
+            r.id,
+            r.command,
+            date_time(r.started_unix),
+            r.device
+        );
         let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
     }
+    // Each run's column is headed by its id and when it ran: the day if
+    // the runs span days, else the time (issue 26: "#1" and "#2" alone).
+    let when: Vec<String> = c.runs.iter().map(|r| date_time(r.started_unix)).collect();
+    let same_day = when.windows(2).all(|w| w[0].get(..10) == w[1].get(..10));
     let mut header: Vec<String> = vec!["figure".into()];
-    header.extend(c.runs.iter().map(|r| r.id.clone()));
+    header.extend(c.runs.iter().zip(&when).map(|(r, w)| {
+        let part = if same_day { w.get(11..16) } else { w.get(..10) };
+        format!("{}\n{}", r.id, part.unwrap_or(""))
+    }));
     header.push("better".into());
     // Figures the same in every run go on one line under the table, and a
     // rate beside its own IOPS (the same figure times the block) is left
