@@ -40,6 +40,13 @@ fn main() {
         for w in &o.confident_wrong {
             println!("  {w}");
         }
+        println!(
+            "wrong --erasesize, confident and wrong: {}",
+            o.wrong_erasesize_confident_wrong.len()
+        );
+        for w in &o.wrong_erasesize_confident_wrong {
+            println!("  {w}");
+        }
         // Open-AU limits read exactly, by host: flashbench's rates include
         // the host's time, so a slow host hides the card's merges.
         let host = |spec: &str| {

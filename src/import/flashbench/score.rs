@@ -86,6 +86,10 @@ pub struct Outcome {
     pub exact_random: usize,
     /// Cards with a wrong --erasesize whose open-AU limits were confident.
     pub wrong_erasesize_confident: usize,
+    /// ... and confidently wrong: a limit that is not the card's, or a
+    /// lower bound above it. (In order, units of two AUs collapse at the
+    /// card's own count: each round still writes one AU per unit.)
+    pub wrong_erasesize_confident_wrong: Vec<String>,
     pub wrong_erasesize_cards: usize,
     /// Cards whose -a runs, each imported alone, gave confident erase
     /// blocks that differ.
@@ -131,6 +135,30 @@ pub fn assess(trials: &[Trial]) -> Outcome {
             .flatten()
             .any(|s| s.confidence >= CONFIDENT);
             o.wrong_erasesize_confident += usize::from(confident);
+            for (random, truth) in [(false, t.truth.linear), (true, t.truth.random)] {
+                let sweep = j
+                    .open_au
+                    .as_ref()
+                    .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() })
+                    .filter(|s| s.confidence >= CONFIDENT);
+                if let Some(s) = sweep {
+                    let wrong = match s.max_open_aus {
+                        Some(n) => n != truth,
+                        None => s.tried_up_to > truth || s.at_most.is_some_and(|m| m < truth),
+                    };
+                    if wrong {
+                        o.wrong_erasesize_confident_wrong.push(format!(
+                            "{}: {} truth {truth}, said {:?} (tried {}, at most {:?}, confidence {:.2})",
+                            t.spec,
+                            if random { "random" } else { "linear" },
+                            s.max_open_aus,
+                            s.tried_up_to,
+                            s.at_most,
+                            s.confidence
+                        ));
+                    }
+                }
+            }
             continue;
         }
         o.cards += 1;
