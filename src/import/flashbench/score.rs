@@ -234,12 +234,20 @@ pub fn assess(trials: &[Trial]) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    /// 60 cards of the flashbench family (examples/flashbench_import.rs
-    /// runs 200 per seed: seeds 20261124, 7, 3 and 1 gave erase blocks
-    /// 97.2, 99.4, 98.9 and 97.8% exact, open AUs in order 94.4-97.8%,
-    /// in random order 84.4-88.9%, confident wrong 0-0.19% of verdicts,
-    /// no card whose -a runs alone confidently differ). Floors sit under
-    /// what those seeds gave.
+    /// 60 cards of the flashbench family. examples/flashbench_import.rs
+    /// runs 200 per seed; the judge's thresholds were chosen on seeds 1, 7,
+    /// 3 and 20261124 and checked on seeds 11-14, which chose nothing:
+    ///
+    /// | seeds | erase block | open AUs in order | random | confident wrong |
+    /// |---|---|---|---|---|
+    /// | 1, 7, 3, 20261124 | 97.2-99.4% | 98.3-100% | 90.6-93.3% | 0 of 540 each |
+    /// | 11-14 (held out) | 98.9-99.4% | 97.2-99.4% | 92.2-92.8% | 0 of 540 each |
+    ///
+    /// No card's -a runs alone confidently differ. Random misses are behind
+    /// the at91-mci host (2 MB/s), where flashbench's random pattern one AU
+    /// past the limit merges about every other round and the host hides
+    /// most of it: those limits are "unsure", never confidently wrong.
+    /// Floors sit under what the seeds gave.
     #[test]
     fn flashbench_sessions_of_generated_cards_read_back() {
         let t = super::trials(66, 20261124, 11);
@@ -254,10 +262,10 @@ mod tests {
             o.exact_random,
             n = o.cards
         );
-        assert!(rate(o.exact_linear) >= 0.90, "linear {}/{}", o.exact_linear, o.cards);
-        assert!(rate(o.exact_random) >= 0.78, "random {}/{}", o.exact_random, o.cards);
+        assert!(rate(o.exact_linear) >= 0.93, "linear {}/{}", o.exact_linear, o.cards);
+        assert!(rate(o.exact_random) >= 0.85, "random {}/{}", o.exact_random, o.cards);
         assert!(
-            o.confident_wrong.len() as f64 <= 0.02 * (3 * o.cards) as f64,
+            o.confident_wrong.len() as f64 <= 0.01 * (3 * o.cards) as f64,
             "{:#?}",
             o.confident_wrong
         );
