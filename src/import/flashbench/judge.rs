@@ -708,6 +708,18 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
             (None, Some(c)) if c.0 > 1 => (None, 0, Some(c.0 - 1), if c.1 { 0.9 } else { 0.6 }),
             (None, Some(_)) | (None, None) => (None, 0, None, 0.2),
         };
+        // No plain collapse in the last run: say which runs would settle it.
+        let last = mine.last().and_then(|r| r.nr).unwrap_or(0);
+        if max_open.is_none() && at_most.is_none() && confidence < CONFIDENT && last > 0 {
+            notes.push(format!(
+                "no {name} run collapsed plainly (the last, at {last} AU{}): a slow host can hide a card's merges \
+                 in flashbench's rates; runs at --open-au-nr={} and {}{} would show where it collapses",
+                if last == 1 { "" } else { "s" },
+                last + 1,
+                last + 2,
+                if random { " with --random" } else { "" }
+            ));
+        }
         if let (Some(a), true) = (align, confidence >= CONFIDENT || max_open.is_some())
             && let Some(e) = a.erase_size_bytes.filter(|&e| e != erase && a.confidence >= DISPUTED)
         {
@@ -881,7 +893,7 @@ mod tests {
     /// Three `--random` runs behind a slow host: rates flat over the chunk
     /// (each write's time grows with it), so the shape alone says "fine" at
     /// every count. The third differs from the second by `last`.
-    fn random_limit(last: [f64; 9]) -> Option<u64> {
+    fn random_limit(last: [f64; 9]) -> (Option<u64>, Vec<String>) {
         let rows = [4096u64, 2048, 1024, 512, 256, 128, 64, 32, 16];
         let counts: [(u64, [f64; 9]); 3] = [
             (3, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]),
@@ -913,7 +925,7 @@ mod tests {
             None,
             &mut tables,
         );
-        j.open_au.and_then(|o| o.random).and_then(|s| s.max_open_aus)
+        (j.open_au.and_then(|o| o.random).and_then(|s| s.max_open_aus), j.notes)
     }
 
     /// One -a run whose two largest boundaries, 16 and 32 MiB, read `top`
@@ -968,8 +980,19 @@ mod tests {
     fn a_steady_small_drop_is_a_collapse_and_scattered_noise_is_not() {
         // Every row below a quarter of the erase size 1.3-1.5x slower: one
         // merge every other round, mostly hidden by the host.
-        assert_eq!(random_limit([2.0, 2.0, 1.5, 1.45, 1.4, 1.45, 1.35, 1.4, 1.3]), Some(4));
-        // The same spread of rows, but either way.
-        assert_eq!(random_limit([2.0, 2.0, 1.5, 2.3, 1.4, 2.4, 1.6, 2.2, 1.5]), None);
+        let (limit, notes) = random_limit([2.0, 2.0, 1.5, 1.45, 1.4, 1.45, 1.35, 1.4, 1.3]);
+        assert_eq!(limit, Some(4));
+        assert!(!notes.iter().any(|n| n.contains("collapsed plainly")), "{notes:?}");
+        // The same spread of rows, but either way: no limit, and the runs
+        // that would find it are named.
+        let (limit, notes) = random_limit([2.0, 2.0, 1.5, 2.3, 1.4, 2.4, 1.6, 2.2, 1.5]);
+        assert_eq!(limit, None);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("no random run collapsed plainly")
+                    && n.contains("--open-au-nr=6 and 7 with --random")),
+            "{notes:?}"
+        );
     }
 }
