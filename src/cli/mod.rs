@@ -533,8 +533,23 @@ pub fn main() -> i32 {
                 let err = crate::error::CliError::usage(e.kind().to_string()).hint(hint.clone());
                 print(&error_document(&command, &err), chosen(true).as_ref());
             }
-            // clap prints its own message; usage errors exit 2, --help/--version 0.
-            let _ = e.print();
+            // clap's own message; usage errors exit 2, --help/--version 0.
+            // An error goes through stderr's writer, which wraps it between
+            // words on a terminal (issue 26: "give 4M, 8M, 12|M").
+            // Its "For more information, try '--help'." gives way to the
+            // hint below, which names the help that answers (issue 26: two
+            // hints, one generic).
+            if e.use_stderr() {
+                let text = e.render().to_string();
+                let own: Vec<&str> = text
+                    .trim_end()
+                    .lines()
+                    .filter(|l| !l.starts_with("For more information, try"))
+                    .collect();
+                crate::errln!("{}", own.join("\n").trim_end());
+            } else {
+                let _ = e.print();
+            }
             if e.use_stderr() {
                 use std::io::IsTerminal;
                 if std::io::stderr().is_terminal() {

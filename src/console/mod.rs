@@ -89,6 +89,31 @@ pub fn width() -> usize {
         .unwrap_or(80)
 }
 
+/// `text` with each line wider than the [`width`] less one column wrapped
+/// between words under its own indent and two more columns; other lines
+/// as they are (a table or a list already laid out stays as it is).
+pub fn wrap_long_lines(text: &str) -> String {
+    let width = width().saturating_sub(1);
+    if !text.lines().any(|l| l.chars().count() > width) {
+        return text.to_string();
+    }
+    let mut out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.chars().count() <= width {
+                return l.to_string();
+            }
+            let body = l.trim_start();
+            let indent = &l[..l.len() - body.len()];
+            wrap(body, indent, &format!("{indent}  "))
+        })
+        .collect();
+    if text.ends_with('\n') {
+        out.push(String::new());
+    }
+    out.join("\n")
+}
+
 /// Words wrapped to the [`width`] less one column (79 on an 80-column
 /// terminal), the first line after `first`, the rest after `rest`. A word
 /// longer than a line stays whole: a path or a command copies in one piece.

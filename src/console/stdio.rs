@@ -99,31 +99,9 @@ pub fn verbose() -> bool {
 pub fn err(args: fmt::Arguments<'_>) {
     use std::io::IsTerminal;
     let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let text = if io::stderr().is_terminal() {
-        let width = super::width().saturating_sub(1);
-        let mut text = args.to_string();
-        if text.lines().any(|l| l.chars().count() > width) {
-            let ends = text.ends_with('\n');
-            let lines: Vec<String> = text
-                .lines()
-                .map(|l| {
-                    if l.chars().count() <= width {
-                        return l.to_string();
-                    }
-                    let body = l.trim_start();
-                    let indent = &l[..l.len() - body.len()];
-                    super::wrap(body, indent, &format!("{indent}  "))
-                })
-                .collect();
-            text = lines.join("\n");
-            if ends {
-                text.push('\n');
-            }
-        }
-        Some(text)
-    } else {
-        None
-    };
+    let text = io::stderr()
+        .is_terminal()
+        .then(|| super::wrap_long_lines(&args.to_string()));
     let write = || {
         let mut e = io::stderr().lock();
         let done = match &text {

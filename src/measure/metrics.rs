@@ -100,12 +100,17 @@ pub fn compare(runs: &[&Results]) -> Vec<Row> {
             .filter_map(|(i, v)| Some((i, (*v)?)))
             .collect();
         let all_same = known.windows(2).all(|w| w[0].1 == w[1].1);
-        r.best = match r.better {
+        let top = match r.better {
             _ if known.len() < 2 || all_same => None,
-            Better::Higher => known.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|x| x.0),
-            Better::Lower => known.iter().min_by(|a, b| a.1.total_cmp(&b.1)).map(|x| x.0),
+            Better::Higher => known.iter().max_by(|a, b| a.1.total_cmp(&b.1)).copied(),
+            Better::Lower => known.iter().min_by(|a, b| a.1.total_cmp(&b.1)).copied(),
             Better::Neither => None,
         };
+        // Two runs level at the top: neither is ahead (issue 26 saw a tie
+        // for the largest capacity given to the last run, a damaged card).
+        r.best = top
+            .filter(|t| known.iter().filter(|k| k.1 == t.1).count() == 1)
+            .map(|t| t.0);
     }
     rows
 }
@@ -140,5 +145,8 @@ mod tests {
         assert_eq!(p99.best, Some(0), "a lower p99 is better");
         let same = compare(&[&bench_doc(1000.0, 500), &bench_doc(1000.0, 500)]);
         assert!(same.iter().all(|r| r.best.is_none()), "no winner between equals");
+        let three = compare(&[&bench_doc(100.0, 5), &bench_doc(50.0, 5), &bench_doc(100.0, 9)]);
+        let iops = three.iter().find(|r| r.name.ends_with("IOPS")).unwrap();
+        assert_eq!(iops.best, None, "two level at the top: no winner");
     }
 }

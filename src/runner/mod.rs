@@ -53,11 +53,18 @@ impl Listener for crate::store::Saver {
                 hint: Some("--db PATH or FLASHLAB_DB chooses another store, --no-store skips it".into()),
             });
         }
+        // One line, so probe's answer fits an 80x24 screen: the store's
+        // path only where --db or FLASHLAB_DB chose it (`results list`
+        // names it in any case).
         if let Some((id, path)) = self.saved() {
-            let line = format!(
-                "saved as run {id} in {} (`flashlab results show {id}`, `flashlab report {id}`)",
-                path.display()
-            );
+            let chosen = std::env::var_os("FLASHLAB_DB").is_some_and(|p| !p.is_empty())
+                || crate::store::default_path().as_deref() != Some(path.as_path());
+            let place = if chosen {
+                format!(" in {}", path.display())
+            } else {
+                String::new()
+            };
+            let line = format!("saved as run {id}{place} (`flashlab results show {id}`, `flashlab report {id}`)");
             crate::errln!("{}", crate::console::wrap(&line, "", ""));
         }
     }

@@ -40,7 +40,7 @@ pub fn list(o: &mut String, l: &Listing) {
         table::grid(&["id", "when (UTC)", "command", "target", "found"], &rows)
     );
     let line = format!(
-        "{} run{} in {}; `flashlab results show ID`, `results compare ID ID`, `report ID -o FILE.html`",
+        "{} run{} in {}; `flashlab results show ID`, `flashlab results compare ID ID`, `flashlab report ID`",
         l.runs.len(),
         if l.runs.len() == 1 { "" } else { "s" },
         l.store
@@ -59,29 +59,48 @@ fn show(unit: Unit, v: f64) -> String {
 }
 
 pub fn compare(o: &mut String, c: &Comparison) {
-    for r in &c.runs {
+    // A column is headed by the run's id; a file named by a long path gets
+    // a letter instead (A, B, ...), given with the path on its line above
+    // (issue 26: three long paths spread the table over 146 lines).
+    let labels: Vec<String> = c
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if r.id.starts_with('#') || r.id.chars().count() <= 12 {
+                r.id.clone()
+            } else {
+                char::from(b'A' + (i % 26) as u8).to_string()
+            }
+        })
+        .collect();
+    for (r, label) in c.runs.iter().zip(&labels) {
         let of = if r.target.is_empty() || r.device.starts_with(&r.target) {
             String::new()
         } else {
             format!(" of {}", r.target)
         };
+        let name = if *label == r.id {
+            label.clone()
+        } else {
+            format!("{label} ({})", r.id)
+        };
         let line = format!(
-            "{}: {}{of} on {}: {}",
-            r.id,
+            "{name}: {}{of} on {}: {}",
             r.command,
             date_time(r.started_unix),
             r.device
         );
         let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
     }
-    // Each run's column is headed by its id and when it ran: the day if
+    // Each run's column is headed by its label and when it ran: the day if
     // the runs span days, else the time (issue 26: "#1" and "#2" alone).
     let when: Vec<String> = c.runs.iter().map(|r| date_time(r.started_unix)).collect();
     let same_day = when.windows(2).all(|w| w[0].get(..10) == w[1].get(..10));
     let mut header: Vec<String> = vec!["figure".into()];
-    header.extend(c.runs.iter().zip(&when).map(|(r, w)| {
+    header.extend(labels.iter().zip(&when).map(|(l, w)| {
         let part = if same_day { w.get(11..16) } else { w.get(..10) };
-        format!("{}\n{}", r.id, part.unwrap_or(""))
+        format!("{l}\n{}", part.unwrap_or(""))
     }));
     header.push("better".into());
     // Figures the same in every run go on one line under the table, and a
@@ -107,7 +126,7 @@ pub fn compare(o: &mut String, c: &Comparison) {
                     (None, _) => "-".into(),
                 });
             }
-            row.push(r.best.map_or(String::new(), |b| c.runs[b].id.clone()));
+            row.push(r.best.map_or(String::new(), |b| labels[b].clone()));
             row
         })
         .collect();

@@ -113,7 +113,7 @@ impl Registered for Entry {
     fn metrics(all: &Results) -> Vec<Metric> {
         match all.fat.get() {
             Some(f) if f.not_flash.is_none() && f.confidence >= CONFIDENT => {
-                vec![m("FAT area", Unit::Count, Better::Higher, f.fat_area_aus as f64)]
+                vec![m("FAT area (AUs)", Unit::Count, Better::Higher, f.fat_area_aus as f64)]
             }
             _ => Vec::new(),
         }
