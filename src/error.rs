@@ -115,7 +115,12 @@ pub fn interrupted(signal: i32) -> CliError {
     CliError {
         exit,
         message: format!("interrupted by {name}"),
-        hint: None,
+        // Issue 26: an error line with no hint. What is left to do.
+        hint: Some(
+            "the run stopped where you asked; whatever it wrote is back as it was (see above). Run the command again \
+             for a whole result"
+                .into(),
+        ),
         partial: None,
     }
 }

@@ -65,7 +65,11 @@ impl fmt::Display for Iec {
         if self.0.is_multiple_of(scale) {
             write!(f, "{} {}", self.0 / scale, UNITS[unit])
         } else {
-            write!(f, "{:.2} {}", self.0 as f64 / scale as f64, UNITS[unit])
+            // A size just off a whole unit is marked: 4194000 bytes as
+            // "4.00 MiB" read as 4 MiB exactly (issue 26).
+            let shown = format!("{:.2}", self.0 as f64 / scale as f64);
+            let near = if shown.ends_with(".00") { "~" } else { "" };
+            write!(f, "{near}{shown} {}", UNITS[unit])
         }
     }
 }

@@ -292,12 +292,18 @@ pub enum DebugAction {
 #[derive(Debug, Subcommand)]
 pub enum ResultsAction {
     /// The stored runs, newest first.
+    #[command(after_help = "Examples:
+  flashlab results list
+  flashlab results list --device kingston    runs of one card (its key, name or target)")]
     List {
         /// Only runs whose device (key or name) or target contains this.
         #[arg(long)]
         device: Option<String>,
     },
     /// A stored run, as its command printed it.
+    #[command(after_help = "Examples:
+  flashlab results show 3
+  flashlab results show 3 --json")]
     Show {
         /// The run's id (`flashlab results list`).
         #[arg(value_parser = crate::args::run_id)]
@@ -305,12 +311,17 @@ pub enum ResultsAction {
     },
     /// Runs side by side: each figure, its difference from the first run,
     /// and which run is better on it.
+    #[command(after_help = "Examples:
+  flashlab results compare 1 2
+  flashlab results compare 3 other-card.json    a stored run beside a file")]
     Compare {
         /// Run ids or JSON files, at least two.
         #[arg(required = true, num_args = 2.., value_name = "ID|FILE")]
         runs: Vec<String>,
     },
     /// A stored run's document as JSON, for `results import` elsewhere.
+    #[command(after_help = "Examples:
+  flashlab results export 3 > run.json")]
     Export {
         /// The run's id (`flashlab results list`).
         #[arg(value_parser = crate::args::run_id)]
@@ -318,23 +329,43 @@ pub enum ResultsAction {
     },
     /// Store a run document (from --json or `results export`); a run
     /// already stored is recognised and not stored twice.
-    Import { file: PathBuf },
+    #[command(after_help = "Examples:
+  flashlab results import run.json
+  flashlab results import run.json --db other.sqlite")]
+    Import {
+        /// A run document: what `--json` or `results export` printed.
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SimAction {
     /// Built-in card profiles and host presets, with their sources.
+    #[command(after_help = "Examples:
+  flashlab sim list
+  flashlab sim list --json")]
     List,
     /// Every parameter of a profile (or `PROFILE,key=value...`), with units.
+    #[command(after_help = "Examples:
+  flashlab sim show kingston-sa04g
+  flashlab sim show demo,au_size=8M --toml > card.toml    then: flashlab probe sim:card.toml")]
     Show {
+        /// A built-in profile (`flashlab sim list`), with `,key=value`
+        /// overrides if wanted.
         profile: String,
         /// Print a TOML file that `sim:FILE.toml` reads back.
         #[arg(long)]
         toml: bool,
     },
-    /// Run a seed's own workload on the simulator and compare every published
-    /// cell: at91, hsq, cf, flashbench, or all.
+    /// Replay a published measurement's own workload (AT91 boot reads, fio
+    /// on an eMMC with and without the MMC software queue, CompactFlash PIO
+    /// timings, flashbench's patterns) on its simulated card and compare
+    /// every published cell with the model's.
+    #[command(after_help = "Examples:
+  flashlab sim reproduce at91
+  flashlab sim reproduce all --json")]
     Reproduce {
+        /// Which publication: at91, hsq, cf, flashbench, or all.
         #[arg(value_parser = ["at91", "hsq", "cf", "flashbench", "all"])]
         experiment: String,
     },
@@ -787,11 +818,16 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
         })?,
         // They print a script and a manual page, never a JSON document
         // (issue 26: --json printed roff).
-        Command::Completions { .. } | Command::Man { .. } if json => {
+        ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {
+            let example = if matches!(c, Command::Man { .. }) {
+                "`flashlab man > flashlab.1`"
+            } else {
+                "`flashlab completions bash > flashlab.bash`"
+            };
             return Err(crate::error::CliError::usage(
                 "man and completions print a manual page or a shell script, not JSON".to_string(),
             )
-            .hint("drop --json, as in `flashlab man > flashlab.1`"));
+            .hint(format!("drop --json, as in {example}")));
         }
         Command::Completions { shell } => {
             use clap::CommandFactory;

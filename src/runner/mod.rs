@@ -295,7 +295,15 @@ impl Runner {
             self.run_writing(test, ranges, &progress)
         };
         let spent = (self.device_ns - before) as f64 / 1e9;
-        progress.finish(out.is_ok(), spent, self.announce);
+        let ended = match &out {
+            Ok(_) => "done:",
+            Err(e) => match e.exit {
+                crate::error::Exit::Usage => "refused:",
+                crate::error::Exit::Interrupted | crate::error::Exit::Terminated => "interrupted:",
+                crate::error::Exit::Failed => "failed:",
+            },
+        };
+        progress.finish(ended, spent, self.announce);
         let mut steps = self.doc.extras.steps.get().cloned().unwrap_or_default();
         steps.push(crate::document::StepTime {
             step: T::KEY.replace('_', "-"),
@@ -347,11 +355,12 @@ impl Runner {
             // device they landed on (the journalled ranges, each read back
             // afterwards), what was written back.
             let line = format!(
-                "{key}: {} of writes landed on {} of the device ({}); {} written back, {} verified; journal \
-                 deleted",
+                "{key}: {} of writes landed on {} of the device ({} of {}); {} written back, {} verified; \
+                 journal deleted",
                 Iec(outcome.bytes_written),
                 Iec(outcome.bytes_verified),
-                crate::units::count(outcome.ranges_touched as u64, "range", "ranges"),
+                outcome.ranges_touched,
+                crate::units::count(outcome.ranges.len() as u64, "piece", "pieces"),
                 Iec(outcome.bytes_restored),
                 Iec(outcome.bytes_verified)
             );

@@ -104,15 +104,17 @@ impl Progress {
 
     /// Clear the spinner and, with `-v`, say the step ended: on a terminal
     /// always, and elsewhere when `announce` (probe's one line per step). A
-    /// step that failed is always said.
-    pub fn finish(self, ok: bool, device_s: f64, announce: bool) {
+    /// step that did not end "done:" ("failed:", "refused:" or
+    /// "interrupted:") is always said.
+    pub fn finish(self, ended: &str, device_s: f64, announce: bool) {
+        let ok = ended == "done:";
         let shown = self.bar.is_some();
         if let Some(b) = self.bar {
             crate::console::stdio::set_spinner(None);
             b.finish_and_clear();
         }
         if (shown || announce) && (crate::console::stdio::verbose() || !ok) {
-            // A step that failed before its result has no device time to
+            // A step that ended before its result has no device time to
             // tell: "0.0 device-seconds" after 8 s of I/O read as a lie.
             let device = if ok || device_s > 0.0 {
                 format!("{device_s:.1} device-seconds, ")
@@ -120,8 +122,7 @@ impl Progress {
                 String::new()
             };
             crate::errln!(
-                "{} {} ({device}{:.1} s here)",
-                if ok { "done:" } else { "failed:" },
+                "{ended} {} ({device}{:.1} s here)",
                 self.what,
                 self.started.elapsed().as_secs_f64()
             );

@@ -81,8 +81,9 @@ pub fn consented(spec: &str, d: &TargetDescription, declared: Vec<Range>, consen
     if d.kind != TargetKind::Sim && !consent.write {
         let total: u64 = ranges.iter().map(|r| r.len).sum();
         return Err(CliError::usage(format!(
-            "this test writes to {spec}; it would write {} in these ranges:\n{}",
+            "this test writes to {spec}; it would write {} in {}, in these ranges:\n{}",
             Iec(total),
+            crate::units::count(ranges.len() as u64, "piece", "pieces"),
             listing(&ranges)
         ))
         .hint("add --write to consent (the original bytes are journalled and restored unless --no-preserve)"));
@@ -176,9 +177,12 @@ impl Writable {
             };
             Some((dir, header))
         };
+        // Counted in pieces, as the line after the test counts them (issue
+        // 26: 31 listed, "37 ranges" after).
         crate::errln!(
-            "will write {} of {spec} in these ranges:\n{}",
+            "will write {} of {spec} in {}, in these ranges:\n{}",
             Iec(total),
+            crate::units::count(ranges.len() as u64, "piece", "pieces"),
             listing(&ranges)
         );
         if consent.no_preserve {
@@ -329,7 +333,12 @@ pub fn restore_failed(
 
 /// What an interrupted writing test did before exiting, on stderr.
 pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
-    if outcome.preserved {
+    if outcome.preserved && outcome.bytes_written == 0 {
+        crate::errln!(
+            "interrupted by {} before the test wrote anything: the device is as it was",
+            crate::safety::signals::name(sig)
+        );
+    } else if outcome.preserved {
         crate::errln!(
             "interrupted by {}: {} written back, {} verified; the original data is back",
             crate::safety::signals::name(sig),

@@ -169,7 +169,7 @@ fn near_misses_name_what_was_meant() {
     };
     assert!(err(&["info", "sim:kingston"]).contains("did you mean 'kingston-sa04g'?"));
     assert!(err(&["info", "sim:demo,open_aus=3"]).contains("'open_aus_linear' or 'open_aus_random'"));
-    assert!(err(&["info", "sim:demo,au_size=4194000"]).contains("4194000 bytes (4.00 MiB)"));
+    assert!(err(&["info", "sim:demo,au_size=4194000"]).contains("4194000 bytes (~4.00 MiB)"));
     let bad_id = err(&["results", "show", "abc"]);
     assert!(
         bad_id.contains("not a run id") && bad_id.contains("`flashlab results show --help`"),
