@@ -883,10 +883,30 @@ fn man_pages() -> Vec<Page> {
             // The page's title and its citations of its own commands
             // (clap_mangen names them display name, dash, command); the
             // synopsis as typed.
+            // NAME is the help's first clause, DESCRIPTION all of it and
+            // where the rest is (issue 26: a DESCRIPTION that repeated NAME
+            // word for word).
+            let about = sub
+                .get_long_about()
+                .or(sub.get_about())
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let first = about
+                .split(['.', ';'])
+                .next()
+                .unwrap_or(&about)
+                .trim()
+                .to_string();
+            let description = format!(
+                "{about}\n\nEvery option is below, and examples after them; --json, --db and the I/O engines are \
+                 described in flashlab(1) and README.md."
+            );
             let page = sub
                 .clone()
                 .display_name(name.clone())
                 .bin_name(typed.clone())
+                .about(first)
+                .long_about(description)
                 .version(env!("CARGO_PKG_VERSION"))
                 .disable_help_subcommand(true);
             out.push((name.clone(), typed.clone(), page));
