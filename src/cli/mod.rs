@@ -891,12 +891,7 @@ fn man_pages() -> Vec<Page> {
                 .or(sub.get_about())
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            let first = about
-                .split(['.', ';'])
-                .next()
-                .unwrap_or(&about)
-                .trim()
-                .to_string();
+            let first = about.split(['.', ';']).next().unwrap_or(&about).trim().to_string();
             let description = format!(
                 "{about}\n\nEvery option is below, and examples after them; --json, --db and the I/O engines are \
                  described in flashlab(1) and README.md."

@@ -89,18 +89,20 @@ pub fn width() -> usize {
         .unwrap_or(80)
 }
 
-/// `text` with each line wider than the [`width`] less one column wrapped
-/// between words under its own indent and two more columns; other lines
-/// as they are (a table or a list already laid out stays as it is).
+/// `text` with each line wider than the [`width`] wrapped between words
+/// under its own indent and two more columns; other lines as they are. A
+/// table's lines are never touched: tables lay themselves out to the
+/// width, and rewrapping one would squeeze its padding.
 pub fn wrap_long_lines(text: &str) -> String {
-    let width = width().saturating_sub(1);
-    if !text.lines().any(|l| l.chars().count() > width) {
+    let width = width();
+    let long = |l: &str| l.chars().count() > width && !l.contains(['│', '┌', '└', '╞', '├', '─']);
+    if !text.lines().any(long) {
         return text.to_string();
     }
     let mut out: Vec<String> = text
         .lines()
         .map(|l| {
-            if l.chars().count() <= width {
+            if !long(l) {
                 return l.to_string();
             }
             let body = l.trim_start();

@@ -111,4 +111,19 @@ fn the_first_screens_fit_80_by_24() {
     assert!(bare.lines().count() <= 12 && bare.contains("flashlab probe"), "{bare}");
     let list = run(&["sim", "list"]);
     assert!(list.lines().count() <= 40, "{list}");
+    // Tables as wide as the terminal keep their padding: every row of a
+    // box is as wide as its top (the wrapping of long lines once squeezed
+    // them to "│ path sim:kingston-sa04g │").
+    let info = run(&["info", "sim:kingston-sa04g", "--registers", "--no-store"]);
+    let mut width = None;
+    let mut rows = 0;
+    for line in info.lines() {
+        if line.starts_with('┌') {
+            width = Some(line.chars().count());
+        } else if line.starts_with('│') {
+            rows += 1;
+            assert_eq!(Some(line.chars().count()), width, "{line:?} in\n{info}");
+        }
+    }
+    assert!(rows > 20 && width == Some(80), "{info}");
 }
