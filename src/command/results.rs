@@ -77,6 +77,8 @@ fn verdict(d: &RunDocument) -> String {
                 .trim_end_matches([',', ';']);
             match *l {
                 "erase block" => format!("AU {short}"),
+                // The sequential pair; the 4K figures are in `results show`.
+                "speeds" => format!("{l} {}", short.split("; ").next().unwrap_or(short)),
                 l => format!("{l} {short}"),
             }
         })

@@ -60,7 +60,13 @@ impl Registered for Entry {
                 Evidence::Other => "read back as other data".into(),
                 Evidence::IoError => "I/O errors".into(),
             };
-            let _ = writeln!(o, "  bad: {} from byte {}: {what}", Iec(b.len), b.offset);
+            let _ = writeln!(
+                o,
+                "  bad: {} from byte {} ({}): {what}",
+                Iec(b.len),
+                b.offset,
+                Iec(b.offset)
+            );
         }
         if r.bad_regions.len() > 10 {
             let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
