@@ -111,6 +111,15 @@ fn the_first_screens_fit_80_by_24() {
     assert!(bare.lines().count() <= 12 && bare.contains("flashlab probe"), "{bare}");
     let list = run(&["sim", "list"]);
     assert!(list.lines().count() <= 40, "{list}");
+    // bench: each class family's best met and first missed; -v all 13.
+    let bench = run(&["bench", "--no-store"]);
+    assert!(bench.lines().count() <= 26, "{bench}");
+    assert!(
+        bench.contains("C10-style") && bench.contains("A2-style") && !bench.contains("C2-style"),
+        "{bench}"
+    );
+    let all = run(&["bench", "--no-store", "-v"]);
+    assert!(all.contains("C2-style") && all.contains("V90-style"), "{all}");
     // Tables as wide as the terminal keep their padding: every row of a
     // box is as wide as its top (the wrapping of long lines once squeezed
     // them to "│ path sim:kingston-sa04g │").
