@@ -22,6 +22,11 @@ pub struct MmcInfo {
     /// The manufacturing date as the kernel printed it (it knows EXT_CSD_REV).
     pub kernel_date: Option<String>,
     pub notes: Vec<String>,
+    /// The registers' bytes as sysfs gave them, in hex: what
+    /// `flashlab decode` reads (issue 26: none to copy from `info`). Keys
+    /// `cid`, `csd`, `scr`, `ssr`, each only when read.
+    #[serde(default)]
+    pub raw_hex: std::collections::BTreeMap<String, String>,
 }
 
 impl MmcInfo {
@@ -75,6 +80,16 @@ pub fn kernel_preferred_erase(ssr: Option<&[u8; 64]>, capacity_bytes: u64, erase
 
 impl MmcInfo {
     pub fn from_raw(raw: MmcRaw, capacity_bytes: u64) -> Self {
+        use crate::registers::hex::encode;
+        let raw_hex: std::collections::BTreeMap<String, String> = [
+            ("cid", raw.cid.map(|b| encode(&b))),
+            ("csd", raw.csd.map(|b| encode(&b))),
+            ("scr", raw.scr.map(|b| encode(&b))),
+            ("ssr", raw.ssr.map(|b| encode(&b))),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect();
         let family = if raw.card_type.eq_ignore_ascii_case("MMC") {
             Family::Mmc
         } else {
@@ -128,6 +143,7 @@ impl MmcInfo {
             preferred_erase_size_source: source.into(),
             kernel_date: raw.date,
             notes,
+            raw_hex,
         }
     }
 }

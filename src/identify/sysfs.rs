@@ -387,7 +387,7 @@ mod tests {
         // AU_SIZE 9 (4 MiB) at bits [431:428]: byte 10, high nibble.
         let mut ssr = [0u8; 64];
         ssr[10] = 0x90;
-        let hex: String = ssr.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crate::registers::hex::encode(&ssr);
         let host = kingston_tree(tmp.path(), Some(&hex));
         let p = block_facts(&host, 179, 9).unwrap();
         assert_eq!(p.name, "mmcblk1p1");

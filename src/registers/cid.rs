@@ -55,7 +55,7 @@ pub fn decode_sd(raw: &[u8; 16]) -> Cid {
         oem_id: b.text(119, 104),
         oem_id_raw: oem_raw,
         product_name: b.name(103, 64),
-        product_name_raw: hex(b.bytes(103, 64)),
+        product_name_raw: super::hex::encode(b.bytes(103, 64)),
         product_revision: format!("{}.{}", prv >> 4, prv & 0xf),
         serial,
         serial_hex: format!("0x{serial:08x}"),
@@ -104,7 +104,7 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
         oem_id: format!("0x{oem_raw:02x}"),
         oem_id_raw: oem_raw,
         product_name: b.name(103, 56),
-        product_name_raw: hex(b.bytes(103, 56)),
+        product_name_raw: super::hex::encode(b.bytes(103, 56)),
         product_revision: format!("{}.{}", prv >> 4, prv & 0xf),
         serial,
         serial_hex: format!("0x{serial:08x}"),
@@ -114,10 +114,6 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Cid {
         crc_ok: crc_ok(raw),
         notes,
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn month_note(month: u8, notes: &mut Vec<String>) {

@@ -17,6 +17,12 @@ pub enum HexError {
     OddDigits(usize),
 }
 
+/// Bytes as lower-case hex, two digits each, as sysfs prints a register
+/// and as `parse_register` reads it back.
+pub fn encode(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Parse register hex into exactly `expected` bytes.
 pub fn parse_register(text: &str, register: &'static str, expected: usize) -> Result<Vec<u8>, HexError> {
     let tokens: Vec<&str> = text

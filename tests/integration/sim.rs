@@ -36,6 +36,14 @@ fn kingston_sim_carries_the_seed_registers() {
     assert_eq!(mmc["scr"]["spec_version"], "3.0x");
     assert_eq!(mmc["preferred_erase_size_bytes"], 4 << 20);
     assert_eq!(mmc["preferred_erase_size_source"], "kernel_capacity_guess");
+    // The bytes themselves, for `flashlab decode` (issue 26), and they
+    // decode to what info says.
+    let cid = mmc["raw_hex"]["cid"].as_str().unwrap();
+    assert_eq!(cid, "02544d5341303447113533890900d371");
+    let d = json(&["decode", "cid", cid]);
+    assert_eq!(d["product_name"], mmc["cid"]["product_name"], "{d}");
+    assert_eq!(mmc["raw_hex"]["csd"].as_str().map(str::len), Some(32));
+    assert!(mmc["raw_hex"].get("ssr").is_none(), "kingston's SSR is not read");
 }
 
 #[test]
