@@ -55,6 +55,8 @@ const DROP: f64 = 2.0;
 /// 545 random and 3 of 668 in order pass; of the steps to one past the
 /// limit, 622 of 720 random pass where 607 passed `DROP` alone.
 const STEADY_DROP: f64 = 1.3;
+/// ... at this many standard errors of the rows' mean log ratio.
+const STEADY_T: f64 = 2.5;
 /// A merge costs each write (or each round) the same time whatever the
 /// chunk, so a collapse is deepest at the smallest chunks: the smallest at
 /// least `DROP` slower and the next at least this. On the 800 cards of
@@ -67,7 +69,6 @@ const DEEPEST: f64 = 1.5;
 /// A "fine" run this much slower than the last fine count is weak evidence
 /// (an at91-mci host showed 1.3-2x one AU past the limit in order).
 const WEAKENS: f64 = 1.3;
-const STEADY_T: f64 = 2.5;
 /// find-fat: an AU this much faster at small chunks than the back half of
 /// the table is of another kind.
 const FAST: f64 = 1.5;
