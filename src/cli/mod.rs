@@ -891,7 +891,7 @@ fn man_pages() -> Vec<Page> {
                 .or(sub.get_about())
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            let first = about.split(['.', ';']).next().unwrap_or(&about).trim().to_string();
+            let first = first_clause(&about);
             let description = format!(
                 "{about}\n\nEvery option is below, and examples after them; --json, --db and the I/O engines are \
                  described in flashlab(1) and README.md."
@@ -913,6 +913,25 @@ fn man_pages() -> Vec<Page> {
     let mut out = vec![("flashlab".to_string(), "flashlab".to_string(), top.clone())];
     walk("flashlab", "flashlab", &top, &mut out);
     out
+}
+
+/// A help text up to its first "; " or ". " outside parentheses and
+/// backquotes (a man page's NAME line), without a closing period.
+fn first_clause(text: &str) -> String {
+    let (mut depth, mut quoted) = (0i32, false);
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth -= 1,
+            '`' => quoted = !quoted,
+            '.' | ';' if depth == 0 && !quoted && chars.get(i + 1).is_none_or(|n| n.is_whitespace()) => {
+                return chars[..i].iter().collect::<String>().trim().to_string();
+            }
+            _ => {}
+        }
+    }
+    text.trim().trim_end_matches('.').to_string()
 }
 
 fn render_man(c: clap::Command) -> CliResult<String> {
