@@ -996,3 +996,25 @@ fn man(command: &[String], dir: Option<&std::path::Path>) -> CliResult<Output> {
     );
     Ok(Output::Raw(String::new()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::first_clause;
+
+    #[test]
+    fn a_man_name_is_the_first_clause_outside_parentheses_and_quotes() {
+        assert_eq!(
+            first_clause("How many AUs (the FAT area; writes) are fast. More here."),
+            "How many AUs (the FAT area; writes) are fast"
+        );
+        assert_eq!(
+            first_clause("Every parameter of a profile (or `PROFILE,key=value...`), with units."),
+            "Every parameter of a profile (or `PROFILE,key=value...`), with units"
+        );
+        assert_eq!(
+            first_clause("Everything at once: a, b; then c."),
+            "Everything at once: a, b"
+        );
+        assert_eq!(first_clause("Reads sim:FILE.toml files"), "Reads sim:FILE.toml files");
+    }
+}
