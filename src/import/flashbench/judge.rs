@@ -891,6 +891,20 @@ fn scatter(points: &[(f64, f64)]) -> Option<ScatterResult> {
 mod tests {
     use super::{Input, judge};
 
+    /// flashbench's text, parsed and judged as one input.
+    fn judged(text: &str) -> super::Judged {
+        let parsed = super::super::parse(text).expect("parses");
+        let mut tables = Vec::new();
+        judge(
+            &[Input {
+                name: "-",
+                parsed: &parsed,
+            }],
+            None,
+            &mut tables,
+        )
+    }
+
     /// Three `--random` runs behind a slow host: rates flat over the chunk
     /// (each write's time grows with it), so the shape alone says "fine" at
     /// every count. The third differs from the second by `last`.
@@ -916,16 +930,7 @@ mod tests {
                 text += &format!("{size:<7} {m}M/s \n");
             }
         }
-        let parsed = super::super::parse(&text).expect("parses");
-        let mut tables = Vec::new();
-        let j = judge(
-            &[Input {
-                name: "-",
-                parsed: &parsed,
-            }],
-            None,
-            &mut tables,
-        );
+        let j = judged(&text);
         (j.open_au.and_then(|o| o.random).and_then(|s| s.max_open_aus), j.notes)
     }
 
@@ -951,16 +956,7 @@ mod tests {
             let on = 820.0 + diff;
             text += &format!("align {b}\tpre 820µs\ton {on:.1}µs\tpost 820µs\tdiff {diff:.2}µs\n");
         }
-        let parsed = super::super::parse(&text).expect("parses");
-        let mut tables = Vec::new();
-        let j = judge(
-            &[Input {
-                name: "-",
-                parsed: &parsed,
-            }],
-            None,
-            &mut tables,
-        );
+        let j = judged(&text);
         let a = j.align.expect("an align verdict");
         (a.erase_size_bytes, a.confidence)
     }

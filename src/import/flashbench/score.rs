@@ -101,6 +101,25 @@ pub struct Outcome {
     pub open_au_misses: Vec<String>,
 }
 
+/// The judged sweep in order (`random` false) or in random order.
+fn sweep_of(j: &judge::Judged, random: bool) -> Option<&crate::measure::open_au::Sweep> {
+    j.open_au
+        .as_ref()
+        .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() })
+}
+
+/// One open-AU limit against the card's truth, for the lists of misses.
+fn said(spec: &str, random: bool, truth: u64, s: Option<&crate::measure::open_au::Sweep>) -> String {
+    format!(
+        "{spec}: {} truth {truth}, said {:?} (tried {:?}, at most {:?}, confidence {:.2})",
+        if random { "random" } else { "linear" },
+        s.and_then(|s| s.max_open_aus),
+        s.map(|s| s.tried_up_to),
+        s.and_then(|s| s.at_most),
+        s.map_or(0.0, |s| s.confidence)
+    )
+}
+
 /// Read each trial back and score it against its truth.
 pub fn assess(trials: &[Trial]) -> Outcome {
     let mut o = Outcome::default();
@@ -127,35 +146,20 @@ pub fn assess(trials: &[Trial]) -> Outcome {
         }
         if t.wrong_erasesize {
             o.wrong_erasesize_cards += 1;
-            let confident = [
-                j.open_au.as_ref().and_then(|x| x.linear.as_ref()),
-                j.open_au.as_ref().and_then(|x| x.random.as_ref()),
-            ]
-            .into_iter()
-            .flatten()
-            .any(|s| s.confidence >= CONFIDENT);
+            let confident = [false, true]
+                .into_iter()
+                .filter_map(|random| sweep_of(&j, random))
+                .any(|s| s.confidence >= CONFIDENT);
             o.wrong_erasesize_confident += usize::from(confident);
             for (random, truth) in [(false, t.truth.linear), (true, t.truth.random)] {
-                let sweep = j
-                    .open_au
-                    .as_ref()
-                    .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() })
-                    .filter(|s| s.confidence >= CONFIDENT);
-                if let Some(s) = sweep {
+                if let Some(s) = sweep_of(&j, random).filter(|s| s.confidence >= CONFIDENT) {
                     let wrong = match s.max_open_aus {
                         Some(n) => n != truth,
                         None => s.tried_up_to > truth || s.at_most.is_some_and(|m| m < truth),
                     };
                     if wrong {
-                        o.wrong_erasesize_confident_wrong.push(format!(
-                            "{}: {} truth {truth}, said {:?} (tried {}, at most {:?}, confidence {:.2})",
-                            t.spec,
-                            if random { "random" } else { "linear" },
-                            s.max_open_aus,
-                            s.tried_up_to,
-                            s.at_most,
-                            s.confidence
-                        ));
+                        o.wrong_erasesize_confident_wrong
+                            .push(said(&t.spec, random, truth, Some(s)));
                     }
                 }
             }
@@ -167,29 +171,13 @@ pub fn assess(trials: &[Trial]) -> Outcome {
         // the model's FAT area does not change.
         let a = j.align.as_ref();
         o.exact_au += usize::from(a.and_then(|a| a.erase_size_bytes) == Some(t.truth.au));
-        let sweep = |random: bool| {
-            j.open_au
-                .as_ref()
-                .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() })
-                .and_then(|s| s.max_open_aus)
-        };
-        o.exact_linear += usize::from(sweep(false) == Some(t.truth.linear));
-        o.exact_random += usize::from(sweep(true) == Some(t.truth.random));
+        let limit = |random: bool| sweep_of(&j, random).and_then(|s| s.max_open_aus);
+        o.exact_linear += usize::from(limit(false) == Some(t.truth.linear));
+        o.exact_random += usize::from(limit(true) == Some(t.truth.random));
         for (random, truth) in [(false, t.truth.linear), (true, t.truth.random)] {
-            if sweep(random) != Some(truth) {
-                let s = j
-                    .open_au
-                    .as_ref()
-                    .and_then(|x| if random { x.random.as_ref() } else { x.linear.as_ref() });
-                o.open_au_misses.push(format!(
-                    "{}: {} truth {truth}, said {:?} (tried {:?}, at most {:?}, confidence {:.2})",
-                    t.spec,
-                    if random { "random" } else { "linear" },
-                    s.and_then(|s| s.max_open_aus),
-                    s.map(|s| s.tried_up_to),
-                    s.and_then(|s| s.at_most),
-                    s.map_or(0.0, |s| s.confidence)
-                ));
+            if limit(random) != Some(truth) {
+                o.open_au_misses
+                    .push(said(&t.spec, random, truth, sweep_of(&j, random)));
             }
         }
         for w in wrong.iter().filter(|w| !w.starts_with("FAT")) {
