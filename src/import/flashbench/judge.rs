@@ -688,16 +688,20 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
         let name = if random { "random" } else { "linear" };
         let mut classes: Vec<(u64, Class)> = Vec::new();
         let mut last_fine: Option<&OpenRun> = None;
-        for r in &mine {
+        for (i, r) in mine.iter().enumerate() {
             let nr = r.nr.unwrap_or(0);
             let mut c = classify(r);
             // Against the last count that was fine: a clear drop is a
-            // collapse; no drop at all is not.
-            if let Some((d, share)) = last_fine.and_then(|l| drop_from(l, r)) {
+            // collapse; no drop at all is not. With none yet, against a
+            // first run its shape left unclear: a plain collapse from it
+            // at the next count says it had not collapsed (a random
+            // pattern's own cost per write flattens a run's shape too).
+            let first_unclear = i == 1 && last_fine.is_none() && classes.first().is_some_and(|f| f.1 == Class::Unclear);
+            let base = last_fine.or(if first_unclear { Some(mine[0]) } else { None });
+            if let Some((d, share)) = base.and_then(|l| drop_from(l, r)) {
+                let plain = d >= DROP || share >= MERGE_SHAPE;
                 c = match c {
-                    Class::Unclear | Class::Fine { .. } if d >= DROP || share >= MERGE_SHAPE => {
-                        Class::Collapsed { strong: false }
-                    }
+                    Class::Unclear | Class::Fine { .. } if plain => Class::Collapsed { strong: false },
                     Class::Collapsed { .. } if d < 1.2 => Class::Unclear,
                     // Slower, though not plainly collapsed: behind a slow
                     // host a collapse can look like this, so "fine" here
@@ -705,6 +709,10 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
                     Class::Fine { .. } if d >= WEAKENS => Class::Fine { strong: false },
                     other @ (Class::Fine { .. } | Class::Collapsed { .. } | Class::Unclear) => other,
                 };
+                if first_unclear && plain && matches!(c, Class::Collapsed { .. }) {
+                    classes[0].1 = Class::Fine { strong: false };
+                    last_fine = Some(mine[0]);
+                }
             }
             // A random run stopped before its smallest chunk may not have
             // reached the chunk where a card's buffer for out-of-order
@@ -718,6 +726,9 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
             if matches!(c, Class::Fine { .. }) {
                 last_fine = Some(r);
             }
+            classes.push((nr, c));
+        }
+        for (r, &(nr, c)) in mine.iter().zip(&classes) {
             if c == Class::Unclear {
                 notes.push(format!(
                     "{}:{}: the {name} run at {nr} AU{} ({} rows) shows neither a clear collapse nor none",
@@ -727,7 +738,6 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
                     r.rows.len()
                 ));
             }
-            classes.push((nr, c));
         }
         let fine: Vec<(u64, bool)> = classes
             .iter()
@@ -958,18 +968,12 @@ mod tests {
         )
     }
 
-    /// Three `--random` runs behind a slow host: rates flat over the chunk
-    /// (each write's time grows with it), so the shape alone says "fine" at
-    /// every count. The third differs from the second by `last`.
-    fn random_limit(last: [f64; 9]) -> (Option<u64>, Vec<String>) {
+    /// `--random` runs of a 4 MiB erase block, each a count and its nine
+    /// rates in MB/s (4 MiB down to 16 KiB): the limit read and the notes.
+    fn random_runs(runs: &[(u64, [f64; 9])]) -> (Option<u64>, Vec<String>) {
         let rows = [4096u64, 2048, 1024, 512, 256, 128, 64, 32, 16];
-        let counts: [(u64, [f64; 9]); 3] = [
-            (3, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]),
-            (4, [2.1, 1.9, 2.0, 2.2, 1.8, 2.0, 2.1, 1.9, 2.0]),
-            (5, last),
-        ];
         let mut text = String::new();
-        for (n, rates) in counts {
+        for (n, rates) in runs {
             text += &format!(
                 "$ sudo ./flashbench /dev/mmcblk0 --open-au --erasesize=4194304 --blocksize=16384 --random \
                  --open-au-nr={n}\n"
@@ -980,11 +984,36 @@ mod tests {
                 } else {
                     format!("{kib}KiB")
                 };
-                text += &format!("{size:<7} {m}M/s \n");
+                text += &format!("{size:<7} {m:.3}M/s \n");
             }
         }
         let j = judged(&text);
         (j.open_au.and_then(|o| o.random).and_then(|s| s.max_open_aus), j.notes)
+    }
+
+    /// Three `--random` runs behind a slow host: rates flat over the chunk
+    /// (each write's time grows with it), so the shape alone says "fine" at
+    /// every count. The third differs from the second by `last`.
+    fn random_limit(last: [f64; 9]) -> (Option<u64>, Vec<String>) {
+        random_runs(&[
+            (3, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]),
+            (4, [2.1, 1.9, 2.0, 2.2, 1.8, 2.0, 2.1, 1.9, 2.0]),
+            (5, last),
+        ])
+    }
+
+    #[test]
+    fn a_first_run_its_shape_leaves_unclear_is_fine_when_the_next_collapses_from_it() {
+        // At 1 AU the rate falls as the square root of the chunk below 1
+        // MiB (a random write's own cost): neither flat time per write nor
+        // time growing with the chunk. At 2 AUs each round also merges: 4x
+        // slower at 16 KiB, less in proportion above.
+        let kib = [4096.0, 2048.0, 1024.0, 512.0, 256.0, 128.0, 64.0, 32.0, 16.0];
+        let one = kib.map(|c: f64| 20.0 * (c.min(1024.0) / 1024.0).sqrt());
+        let two = std::array::from_fn(|i| one[i] / (1.0 + 3.0 * 16.0 / kib[i]));
+        let (limit, notes) = random_runs(&[(1, one), (2, two)]);
+        assert_eq!(limit, Some(1), "{notes:?}");
+        assert!(!notes.iter().any(|n| n.contains("neither")), "{notes:?}");
     }
 
     /// One -a run of 2^n boundaries up to `largest` and 3 x 2^n ones
