@@ -436,6 +436,78 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
     );
 }
 
+/// Debian's flashbench (the real program, not flashlab's reproduction of
+/// its patterns) on an emulated card, its output pasted as a user would and
+/// imported: the card's page, erase block and open-AU limits come back. Run
+/// in real time: flashbench's -a reads 40 µs steps on 140 µs reads.
+#[test]
+fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
+    require_emulation!();
+    if which("flashbench").is_none() {
+        crate::support::skip("flashbench is not installed (Debian package flashbench)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let card = Emu::start(
+        dir.path(),
+        "sim:demo,capacity=256M,au_size=1M,open_aus_linear=3,open_aus_random=2",
+        &[],
+    );
+    let dev = card.device.as_str();
+    let mut runs: Vec<Vec<String>> = (0..3)
+        .map(|_| vec!["-a".into(), dev.into(), "--blocksize=1024".into()])
+        .collect();
+    for (random, counts) in [(false, 2..=4), (true, 1..=3)] {
+        for n in counts {
+            let mut args: Vec<String> = vec![
+                dev.into(),
+                "--open-au".into(),
+                "--erasesize=1048576".into(),
+                "--blocksize=16384".into(),
+            ];
+            if random {
+                args.push("--random".into());
+            }
+            args.push(format!("--open-au-nr={n}"));
+            runs.push(args);
+        }
+    }
+    // Debian's flashbench 62 writes its tables to fd 0 unless given -o
+    // (fixed upstream in bradfa/flashbench 7ec66d0, 2016); its -a rows go
+    // to stdout either way.
+    let tables = dir.path().join("tables.txt");
+    let mut session = String::new();
+    for args in &mut runs {
+        args.extend(["-o".to_string(), tables.to_str().unwrap().to_string()]);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run("flashbench", &refs);
+        session += &format!(
+            "$ sudo flashbench {}\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            std::fs::read_to_string(&tables).unwrap_or_default()
+        );
+    }
+    drop(card);
+    let file = dir.path().join("flashbench.txt");
+    std::fs::write(&file, &session).unwrap();
+    let out = flashlab_in(dir.path())
+        .args(["import", "flashbench", file.to_str().unwrap(), "--no-store", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &v["align"];
+    assert_eq!(
+        (a["page_size_bytes"].as_u64(), a["erase_size_bytes"].as_u64()),
+        (Some(16 << 10), Some(1 << 20)),
+        "{a}\n{session}"
+    );
+    let o = &v["open_au"];
+    assert_eq!(o["linear"]["max_open_aus"], 3, "{}\n{session}", o["linear"]);
+    assert_eq!(o["random"]["max_open_aus"], 2, "{}\n{session}", o["random"]);
+}
+
 fn which(name: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?
         .to_str()?
