@@ -28,6 +28,16 @@ macro_rules! require_emulation {
     };
 }
 
+/// Skip (visibly) unless `program` is on PATH, naming its Debian package.
+macro_rules! require_program {
+    ($program:expr, $package:expr) => {
+        if which($program).is_none() {
+            crate::support::skip(&format!("{} is not installed (Debian package {})", $program, $package));
+            return;
+        }
+    };
+}
+
 /// A running `flashlab emulate`, stopped on drop.
 struct Emu {
     child: Option<Child>,
@@ -360,10 +370,7 @@ fn emulate_refuses_what_cannot_work_with_a_hint() {
 #[test]
 fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
     require_emulation!();
-    if which("f3probe").is_none() {
-        crate::support::skip("f3probe is not installed (Debian package f3)");
-        return;
-    }
+    require_program!("f3probe", "f3");
     let dir = tempfile::tempdir().unwrap();
     // Time runs 100 times faster: only verdicts are checked here.
     let fast = ["--time-scale", "0.01"];
@@ -443,10 +450,7 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
 #[test]
 fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
     require_emulation!();
-    if which("flashbench").is_none() {
-        crate::support::skip("flashbench is not installed (Debian package flashbench)");
-        return;
-    }
+    require_program!("flashbench", "flashbench");
     let dir = tempfile::tempdir().unwrap();
     let card = Emu::start(
         dir.path(),

@@ -740,7 +740,7 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
             // at the next count says it had not collapsed (a random
             // pattern's own cost per write flattens a run's shape too).
             let first_unclear = i == 1 && last_fine.is_none() && classes.first().is_some_and(|f| f.1 == Class::Unclear);
-            let base = last_fine.or(if first_unclear { Some(mine[0]) } else { None });
+            let base = last_fine.or(first_unclear.then_some(mine[0]));
             if let Some((d, share)) = base.and_then(|l| drop_from(l, r)) {
                 let plain = d >= DROP || share >= MERGE_SHAPE;
                 c = match c {
