@@ -11,6 +11,7 @@ use flashlab::safety::PreservingTarget;
 use flashlab::safety::identity::Identity;
 use flashlab::safety::journal::{CHUNK, Header};
 use flashlab::safety::ranges::Range;
+use flashlab::safety::registry::Registry;
 use flashlab::sim::SimTarget;
 use flashlab::sim::profiles::{PROFILES, build};
 use flashlab::target::{AlignedBuf, Request, Target};
@@ -50,7 +51,12 @@ fn main() {
             ranges: vec![[range.offset, range.len]],
             total_bytes: range.len,
         };
-        let mut p = PreservingTarget::new(Box::new(&mut t), vec![range], Some((dir.path(), header))).expect("journal");
+        let mut p = PreservingTarget::new(
+            Box::new(&mut t),
+            vec![range],
+            Some((dir.path(), header, Registry::at(dir.path()))),
+        )
+        .expect("journal");
         buf.as_mut_slice().fill(0xa5);
         // The first write journals the range (reads it); the timed pass below
         // is then the device's plain sequential write.

@@ -27,9 +27,16 @@
 # the original's. Besides, ALIAS_TRIALS (default TRIALS/5) alias trials: a
 # long run holds one name while a writing run (and a restore) through every
 # name must be refused with exit 2 and write nothing, or two runs start at
-# once through two names and exactly one may run; and PENDING_TRIALS (default
+# once through two names and exactly one may run; PENDING_TRIALS (default
 # TRIALS/15) trials where a crashed run's journal is pending and a writing run
-# through every name must be refused (exit 2) naming `flashlab restore`.
+# through every name must be refused (exit 2) naming `flashlab restore`; and
+# MULTI_TRIALS (default TRIALS/5) trials of two writing runs on the same bytes
+# under different journal directories (--journal-dir, FLASHLAB_JOURNAL_DIR,
+# each user's default) and different users (root, and nobody through
+# setpriv on the file and its hard link), at once or one after the other,
+# each killed at a random moment; the second must be refused while the
+# first's journal holds bytes, and restores by either user through any
+# directory must end with the original bytes.
 # SEED (default 1) seeds bash's RANDOM: the same seed gives the same choices.
 #
 # The binary is ${FLASHLAB:-target/release/flashlab} (relative to the
@@ -42,6 +49,7 @@ TRIALS=${1:-150}
 SEED=${2:-1}
 ALIAS_TRIALS=${ALIAS_TRIALS:-$((TRIALS / 5))}
 PENDING_TRIALS=${PENDING_TRIALS:-$((TRIALS / 15 > 0 ? TRIALS / 15 : 1))}
+MULTI_TRIALS=${MULTI_TRIALS:-$((TRIALS / 5 > 0 ? TRIALS / 5 : 1))}
 SIZE_MIB=96
 
 [ "$(id -u)" -eq 0 ] || { echo "hostile.sh needs root (loop devices)" >&2; exit 2; }
@@ -52,10 +60,18 @@ BIN=$(realpath "$BIN")
 RANDOM=$SEED
 
 work=$(mktemp -d "${WORKDIR:-/var/tmp}/flashlab-hostile.XXXXXX")
+chmod 755 "$work" # nobody (65534) reaches the file and its own home
 J=$work/journals
-mkdir -p "$J" "$work/logs" "$work/stuck"
+J2=$work/journals-shared # mode 1777: root's and nobody's runs both use it
+J3=$work/journals-env    # named by FLASHLAB_JOURNAL_DIR alone
+NOBODY_HOME=$work/nobody
+mkdir -p "$J" "$work/logs" "$work/stuck" "$J2" "$NOBODY_HOME"
+chmod 1777 "$J2"
+chown 65534:65534 "$NOBODY_HOME"
 export FLASHLAB_DB=$work/results.sqlite
 export FLASHLAB_JOURNAL_DIR=$work/default-journals
+# Every directory a journal of this script's runs can be in.
+JDIRS=("$J" "$J2" "$J3" "$FLASHLAB_JOURNAL_DIR" "$NOBODY_HOME/.local/state/flashlab/journals")
 IMG=$work/img
 LINK=$work/img.link
 DECOY=$work/decoy
@@ -120,15 +136,23 @@ sha() { sha256sum "$1" | cut -d' ' -f1; }
 sha_except() { # sha256 of the file without [off, off+len)
   { head -c "$1" "$IMG"; tail -c +"$(($1 + $2 + 1))" "$IMG"; } | sha256sum | cut -d' ' -f1
 }
-journals() { JS=("$J"/*.fljournal); [ -e "${JS[0]}" ] || JS=(); }
+journals() { # every journal in every directory a run of ours used -> JS
+  local d f
+  JS=()
+  for d in "${JDIRS[@]}"; do
+    for f in "$d"/*.fljournal; do [ -e "$f" ] && JS+=("$f"); done
+  done
+  return 0
+}
 has_journal() { journals; [ "${#JS[@]}" -gt 0 ]; }
 # What `flashlab restore --json` lists: "HOLDING EMPTY UNREADABLE" journals.
+# (the listing covers the whole machine: ours are those under $work)
 pending_kinds() {
   "$BIN" restore --json --journal-dir "$J" 2>/dev/null | python3 -c '
 import json, sys
-p = json.load(sys.stdin).get("pending", [])
+p = [j for j in json.load(sys.stdin).get("pending", []) if j["journal"].startswith(sys.argv[1])]
 print(sum(1 for j in p if (j.get("bytes") or 0) > 0), sum(1 for j in p if j.get("bytes") == 0),
-      sum(1 for j in p if j.get("error")))' 2>/dev/null || echo "? ? ?"
+      sum(1 for j in p if j.get("error")))' "$work/" 2>/dev/null || echo "? ? ?"
 }
 
 # ---------------------------------------------------------------- counters
@@ -523,10 +547,148 @@ pending_trial() {
   check_bytes "pending journal from $x"
 }
 
+# ---------------------------------------------------------------- users
+# start_as LOGNAME WHO WHERE CMD...: a run in the background as root or
+# nobody, its journal directory chosen by WHERE: J or J2 (--journal-dir),
+# env (FLASHLAB_JOURNAL_DIR=J3 alone, root) or default (the user's own:
+# root's FLASHLAB_JOURNAL_DIR, nobody's state directory in its home) -> $PID
+start_as() {
+  local out=$1 who=$2 where=$3; shift 3
+  local args=("$@") pre=(env)
+  case $where in
+    J) args+=(--journal-dir "$J") ;;
+    J2) args+=(--journal-dir "$J2") ;;
+    env) pre=(env FLASHLAB_JOURNAL_DIR="$J3") ;;
+    default) ;;
+  esac
+  if [ "$who" = nobody ]; then
+    pre=(setpriv --reuid=65534 --regid=65534 --clear-groups
+      env -u FLASHLAB_JOURNAL_DIR -u XDG_STATE_HOME HOME="$NOBODY_HOME" FLASHLAB_DB="$NOBODY_HOME/results.sqlite")
+  fi
+  env --default-signal=INT,TERM "${pre[@]}" "$BIN" "${args[@]}" >"$out.out" 2>"$out.err" &
+  PID=$!
+  BGPIDS+=("$PID")
+}
+# A user, a journal directory and a name of the bytes for one run -> WHO
+# WHERE N (nobody reaches the file and its hard link only: the loop devices
+# are root's)
+pick_runner() {
+  if chance 50; then
+    WHO=nobody; pick J2 default; WHERE=$P; pick file link; N=$P
+  else
+    WHO=root; pick J J2 env default; WHERE=$P
+    if [ "$LOOPLESS" = 1 ]; then pick file link; else pick "${NAMES[@]}"; fi
+    N=$P
+  fi
+}
+LOOPLESS=0
+multi_left=0 multi_second_ran=0 multi_restores_refused=0
+# One restore by a random user through a random directory and name (root
+# when LAST is set), maybe killed part-way.
+restore_as_once() { # restore_as_once LAST
+  local who where n what out rc killit=0 delay
+  restores=$((restores + 1))
+  out=$work/logs/t$trial.r$restores
+  if [ "$1" = 1 ]; then who=root; pick J default; where=$P; n=file
+  elif chance 35; then who=nobody; pick J2 default; where=$P; pick file link journal; n=$P
+  elif [ "$LOOPLESS" = 1 ]; then who=root; pick J J2 env default; where=$P; pick file link journal; n=$P
+  else who=root; pick J J2 env default; where=$P; pick "${NAMES[@]}" journal; n=$P
+  fi
+  what=${NAME[$n]:-}
+  if [ "$n" = journal ]; then journals; [ "${#JS[@]}" -gt 0 ] || return 0; pick "${JS[@]}"; what=$P; fi
+  pick psync io_uring
+  [ "$1" != 1 ] && chance 20 && killit=1
+  start_as "$out" "$who" "$where" restore "$what" --engine "$P"
+  if [ "$killit" = 1 ]; then rnd 151; delay=$R; msleep "$delay"; kill -KILL "$PID" 2>/dev/null || true; fi
+  reap "$PID"; rc=$RC
+  log "  restore as $who ($where) of $n ($what): exit $rc$([ $killit = 1 ] && echo " (SIGKILL after ${delay}ms)") :: $(tr '\n' ' ' <"$out.err" | head -c 300)"
+  check_rc "restore as $who of $n" "$rc" "$out.err"
+  case $rc in
+    0 | 137) ;;
+    2) restores_refused=$((restores_refused + 1)); multi_restores_refused=$((multi_restores_refused + 1)) ;;
+    *) bad_exit=$((bad_exit + 1)); problem "restore as $who ($where) of $n exited $rc: $(head -c 400 "$out.err")" ;;
+  esac
+  grep -q "verified" "$out.err" && VERIFIED_SAID=1
+  return 0
+}
+# Two writing runs on the same bytes under other users and directories: at
+# once, or the second after the first was killed; then restores by either
+# user through any directory until no journal is left.
+multi_trial() {
+  local mode kx ky ex ey wx wy nx ny whox whoy dx dy gap rx ry px py pk loopless
+  KIND[multi]=$((${KIND[multi]:-0} + 1))
+  pick together after; mode=$P
+  # nobody cannot claim root's loop devices, so with them attached each of
+  # its writing runs is refused as "in use": most trials detach them first.
+  LOOPLESS=0
+  if chance 70; then
+    LOOPLESS=1
+    local d
+    for d in C D B A; do detach "${NAME[$d]}"; done
+  fi
+  pick_runner; whox=$WHO; wx=$WHERE; nx=$N
+  pick_runner; whoy=$WHO; wy=$WHERE; ny=$N
+  pick pattern pattern pattern bench capacity open-au fat; kx=$P
+  pick pattern pattern pattern bench capacity open-au fat; ky=$P
+  pick psync io_uring; ex=$P; pick psync io_uring; ey=$P
+  rnd 1501; dx=$R; rnd 1501; dy=$R; rnd 300; gap=$R
+  [ "$(sha "$IMG")" = "$ORIG_SHA" ] || problem "the file changed between trials"
+  log "trial $trial: multi ($mode): $kx as $whox ($wx) on $nx, $ky as $whoy ($wy) on $ny; kills after ${dx}ms and ${dy}ms"
+  cmd_for "$kx" "${NAME[$nx]}" "$ex"; CMD=("${CMD[@]:0:${#CMD[@]}-2}")
+  start_as "$work/logs/t$trial.x" "$whox" "$wx" "${CMD[@]}"; px=$PID
+  if [ "$mode" = together ]; then
+    msleep "$gap"
+    cmd_for "$ky" "${NAME[$ny]}" "$ey"; CMD=("${CMD[@]:0:${#CMD[@]}-2}")
+    start_as "$work/logs/t$trial.y" "$whoy" "$wy" "${CMD[@]}"; py=$PID
+    msleep "$dx"; kill -KILL "$px" 2>/dev/null || true
+    msleep "$dy"; kill -KILL "$py" 2>/dev/null || true
+    reap "$px"; rx=$RC; reap "$py"; ry=$RC
+  else
+    msleep "$dx"; kill -KILL "$px" 2>/dev/null || true
+    reap "$px"; rx=$RC
+    pk=$(pending_kinds)
+    cmd_for "$ky" "${NAME[$ny]}" "$ey"; CMD=("${CMD[@]:0:${#CMD[@]}-2}")
+    start_as "$work/logs/t$trial.y" "$whoy" "$wy" "${CMD[@]}"; py=$PID
+    msleep "$dy"; kill -KILL "$py" 2>/dev/null || true
+    reap "$py"; ry=$RC
+    refusals=$((refusals + 1))
+    # The first run's journal holds bytes of the second's (both write the
+    # middle of the file whatever their name): the second is refused.
+    if [ "${pk%% *}" != 0 ] && [ "$ry" -ne 2 ]; then
+      missed_refusals=$((missed_refusals + 1))
+      problem "$ky as $whoy ($wy) on $ny ran (exit $ry) while $kx's journal (as $whox, $wx) held bytes ($pk): $(head -n 2 "$work/logs/t$trial.y.err")"
+    fi
+  fi
+  kill_sent=$((kill_sent + 2))
+  log "  exits $rx and $ry :: $(head -n 1 "$work/logs/t$trial.x.err") / $(head -n 2 "$work/logs/t$trial.y.err" | tr '\n' ' ')"
+  check_rc "multi run $kx" "$rx" "$work/logs/t$trial.x.err"
+  check_rc "multi run $ky" "$ry" "$work/logs/t$trial.y.err"
+  [ "$ry" -ne 2 ] && multi_second_ran=$((multi_second_ran + 1))
+  journals; [ "${#JS[@]}" -gt 0 ] && multi_left=$((multi_left + 1))
+  VERIFIED_SAID=0
+  local i
+  for ((i = 0; i < 8; i++)); do
+    has_journal || break
+    restore_as_once 0
+  done
+  has_journal && restore_as_once 1
+  has_journal && restore_as_once 1
+  if has_journal; then
+    stuck=$((stuck + 1))
+    problem "journal still pending after restores by both users: ${JS[*]}; $("$BIN" restore 2>&1 | tail -5)"
+    mv "${JS[@]}" "$work/stuck/" 2>/dev/null || true
+  fi
+  loopless=$LOOPLESS
+  [ "$LOOPLESS" = 1 ] && attach_names
+  LOOPLESS=0
+  check_bytes "multi ($mode$([ "$loopless" = 1 ] && echo ", no loop devices")): $kx as $whox on $nx, $ky as $whoy on $ny"
+}
+
 # ---------------------------------------------------------------- main
-echo "flashlab hostile test: $TRIALS kill/term trials, $ALIAS_TRIALS alias trials, $PENDING_TRIALS pending-journal trials, seed $SEED"
+echo "flashlab hostile test: $TRIALS kill/term trials, $ALIAS_TRIALS alias trials, $PENDING_TRIALS pending-journal trials, $MULTI_TRIALS two-user/two-directory trials, seed $SEED"
 echo "binary: $BIN; work: $work"
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$IMG"
+chown 65534:65534 "$IMG" # nobody's runs write it; root's restore nobody's journals over it
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$DECOY"
 cp "$IMG" "$ORIG"
 ln "$IMG" "$LINK"
@@ -543,6 +705,7 @@ PLAN=()
 for ((i = 0; i < TRIALS; i++)); do PLAN+=(crash); done
 for ((i = 0; i < ALIAS_TRIALS; i++)); do if ((i % 3 == 2)); then PLAN+=(race); else PLAN+=(hold); fi; done
 for ((i = 0; i < PENDING_TRIALS; i++)); do PLAN+=(pending); done
+for ((i = 0; i < MULTI_TRIALS; i++)); do PLAN+=(multi); done
 for ((i = ${#PLAN[@]} - 1; i > 0; i--)); do
   rnd $((i + 1)); t=${PLAN[i]}; PLAN[i]=${PLAN[R]}; PLAN[R]=$t
 done
@@ -556,6 +719,7 @@ for k in "${PLAN[@]}"; do
     hold) kind_now=hold; hold_trial ;;
     race) kind_now=race; race_trial ;;
     pending) kind_now=pending; pending_trial ;;
+    multi) kind_now=multi; multi_trial ;;
   esac
   if ((trial % 10 == 0)); then
     echo "  $trial/${#PLAN[@]} trials, $((SECONDS - started)) s, problems so far: ${#PROBLEMS[@]}"
@@ -572,6 +736,7 @@ echo "restores run: $restores (killed part-way: $restores_killed; refused with e
 echo "loop devices attached again under new numbers: $reattached (a decoy at the old number: $decoys)"
 echo "refusals checked: $refusals (missing: $missed_refusals; a refused run wrote: $wrote_while_refused; both of a race refused: $both_refused)"
 echo "panics: $panics; unexpected exit codes: $bad_exit; stuck journals: $stuck; journals left after SIGTERM/SIGINT: $term_left_journal"
+echo "two-user/two-directory trials: the second run ran in $multi_second_ran, journals were left in $multi_left, restores refused (another user's journal, a newer one first): $multi_restores_refused"
 echo "bytes lost: $lost_bytes (in $lost_trials trials with a sha256 mismatch after sync)"
 echo "trials where a name showed other bytes than the file (stale page cache): $stale_views"
 echo "false \"verified\": $false_verified"

@@ -178,6 +178,11 @@ impl From<SafetyError> for CliError {
             SafetyError::JournalDir { .. } => {
                 CliError::usage(msg).hint("choose another place with --journal-dir DIR (on a different device)")
             }
+            SafetyError::Registry { .. } => CliError::usage(format!("{msg}; nothing was written")).hint(format!(
+                "every run records its journal there, so that a run under another user or journal directory finds \
+                 it pending; make it writable for everyone (`sudo mkdir -p -m 1777 {}`)",
+                crate::safety::registry::SYSTEM
+            )),
             SafetyError::InUse { .. } => CliError::usage(msg).hint(
                 "unmount it (and every partition and loop device over the same bytes), or wait for the other run to end",
             ),

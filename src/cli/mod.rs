@@ -193,7 +193,8 @@ pub enum Command {
     /// verify it, after a crash or power cut during a writing test.
     #[command(after_help = "Examples:
   flashlab restore                     list pending journals
-  flashlab restore /dev/mmcblk0        put back what a crashed run wrote")]
+  flashlab restore /dev/mmcblk0        put back what a crashed run wrote
+  flashlab restore --set-aside J.fljournal   give up on a damaged journal")]
     Restore {
         /// A journal file or the target it belongs to; none lists them.
         #[arg(value_name = "JOURNAL|TARGET")]
@@ -201,8 +202,15 @@ pub enum Command {
         /// Restore even if the target's size or serial no longer matches.
         #[arg(long)]
         force: bool,
+        /// Give up on a pending journal (damaged, or out of reach for good):
+        /// it is renamed and kept for inspection, no run counts it as
+        /// pending any more, and its bytes are NOT put back.
+        #[arg(long, requires = "what", conflicts_with = "force")]
+        set_aside: bool,
         /// Where the journals are (default: /var/lib/flashlab/journals for
-        /// root, else $XDG_STATE_HOME/flashlab/journals).
+        /// root, else $XDG_STATE_HOME/flashlab/journals). Journals in any
+        /// other directory are found too, through the register every run
+        /// keeps in /var/tmp/flashlab/pending.
         #[arg(long, value_name = "DIR")]
         journal_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -840,9 +848,10 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
         Command::Restore {
             what,
             force,
+            set_aside,
             journal_dir,
             engine: e,
-        } => restore::run(what.as_deref(), force, journal_dir, engine(e.engine, before))?,
+        } => restore::run(what.as_deref(), force, set_aside, journal_dir, engine(e.engine, before))?,
         Command::Debug {
             action:
                 DebugAction::WritePattern {

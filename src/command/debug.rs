@@ -78,7 +78,7 @@ pub fn run(
     let (desc, device_ns) = (written.description().clone(), written.device_time_ns());
     drop(written);
     drop(held);
-    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal.as_deref(), consent, e))?;
+    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal.as_deref(), e))?;
     if let Some(e) = failed {
         return Err(e.into());
     }

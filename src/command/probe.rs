@@ -244,7 +244,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     let pending = real
         .then(|| crate::runner::session::pending_journal(std::path::Path::new(r.spec()), r.consent()))
         .flatten()
-        .map(|(j, _)| j.display().to_string());
+        .map(|p| p.found.path.display().to_string());
     let doc = r.doc();
     let res = &mut doc.results;
     for slot_not_run in [

@@ -6,22 +6,33 @@ use std::path::{Path, PathBuf};
 
 use crate::args;
 use crate::document::RunDocument;
-use crate::document::bodies::{Body, Pending, PendingList, Restored, RestoredList};
+use crate::document::bodies::{Body, Pending, PendingList, Restored, RestoredList, SetAsideBody, SetAsideDone};
 use crate::error::{CliError, CliResult};
 use crate::runner::open::{self, Opened};
 use crate::runner::session;
 use crate::safety::identity::Identity;
-use crate::safety::journal::{self, EXTENSION, Journal};
+use crate::safety::journal::{EXTENSION, Journal};
+use crate::safety::pending::{self, Found};
+use crate::safety::registry::{self, Registry};
 use crate::safety::{self, SafetyError};
 use crate::target::Target;
 use crate::target::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
-pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: EngineChoice) -> CliResult<RunDocument> {
+pub fn run(
+    what: Option<&str>,
+    force: bool,
+    set_aside: bool,
+    dir: Option<PathBuf>,
+    engine: EngineChoice,
+) -> CliResult<RunDocument> {
     let dir = dir.unwrap_or_else(safety::default_journal_dir);
     let Some(what) = what else {
-        return Ok(list(&dir));
+        return list(&dir);
     };
+    if set_aside {
+        return put_aside(Path::new(what), &dir);
+    }
     // (journal, the target to restore onto: its own path unless TARGET was given)
     let jobs: Vec<(PathBuf, Option<PathBuf>)> =
         if what.ends_with(EXTENSION) || Path::new(what).is_file() && looks_like_journal(what) {
@@ -29,39 +40,55 @@ pub fn run(what: Option<&str>, force: bool, dir: Option<PathBuf>, engine: Engine
                 return Err(CliError::usage(format!("no journal {what}"))
                     .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"));
             }
-            refuse_if_newer_pending(Path::new(what))?;
+            refuse_if_newer_pending(Path::new(what), &dir)?;
             vec![(PathBuf::from(what), None)]
         } else {
             let target = Path::new(what);
             let live = Identity::of(target, 0);
-            let mut found: Vec<(PathBuf, journal::Header)> = journal::list_all(&[dir.as_path()])
-                .into_iter()
-                .filter_map(|(p, h)| h.ok().map(|h| (p, h)))
-                .filter(|(_, h)| session::belongs_to(h, target, &live))
-                .collect();
+            let all = pending::list_all(&[dir.as_path()]);
+            let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+            let mut found: Vec<&Found> = all.iter().filter(|f| f.covers(target, &live)).collect();
             // A journal made under this path whose bytes are not here any
             // more (the loop device now shows another file): taken up, so
             // the identity check says what differs and how to override it.
             if found.is_empty() {
-                let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-                found = journal::list_all(&[dir.as_path()])
-                    .into_iter()
-                    .filter_map(|(p, h)| h.ok().map(|h| (p, h)))
-                    .filter(|(_, h)| h.target == canon.display().to_string())
+                found = all
+                    .iter()
+                    .filter(|f| f.best_header().is_some_and(|h| h.target == canon.display().to_string()))
                     .collect();
             }
             if found.is_empty() {
-                return Err(
-                    CliError::usage(format!("no pending journal for {what} in {}", dir.display()))
-                        .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"),
-                );
+                return Err(CliError::usage(format!("no pending journal for {what}")).hint(format!(
+                    "`flashlab restore` lists pending journals (in {} and wherever the register {} points)",
+                    dir.display(),
+                    registry::SYSTEM
+                )));
             }
             // Newest first: when two runs journalled the same bytes, the
             // older journal holds the true original and must land last.
-            found.sort_by_key(|(_, h)| std::cmp::Reverse(h.order()));
-            found
-                .into_iter()
-                .map(|(p, _)| (p, Some(target.to_path_buf())))
+            found.sort_by_key(|f| std::cmp::Reverse(f.best_header().map(|h| h.order())));
+            let (away, here): (Vec<&Found>, Vec<&Found>) = found.into_iter().partition(|f| f.out_of_reach);
+            // One that cannot be read stops the restore before anything is
+            // written: it may be the newest over these bytes, which must go
+            // back first. So does one out of reach that is newer than one
+            // to restore now; an older one waits for its drive.
+            let oldest = here.last().and_then(|f| f.best_header()).map(|h| h.order());
+            let blocking = here.iter().find(|f| f.header.is_err()).or_else(|| {
+                away.iter()
+                    .find(|f| here.is_empty() || f.best_header().map(|h| h.order()) > oldest)
+            });
+            if let Some(f) = blocking {
+                return Err(session::unreadable(f, "nothing was restored"));
+            }
+            for f in &away {
+                crate::errln!(
+                    "note: {} also holds bytes of {what} from an earlier run; it is out of reach and goes back \
+                     after these, once its directory is there again",
+                    f.path.display()
+                );
+            }
+            here.into_iter()
+                .map(|f| (f.path.clone(), Some(target.to_path_buf())))
                 .collect()
         };
     let mut done = Vec::new();
@@ -84,22 +111,23 @@ fn looks_like_journal(path: &str) -> bool {
     Journal::header_of(Path::new(path)).is_ok()
 }
 
-/// Refuse to restore `path` while a newer journal in its directory covers
-/// some of the same bytes: that one must go back first, or this journal's
-/// originals would be overwritten by the newer run's "originals", which are
-/// this run's pattern.
-fn refuse_if_newer_pending(path: &Path) -> CliResult<()> {
+/// Refuse to restore `path` while a newer journal, in any directory,
+/// covers some of the same bytes (or cannot be read, so might): that one
+/// must go back first, or this journal's originals would be overwritten by
+/// the newer run's "originals", which are this run's pattern.
+fn refuse_if_newer_pending(path: &Path, dir: &Path) -> CliResult<()> {
     let Ok(mine) = Journal::header_of(path) else {
         return Ok(());
     };
-    let dir = path
+    let here = registry::located(path);
+    let own = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let newer = journal::list_all(&[dir]).into_iter().find(|(p, h)| {
-        std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) != canon
-            && h.as_ref().is_ok_and(|h| {
+    let all = pending::list_all(&[dir, own]);
+    let newer = all.iter().find(|f| {
+        registry::located(&f.path) != here
+            && f.best_header().is_none_or(|h| {
                 h.order() > mine.order()
                     && (if mine.identity.layers.is_empty() || h.identity.layers.is_empty() {
                         h.target == mine.target
@@ -109,27 +137,101 @@ fn refuse_if_newer_pending(path: &Path) -> CliResult<()> {
             })
     });
     match newer {
-        Some((p, _)) => Err(CliError::usage(format!(
+        Some(f) if f.header.is_err() => Err(session::unreadable(
+            f,
+            "it may be newer than this one; nothing was restored",
+        )),
+        Some(f) => Err(CliError::usage(format!(
             "{} is newer and covers some of the same bytes: it must be restored first",
-            p.display()
+            f.path.display()
         ))
         .hint(format!(
             "run `flashlab restore {}` first, or restore by target (`flashlab restore {}`), which takes them \
              newest first",
-            p.display(),
+            f.path.display(),
             mine.target
         ))),
         None => Ok(()),
     }
 }
 
+/// `restore --set-aside JOURNAL`: the user's word that a pending journal
+/// (damaged, or out of reach for good) will not be restored.
+fn put_aside(path: &Path, dir: &Path) -> CliResult<RunDocument> {
+    let all = pending::list_all(&[dir]);
+    let here = registry::located(path);
+    let Some(f) = all.iter().find(|f| registry::located(&f.path) == here) else {
+        return Err(CliError::usage(format!("{} is not a pending journal", path.display()))
+            .hint("`flashlab restore` lists pending journals and registry entries, each by its path"));
+    };
+    let holds = f.best_header().map(|h| (h.target.clone(), h.total_bytes));
+    let done = pending::set_aside(&f.path, &Registry::system())?;
+    match &holds {
+        Some((target, bytes)) => crate::errln!(
+            "set aside {} as {}: no run counts it as pending now; up to {} of {target} it held were NOT put back",
+            f.path.display(),
+            done.now.display(),
+            Iec(*bytes)
+        ),
+        None => crate::errln!(
+            "set aside {} as {}: no run counts it as pending now; whatever it held was NOT put back",
+            f.path.display(),
+            done.now.display()
+        ),
+    }
+    let mut doc = RunDocument::new("restore", None);
+    doc.body = Body::SetAside(SetAsideBody {
+        set_aside: SetAsideDone {
+            journal: f.path.display().to_string(),
+            now: done.now.display().to_string(),
+            target: holds.map(|(t, _)| t),
+        },
+    });
+    doc.finish(None);
+    Ok(doc)
+}
+
+/// Whether this user may write a journal's bytes onto `target`: a journal
+/// is restored by the user who made it, or its bytes came from root. Root
+/// restores another user's journal only over that user's own file. Any
+/// user can leave an entry in the registry pointing at a journal of their
+/// making, so without this a journal written by hand could have root write
+/// its bytes over a file the user cannot write.
+fn trusted(j: &Journal, target: &Path) -> CliResult<()> {
+    use std::os::unix::fs::MetadataExt;
+    let owner = j.owner()?;
+    let me = rustix::process::geteuid().as_raw();
+    if owner == me || owner == 0 {
+        return Ok(());
+    }
+    let file = Identity::of(target, 0)
+        .backing_file
+        .map_or_else(|| target.to_path_buf(), PathBuf::from);
+    let theirs = std::fs::metadata(&file).is_ok_and(|m| m.uid() == owner);
+    if me == 0 && theirs {
+        return Ok(());
+    }
+    Err(CliError::usage(format!(
+        "journal {} belongs to uid {owner}, and {} is not theirs: its bytes are not written here; nothing was \
+         restored",
+        j.path.display(),
+        file.display()
+    ))
+    .hint(format!(
+        "restore it as the user who made it (uid {owner}), who wrote these bytes; if it is not one of flashlab's, \
+         set it aside: `flashlab restore --set-aside {}`",
+        j.path.display()
+    )))
+}
+
 fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoice) -> CliResult<Restored> {
     // A running flashlab holds its journal's lock (and restores by itself):
     // taken before the journal is even read, since it may be mid-append.
-    let _lock = journal::lock(path)?;
+    let _lock = pending::lock(path)?;
     let j = Journal::open(path)?;
     let target_path = onto.map_or_else(|| PathBuf::from(&j.header.target), Path::to_path_buf);
     let shown = target_path.display().to_string();
+    trusted(&j, &target_path)?;
     // A loop device detached (or attached to another file) since the crash:
     // its backing file still holds the bytes, at the same offsets when the
     // loop started at byte 0.
@@ -145,10 +247,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
         ))
         .hint(format!(
             "restore onto the file: `flashlab restore {file}{}` (--force would write {shown} instead)",
-            path.parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .map(|d| format!(" --journal-dir {}", d.display()))
-                .unwrap_or_default()
+            session::journal_dir_of(path)
         )));
     }
     // The same claim a writing run takes: nothing else writes these bytes
@@ -217,37 +316,55 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     })
 }
 
-fn list(dir: &Path) -> RunDocument {
-    let pending: Vec<Pending> = journal::list_all(&[dir])
+/// Every pending journal a run can find, each with what it holds or what
+/// is wrong with it. One that cannot be read makes the listing exit 1 (its
+/// bytes cannot be put back as things are), the listing still printed.
+fn list(dir: &Path) -> CliResult<RunDocument> {
+    let pending: Vec<Pending> = pending::list_all(&[dir])
         .into_iter()
-        .map(|(p, h)| match h {
-            Ok(h) => Pending {
-                live: journal::is_live(&p),
-                journal: p.display().to_string(),
-                target: Some(h.target),
-                size_bytes: Some(h.size_bytes),
-                // What the journal holds: ranges are journalled as the test
-                // reaches them, so a crash leaves fewer than were declared.
-                bytes: Some(Journal::open(&p).map_or(h.total_bytes, |j| j.bytes())),
-                created_unix: Some(h.created_unix),
-                error: None,
-            },
-            Err(e) => Pending {
-                live: false,
-                journal: p.display().to_string(),
-                target: None,
-                size_bytes: None,
-                bytes: None,
-                created_unix: None,
-                error: Some(e.to_string()),
-            },
+        .map(|f| {
+            // What the journal holds: ranges are journalled as the test
+            // reaches them, so a crash leaves fewer than were declared.
+            let opened = f
+                .header
+                .as_ref()
+                .map_err(ToString::to_string)
+                .and_then(|_| Journal::open(&f.path).map(|j| j.bytes()).map_err(|e| e.to_string()));
+            let damaged = f.damaged() || f.header.is_ok() && opened.is_err();
+            let h = f.best_header();
+            Pending {
+                live: f.is_live(),
+                journal: f.path.display().to_string(),
+                target: h.map(|h| h.target.clone()),
+                size_bytes: h.map(|h| h.size_bytes),
+                bytes: opened.as_ref().ok().copied(),
+                created_unix: h.map(|h| h.created_unix),
+                error: opened.err(),
+                damaged,
+                uid: f.uid,
+            }
         })
         .collect();
+    let bad = pending.iter().filter(|p| p.damaged).count();
     let mut doc = RunDocument::new("restore", None);
     doc.body = Body::Pending(PendingList {
         journal_dir: dir.display().to_string(),
+        registry: registry::SYSTEM.into(),
         pending,
     });
     doc.finish(None);
-    doc
+    if bad > 0 {
+        return Err(CliError::failed(format!(
+            "{} damaged: {} cannot put back the bytes {}",
+            crate::units::count(bad as u64, "pending journal is", "pending journals are"),
+            if bad == 1 { "it" } else { "they" },
+            if bad == 1 { "it holds" } else { "they hold" },
+        ))
+        .hint(
+            "while one is pending, writing runs on the bytes it may cover are refused; once you have looked at it, \
+             set it aside with `flashlab restore --set-aside PATH` (it is kept, renamed; its bytes stay as they are)",
+        )
+        .with_document(doc));
+    }
+    Ok(doc)
 }

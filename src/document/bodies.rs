@@ -117,13 +117,40 @@ pub struct Pending {
     pub size_bytes: Option<u64>,
     pub bytes: Option<u64>,
     pub created_unix: Option<u64>,
+    /// Why it cannot be put back as things are (damaged, unreadable by this
+    /// user, its directory not there); None when it can.
     pub error: Option<String>,
+    /// Its bytes or header were changed or cut: it cannot be trusted.
+    #[serde(default)]
+    pub damaged: bool,
+    /// Who made it, by the registry of pending journals.
+    #[serde(default)]
+    pub uid: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PendingList {
     pub journal_dir: String,
+    /// The register every run reads, whatever its journal directory.
+    #[serde(default)]
+    pub registry: String,
     pub pending: Vec<Pending>,
+}
+
+/// `restore --set-aside`: a journal no longer counted as pending.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SetAsideBody {
+    pub set_aside: SetAsideDone,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SetAsideDone {
+    /// Where it was.
+    pub journal: String,
+    /// Where it is now, kept for inspection.
+    pub now: String,
+    /// The target it was for, when its header (or its registry entry) says.
+    pub target: Option<String>,
 }
 
 /// A journal put back.
@@ -180,6 +207,7 @@ pub enum Body {
     Imported(ImportResult),
     Pending(PendingList),
     Restored(RestoredList),
+    SetAside(SetAsideBody),
     Report(ReportBody),
     Pattern(PatternBody),
     Emulating(EmulatingBody),

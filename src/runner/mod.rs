@@ -432,7 +432,7 @@ fn run_preserved<T: Test>(
         progress.clear();
     }
     let ns = target.device_time_ns().saturating_sub(before);
-    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal, consent, e))?;
+    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal, e))?;
     match result {
         Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
             session::report_interrupted(signal, &outcome);

@@ -12,7 +12,9 @@ use crate::runner::open;
 use crate::safety::claim::Claim;
 use crate::safety::identity::Identity;
 use crate::safety::journal::Header;
+use crate::safety::pending::Found;
 use crate::safety::ranges::{self, Range};
+use crate::safety::registry::Registry;
 use crate::safety::{self, PreservingTarget};
 use crate::target::real::{EngineChoice, OpenOptions};
 use crate::target::spec::TargetSpec;
@@ -114,11 +116,13 @@ impl Writable {
             );
         };
         let spec = target.text.as_str();
-        refuse_pending(spec, path, consent)?;
         // Every alias of the target (a file's loop devices, a loop device's
         // backing file, loops over loops) is claimed before the target
         // itself is opened.
         let claim = safety::claim::claim(path)?;
+        // Under the claim: a run that crashed a moment ago, while this one
+        // waited for it, has left its journal by now.
+        refuse_pending(spec, path, consent)?;
         // From here a Ctrl-C or SIGTERM stops the run at a request boundary
         // and restores; before the journal exists, not after.
         safety::signals::install();
@@ -170,7 +174,7 @@ impl Writable {
                 identity,
                 created_unix: now.as_secs(),
                 created_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
-                sequence: Header::next_sequence(&dir),
+                sequence: safety::pending::next_sequence(&safety::pending::list_all(&[dir.as_path()])),
                 pid: std::process::id(),
                 ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
                 total_bytes: total,
@@ -194,7 +198,9 @@ impl Writable {
         Ok(PreservingTarget::new(
             Box::new(self.target.as_mut()),
             ranges,
-            journal.as_ref().map(|(d, h)| (d.as_path(), h.clone())),
+            journal
+                .as_ref()
+                .map(|(d, h)| (d.as_path(), h.clone(), Registry::system())),
         )?)
     }
 }
@@ -231,90 +237,106 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) ->
 }
 
 /// A journal an earlier run left (a crash, a power cut) holds bytes of
-/// this target that are not back yet, under whatever name that run used:
-/// writing now would take the crashed run's pattern for the original. Say so
-/// first, and stop.
+/// this target that are not back yet, under whatever name, user or journal
+/// directory that run used: writing now would take the crashed run's
+/// pattern for the original. Say so first, and stop. A damaged journal
+/// that might hold them stops the run too.
 fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
-    match pending_journal(path, consent) {
-        Some((j, bytes)) => Err(CliError::usage(format!(
-            "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are \
-             not back yet); nothing was written",
-            j.display(),
+    let Some(p) = pending_journal(path, consent) else {
+        return Ok(());
+    };
+    let restore = format!("flashlab restore {spec}{}", journal_dir_of(&p.found.path));
+    Err(match p.holds {
+        Some(bytes) => CliError::usage(format!(
+            "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are not \
+             back yet); nothing was written",
+            p.found.path.display(),
             Iec(bytes)
         ))
-        .hint(format!(
-            "run `flashlab restore {spec}{}` first; it puts those bytes back",
-            journal_dir_arg(consent)
-        ))),
-        None => Ok(()),
+        .hint(format!("run `{restore}` first; it puts those bytes back")),
+        None => unreadable(&p.found, &format!("it may hold bytes of {spec}; nothing was written")),
+    })
+}
+
+/// A pending journal that cannot be read, as an error: what is wrong, and
+/// what to do about it (restore it as the user who made it, bring its
+/// directory back, or set it aside once it is lost for good).
+pub fn unreadable(f: &Found, consequence: &str) -> CliError {
+    let why = match &f.header {
+        Err(e) => e.to_string(),
+        Ok(_) => match safety::journal::Journal::open(&f.path) {
+            Err(e) => e.to_string(),
+            Ok(_) => "it changed while it was read".into(),
+        },
+    };
+    let of = f.best_header().map(|h| format!(" of {}", h.target)).unwrap_or_default();
+    let aside = format!("`flashlab restore --set-aside {}`", f.path.display());
+    let hint = if f.damaged() || f.header.is_ok() {
+        format!(
+            "it cannot be trusted: `flashlab restore` lists it with what is wrong; once you have looked at it, set it \
+             aside with {aside} (it is kept, renamed; the bytes stay as they are)"
+        )
+    } else if f.out_of_reach {
+        format!("bring its directory back (mount the drive it is on); if it is lost for good, {aside}")
+    } else {
+        let by = f.uid.map(|u| format!(" (uid {u})")).unwrap_or_default();
+        format!("restore it as the user who made it{by}, or as root; if it is lost for good, {aside}")
+    };
+    CliError::usage(format!(
+        "a pending journal{of} cannot be read here: {why}; {consequence}"
+    ))
+    .hint(hint)
+}
+
+/// ` --journal-dir DIR` naming the directory that holds `journal`, unless
+/// it is the default one (where a restore looks anyway).
+pub fn journal_dir_of(journal: &Path) -> String {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    match journal.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) if canon(d) != canon(&safety::default_journal_dir()) => format!(" --journal-dir {}", d.display()),
+        _ => String::new(),
     }
 }
 
-/// ` --journal-dir DIR` when the user gave one, for commands we suggest.
-pub fn journal_dir_arg(consent: &Consent) -> String {
-    consent
-        .journal_dir
-        .as_ref()
-        .map(|d| format!(" --journal-dir {}", d.display()))
-        .unwrap_or_default()
+/// A pending journal over a target's bytes, and how many of them it holds
+/// (None: it cannot be read, so it might hold any).
+pub struct PendingJournal {
+    pub found: Found,
+    pub holds: Option<u64>,
 }
 
-/// A journal no running flashlab holds, in the journal directory `consent`
-/// names, the default one or wherever the default one points, whose bytes are among `path`'s bytes by
+/// A journal no running flashlab holds, found anywhere a run can find one
+/// ([`safety::pending::list_all`]: the directory `consent` names, the
+/// default one, the registry), whose bytes are among `path`'s bytes by
 /// identity (the file or disk under both, whatever path or loop number
 /// either run used; by path and file for journals of earlier versions),
-/// with its journalled bytes.
-pub fn pending_journal(path: &Path, consent: &Consent) -> Option<(std::path::PathBuf, u64)> {
+/// or which cannot be read and might hold them.
+pub fn pending_journal(path: &Path, consent: &Consent) -> Option<PendingJournal> {
     let dirs: Vec<&Path> = consent.journal_dir.as_deref().into_iter().collect();
     let live = Identity::of(path, 0);
-    safety::journal::list_all(&dirs).into_iter().find_map(|(j, header)| {
-        let h = header.ok()?;
-        if !belongs_to(&h, path, &live) || safety::journal::is_live(&j) {
+    safety::pending::list_all(&dirs).into_iter().find_map(|found| {
+        if found.out_of_reach || !found.covers(path, &live) || found.is_live() {
             return None;
         }
         // What it holds: a run journals a range just before writing it,
         // so an empty journal (a crash before the first write) holds
-        // nothing of the target and nothing of it was written. One that
-        // cannot be read is pending: restore says what is wrong with it.
-        match safety::journal::Journal::open(&j) {
-            Ok(opened) if opened.bytes() == 0 => None,
-            Ok(opened) => Some((j, opened.bytes())),
-            Err(_) => Some((j, h.total_bytes)),
-        }
-    })
-}
-
-/// Whether the journal with header `h` holds bytes of the target at `path`
-/// (whose identity now is `live`): its bytes rest on the same file or disk
-/// (any name: another loop number, a hard link, a loop over a loop, the
-/// backing file), or, for a journal of an earlier version, the same path,
-/// the same backing file, or the same serial.
-pub fn belongs_to(h: &Header, path: &Path, live: &Identity) -> bool {
-    if !h.identity.layers.is_empty() {
-        let same_serial = match (&h.identity.serial, &live.serial) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
+        // nothing of the target and nothing of it was written.
+        let holds = match &found.header {
+            Err(_) => None,
+            Ok(_) => match safety::journal::Journal::open(&found.path) {
+                Ok(opened) if opened.bytes() == 0 => return None,
+                Ok(opened) => Some(opened.bytes()),
+                Err(_) => None,
+            },
         };
-        return same_serial && h.identity.covers_bytes_of(&h.ranges, &live.layers);
-    }
-    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if h.target == canon.display().to_string() {
-        return true;
-    }
-    let same_file = h.identity.file.is_some() && h.identity.file == live.file;
-    let same_serial = h.identity.serial.is_some() && h.identity.serial == live.serial;
-    same_file || same_serial
+        Some(PendingJournal { found, holds })
+    })
 }
 
 /// The restore at the end of a writing test failed: the original data is
 /// NOT back, and the journal (if any) is kept. Say so first, and give the
 /// exact command that puts it back once the cause is fixed.
-pub fn restore_failed(
-    spec: &str,
-    journal: Option<&Path>,
-    consent: &Consent,
-    e: crate::safety::SafetyError,
-) -> CliError {
+pub fn restore_failed(spec: &str, journal: Option<&Path>, e: crate::safety::SafetyError) -> CliError {
     let cause = CliError::from(e);
     let Some(j) = journal else {
         return cause;
@@ -327,7 +349,7 @@ pub fn restore_failed(
         "its journal is kept ({}); once the cause is fixed (free descriptors, space, the device), run `flashlab \
          restore {spec}{}`",
         j.display(),
-        journal_dir_arg(consent)
+        journal_dir_of(j)
     ))
 }
 

@@ -9,10 +9,13 @@
 //! off another device that happens to sit at the same path.
 
 pub mod claim;
+pub mod header;
 pub mod identity;
 pub mod journal;
+pub mod pending;
 pub mod preserve;
 pub mod ranges;
+pub mod registry;
 pub mod signals;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +34,8 @@ pub enum SafetyError {
     PastEnd { range: String, size: u64 },
     #[error("journal directory {dir}: {why}")]
     JournalDir { dir: String, why: String },
+    #[error("the register of pending journals, {dir}: {why}")]
+    Registry { dir: String, why: String },
     #[error("journal {path}: {why}")]
     Journal { path: String, why: String },
     #[error("journal {path} is not a regular file (a directory, a device, a FIFO): it is no journal flashlab wrote")]
@@ -65,9 +70,10 @@ pub(crate) fn run_batch(
 
 /// Where journals live unless `--journal-dir` says otherwise: /var/lib/flashlab
 /// for root, the XDG state directory for everyone else, or
-/// `FLASHLAB_JOURNAL_DIR` (absolute) when set. Journals made elsewhere leave
-/// a pointer here ([`journal::list_all`]), so a pending journal is found
-/// whichever directory the next run names.
+/// `FLASHLAB_JOURNAL_DIR` (absolute) when set. Every journal, wherever it
+/// is made, leaves an entry in the one register every run reads
+/// ([`registry`], [`pending::list_all`]), so a pending journal is found
+/// whichever directory or user the next run has.
 pub fn default_journal_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("FLASHLAB_JOURNAL_DIR")
         .map(PathBuf::from)

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::journal::{CHUNK, Header, Journal, Writer};
 use super::ranges::Range;
+use super::registry::Registry;
 use super::signals::{self, crash_point};
 use super::{Outcome, SafetyError};
 use crate::target::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
@@ -64,6 +65,7 @@ fn journal_error(e: SafetyError) -> TargetError {
         other @ (SafetyError::BadRange { .. }
         | SafetyError::PastEnd { .. }
         | SafetyError::JournalDir { .. }
+        | SafetyError::Registry { .. }
         | SafetyError::Journal { .. }
         | SafetyError::NotAJournal { .. }
         | SafetyError::Corrupt { .. }
@@ -78,19 +80,20 @@ impl<'a> PreservingTarget<'a> {
     /// Wrap `inner` for a test that may write `ranges`; they are normalised
     /// here (sorted, merged, aligned, inside the target), so a caller's plan in
     /// any order is enforced as written. With `journal`, a journal is created in
-    /// the directory with the header (durable before returning); without, the
-    /// ranges are only enforced (`--no-preserve`, or a simulated card).
+    /// the directory with the header (durable before returning, its entry in
+    /// the registry first); without, the ranges are only enforced
+    /// (`--no-preserve`, or a simulated card).
     pub fn new(
         inner: Box<dyn Target + 'a>,
         ranges: Vec<Range>,
-        journal: Option<(&Path, Header)>,
+        journal: Option<(&Path, Header, Registry)>,
     ) -> Result<Self, SafetyError> {
         let d = inner.description();
         let block = u64::from(d.logical_block_size.max(1));
         let ranges = super::ranges::normalize(ranges, d.size_bytes, block)?;
         let journal = match journal {
             None => None,
-            Some((dir, header)) => Some(Writer::create(dir, &header)?),
+            Some((dir, header, registry)) => Some(Writer::create(dir, &header, registry)?),
         };
         let reader = if journal.is_some() {
             inner.independent_reader()
@@ -464,7 +467,13 @@ mod tests {
             ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
             total_bytes: 3 << 20,
         };
-        let mut p = PreservingTarget::new(Box::new(t), ranges, Some((dir.path(), header))).unwrap();
+        let reg = tempfile::tempdir().unwrap();
+        let mut p = PreservingTarget::new(
+            Box::new(t),
+            ranges,
+            Some((dir.path(), header, Registry::at(reg.path()))),
+        )
+        .unwrap();
         let mut buf = AlignedBuf::new(8192);
         buf.as_mut_slice().fill(0xee);
         p.run(&[Request::write((5 << 20) + 8192, 8192, 0)], 1, &mut buf)

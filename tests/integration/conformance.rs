@@ -15,6 +15,7 @@ use flashlab::safety::PreservingTarget;
 use flashlab::safety::identity::Identity;
 use flashlab::safety::journal::Header;
 use flashlab::safety::ranges::Range;
+use flashlab::safety::registry::Registry;
 use flashlab::sim::SimTarget;
 use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
 use flashlab::target::{AlignedBuf, Request, Target, TargetError};
@@ -240,7 +241,7 @@ fn suite_preserving(inner: Box<dyn Target>, ind: &Independent, name: &str, jdir:
         ranges: vec![[AREA.offset, AREA.len]],
         total_bytes: AREA.len,
     };
-    let mut p = PreservingTarget::new(inner, vec![AREA], jdir.map(|d| (d, header))).unwrap();
+    let mut p = PreservingTarget::new(inner, vec![AREA], jdir.map(|d| (d, header, Registry::system()))).unwrap();
     suite(&mut p, ind, &format!("preserving {name}"));
     // A write outside the declared area is refused before any I/O.
     let mut b = AlignedBuf::new(4096);

@@ -62,7 +62,7 @@ fn render(doc: &RunDocument) -> String {
         Body::Imported(r) => results::import(&mut o, r),
         Body::Pending(p) => offline::restore(&mut o, p),
         // A restore and the pattern workload report on stderr as they go.
-        Body::Restored(_) | Body::Pattern(_) => {}
+        Body::Restored(_) | Body::SetAside(_) | Body::Pattern(_) => {}
         Body::Report(r) => {
             let _ = writeln!(o, "report written to {}", r.report.path);
         }

@@ -189,7 +189,11 @@ pub fn restore(o: &mut String, l: &PendingList) {
     // A restore reports on stderr as it goes; the listing is the text output.
     let (pending, dir) = (&l.pending, &l.journal_dir);
     if pending.is_empty() {
-        let _ = writeln!(o, "no pending journals in {dir}");
+        let _ = writeln!(
+            o,
+            "no pending journals (looked in {dir} and the register {})",
+            l.registry
+        );
         return;
     }
     let rows: Vec<Vec<String>> = pending
@@ -200,10 +204,11 @@ pub fn restore(o: &mut String, l: &PendingList) {
                 p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
                 p.created_unix.map(crate::units::date_time).unwrap_or_default(),
                 p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
-                match (&p.error, p.live) {
-                    (Some(e), _) => e.clone(),
-                    (None, true) => format!("{} (live: its run is still going)", p.journal),
-                    (None, false) => p.journal.clone(),
+                match (&p.error, p.live, p.damaged) {
+                    (Some(e), _, true) => format!("DAMAGED: {e}"),
+                    (Some(e), _, false) => e.clone(),
+                    (None, true, _) => format!("{} (live: its run is still going)", p.journal),
+                    (None, false, _) => p.journal.clone(),
                 },
             ]
         })

@@ -1530,7 +1530,13 @@ mod tests {
             ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
             total_bytes: ranges.iter().map(|r| r.len).sum(),
         };
-        let mut p = PreservingTarget::new(Box::new(t), ranges, Some((dir.path(), header))).unwrap();
+        let reg = tempfile::tempdir().unwrap();
+        let mut p = PreservingTarget::new(
+            Box::new(t),
+            ranges,
+            Some((dir.path(), header, crate::safety::registry::Registry::at(reg.path()))),
+        )
+        .unwrap();
         let never = || None;
         let mut cx = crate::measure::Cx {
             target: &mut p,

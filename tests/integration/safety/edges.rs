@@ -170,6 +170,7 @@ fn a_restore_that_fails_at_the_end_says_the_data_is_not_back() {
     let dir = tempfile::tempdir().unwrap();
     let f = random_file(dir.path(), "t.img", 16 << 20, 64);
     let jdir = dir.path().join("j");
+    let _forget = super::ForgetJournals(jdir.clone());
     let child = write_pattern(f.to_str().unwrap(), &jdir, &["--passes", "100000", "--pause-ms", "20"])
         .stderr(Stdio::piped())
         .spawn()

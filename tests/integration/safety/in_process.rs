@@ -11,6 +11,7 @@ use flashlab::safety::PreservingTarget;
 use flashlab::safety::identity::Identity;
 use flashlab::safety::journal::{Header, Journal};
 use flashlab::safety::ranges::Range;
+use flashlab::safety::registry::Registry;
 use flashlab::safety::signals::{Crash, crash_in_process_at};
 use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
 use flashlab::target::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError};
@@ -96,8 +97,12 @@ fn header(size: u64) -> Header {
 /// over `t`, then the run's own restore. Err: where it stopped.
 fn workload(t: &mut dyn Target, jdir: &Path) -> Result<(), String> {
     let size = t.description().size_bytes;
-    let mut p =
-        PreservingTarget::new(Box::new(t), RANGES.to_vec(), Some((jdir, header(size)))).map_err(|e| e.to_string())?;
+    let mut p = PreservingTarget::new(
+        Box::new(t),
+        RANGES.to_vec(),
+        Some((jdir, header(size), Registry::system())),
+    )
+    .map_err(|e| e.to_string())?;
     let mut buf = AlignedBuf::new(1 << 20);
     let mut failed = None;
     'passes: for pass in 0..2u8 {

@@ -11,6 +11,7 @@ mod damage;
 mod edges;
 mod identity;
 mod in_process;
+mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,6 +24,21 @@ pub fn journals(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     j.sort();
     j
+}
+
+/// Journals a test leaves pending on purpose: their entries in the register
+/// of pending journals (/var/tmp/flashlab/pending) are removed when the
+/// test ends, also when it fails, so they do not outlive its temporary
+/// directory as journals out of reach.
+pub struct ForgetJournals(pub PathBuf);
+
+impl Drop for ForgetJournals {
+    fn drop(&mut self) {
+        let r = flashlab::safety::registry::Registry::system();
+        for j in journals(&self.0) {
+            r.unregister(&j);
+        }
+    }
 }
 
 /// Put `bytes` back on a device or file (between trials).

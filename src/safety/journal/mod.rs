@@ -37,10 +37,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::SafetyError;
-use super::identity::Identity;
+pub use super::header::Header;
+use super::registry::Registry;
 use super::signals::crash_point;
 use crate::target::{AlignedBuf, Request, Target};
 
@@ -63,54 +62,6 @@ const RESTORE_BATCH: usize = 8;
 /// Restore writes kept in flight: enough to keep a loop device or an SSD
 /// streaming; an SD card simply serialises them.
 const RESTORE_QUEUE_DEPTH: usize = 8;
-
-/// Who the journal belongs to and what it covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Header {
-    /// Canonical path of the target when the journal was made.
-    pub target: String,
-    pub size_bytes: u64,
-    /// What identifies the target besides its path (checked before restoring).
-    pub identity: Identity,
-    pub created_unix: u64,
-    /// When it was made, in nanoseconds since 1970 (0 in older journals).
-    #[serde(default)]
-    pub created_ns: u64,
-    /// One more than the highest sequence of the journals in its directory
-    /// when it was made (0 in older journals). Journals covering the same
-    /// bytes restore newest first by ([`Header::order`]), so the oldest
-    /// journal, which holds the true original, is written back last.
-    #[serde(default)]
-    pub sequence: u64,
-    pub pid: u32,
-    /// `[offset, length]` of each declared range.
-    pub ranges: Vec<[u64; 2]>,
-    pub total_bytes: u64,
-}
-
-impl Header {
-    /// Which of two journals was made later: by sequence, then by creation
-    /// time (whole seconds in journals older than `created_ns`). Never by
-    /// file name.
-    pub fn order(&self) -> (u64, u64) {
-        let ns = if self.created_ns > 0 {
-            self.created_ns
-        } else {
-            self.created_unix.saturating_mul(1_000_000_000)
-        };
-        (self.sequence, ns)
-    }
-
-    /// The sequence a new journal in `dir` takes: above every journal there.
-    pub fn next_sequence(dir: &Path) -> u64 {
-        list(dir)
-            .into_iter()
-            .filter_map(|(_, h)| h.ok())
-            .map(|h| h.sequence)
-            .max()
-            .map_or(1, |m| m.saturating_add(1))
-    }
-}
 
 fn io(what: &Path, e: std::io::Error) -> SafetyError {
     SafetyError::Journal {
@@ -168,6 +119,8 @@ pub struct Writer {
     /// The journal's directory, held open from the start so that deleting
     /// the journal (and syncing that) needs no new descriptor.
     dir_file: File,
+    /// Where its entry is, removed with the journal.
+    registry: Registry,
     pub path: PathBuf,
     /// Where slot A starts.
     slots_at: u64,
@@ -180,8 +133,9 @@ pub struct Writer {
 
 impl Writer {
     /// Create `dir/NAME.fljournal` with its header and empty commit slots,
-    /// durable (file and directory entry) before returning.
-    pub fn create(dir: &Path, header: &Header) -> Result<Writer, SafetyError> {
+    /// durable (file and directory entry) before returning, with its entry
+    /// in `registry` made first.
+    pub fn create(dir: &Path, header: &Header, registry: Registry) -> Result<Writer, SafetyError> {
         let name = header
             .target
             .trim_start_matches('/')
@@ -196,28 +150,37 @@ impl Writer {
                 why: format!("its header ({size} bytes: too many declared ranges) passes the {MAX_HEADER}-byte limit"),
             });
         }
-        // The pointer first: one to a journal that never came to be is
-        // passed over, a journal without one would be missed.
-        let pointer = point_to(&path);
+        // The entry first: one for a journal that never came to be is
+        // passed over, a journal without one could be missed. A run that
+        // cannot leave one writes nothing.
+        registry.register(&path, header)?;
+        // Readable by its owner alone: it holds the device's own bytes (a
+        // root run's journal of a disk must not hand them to every user).
+        use std::os::unix::fs::OpenOptionsExt;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)
             .map_err(|e| io(&path, e));
         // Until its header is durable the file holds nothing of the target:
         // a failure removes it, so it is not mistaken for a pending journal.
-        let made = file.and_then(|file| Self::start(file, &path, dir, header));
+        let made = file.and_then(|file| Self::start(file, &path, dir, header, registry.clone()));
         if made.is_err() {
             let _ = std::fs::remove_file(&path);
-            if let Some(p) = pointer {
-                let _ = std::fs::remove_file(p);
-            }
+            registry.unregister(&path);
         }
         made
     }
 
-    fn start(mut file: File, path: &Path, dir: &Path, header: &Header) -> Result<Writer, SafetyError> {
+    fn start(
+        mut file: File,
+        path: &Path,
+        dir: &Path,
+        header: &Header,
+        registry: Registry,
+    ) -> Result<Writer, SafetyError> {
         let path = path.to_path_buf();
         rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| io(&path, e.into()))?;
@@ -242,6 +205,7 @@ impl Writer {
         Ok(Writer {
             file,
             dir_file,
+            registry,
             path,
             slots_at,
             end: bytes.len() as u64,
@@ -350,6 +314,8 @@ pub struct Journal {
     file: File,
     /// Its directory, when a writer held it open (see [`Writer`]).
     dir_file: Option<File>,
+    /// The registry its entry is in: the writer's, or the system's.
+    registry: Registry,
     pub header: Header,
     records: Vec<Record>,
     /// Records both commit slots vouch for.
@@ -361,7 +327,7 @@ pub struct Journal {
 
 /// Open a journal file without blocking on a FIFO or reading a device: only a
 /// regular file is a journal.
-fn open_regular(path: &Path) -> Result<File, SafetyError> {
+pub(super) fn open_regular(path: &Path) -> Result<File, SafetyError> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = OpenOptions::new()
         .read(true)
@@ -426,6 +392,12 @@ fn read_header(path: &Path, r: &mut impl Read) -> Result<(Header, u64), SafetyEr
 }
 
 impl Journal {
+    /// Who owns the journal file (who made it, or root).
+    pub fn owner(&self) -> Result<u32, SafetyError> {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().map(|m| m.uid()).map_err(|e| io(&self.path, e))
+    }
+
     /// Bytes the journal will put back.
     pub fn bytes(&self) -> u64 {
         self.records.iter().map(|r| u64::from(r.len)).sum()
@@ -458,6 +430,7 @@ impl Journal {
     pub fn from_writer(w: Writer) -> Result<Journal, SafetyError> {
         let mut j = Journal::read(&w.path, w.file)?;
         j.dir_file = Some(w.dir_file);
+        j.registry = w.registry;
         Ok(j)
     }
 
@@ -592,6 +565,7 @@ impl Journal {
             path: path.to_path_buf(),
             file,
             dir_file: None,
+            registry: Registry::system(),
             header,
             records,
             committed,
@@ -718,7 +692,8 @@ impl Journal {
         Ok((differ, read))
     }
 
-    /// Remove the journal once its bytes are back, then its pointer.
+    /// Remove the journal once its bytes are back, then its entry in the
+    /// registry.
     pub fn delete(self) -> Result<(), SafetyError> {
         crash_point("journal delete");
         std::fs::remove_file(&self.path).map_err(|e| io(&self.path, e))?;
@@ -727,9 +702,7 @@ impl Journal {
             (None, Some(dir)) => sync_dir(dir)?,
             (_, None) => {}
         }
-        if let Some(p) = pointer_of(&self.path) {
-            let _ = std::fs::remove_file(p);
-        }
+        self.registry.unregister(&self.path);
         Ok(())
     }
 }
@@ -747,318 +720,5 @@ fn check(reader: &mut dyn Target, rec: &Record, back: &mut AlignedBuf) -> Result
     Ok(())
 }
 
-/// What a pointer file's name ends with.
-const POINTER: &str = "where";
-
-/// The pointer the default journal directory keeps to a journal elsewhere
-/// (None for a journal in the default directory itself).
-fn pointer_of(journal: &Path) -> Option<PathBuf> {
-    let default = super::default_journal_dir();
-    let dir = journal.parent().filter(|d| !d.as_os_str().is_empty())?;
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    if canon(dir) == canon(&default) {
-        return None;
-    }
-    Some(default.join(format!("{}.{POINTER}", journal.file_name()?.to_string_lossy())))
-}
-
-/// Leave a pointer to `journal` (about to be made in a directory the user
-/// chose) in the default journal directory, durable, so that a later run
-/// naming another directory, or none, still finds it pending. Best effort:
-/// a default directory that cannot be written is said once on stderr, and
-/// the journal's own directory still holds it.
-fn point_to(journal: &Path) -> Option<PathBuf> {
-    let pointer = pointer_of(journal)?;
-    let default = pointer.parent()?.to_path_buf();
-    let abs = std::path::absolute(journal).unwrap_or_else(|_| journal.to_path_buf());
-    let made = std::fs::create_dir_all(&default)
-        .and_then(|()| {
-            let mut f = File::create(&pointer)?;
-            f.write_all(format!("{}\n", abs.display()).as_bytes())?;
-            f.sync_all()
-        })
-        .and_then(|()| File::open(&default)?.sync_all());
-    match made {
-        Ok(()) => Some(pointer),
-        Err(e) => {
-            crate::errln!(
-                "note: could not leave a pointer to the journal in {} ({e}); a run naming another journal \
-                 directory would not see it",
-                default.display()
-            );
-            None
-        }
-    }
-}
-
-/// The journals pending in any of `dirs`, the default directory, and
-/// wherever the default directory's pointers lead (journals made under
-/// another `--journal-dir`), each once.
-pub fn list_all(dirs: &[&Path]) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
-    let default = super::default_journal_dir();
-    let mut out: Vec<(PathBuf, Result<Header, SafetyError>)> = Vec::new();
-    let mut seen: Vec<PathBuf> = Vec::new();
-    let mut add = |p: PathBuf, h: Result<Header, SafetyError>, out: &mut Vec<_>| {
-        let canon = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
-        if !seen.contains(&canon) {
-            seen.push(canon);
-            out.push((p, h));
-        }
-    };
-    for d in dirs.iter().copied().chain([default.as_path()]) {
-        for (p, h) in list(d) {
-            add(p, h, &mut out);
-        }
-    }
-    let Ok(entries) = std::fs::read_dir(&default) else {
-        return out;
-    };
-    let mut pointers: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == POINTER))
-        .collect();
-    pointers.sort();
-    for pointer in pointers {
-        let Ok(text) = std::fs::read_to_string(&pointer) else {
-            continue;
-        };
-        let j = PathBuf::from(text.trim_end_matches('\n'));
-        if !j.is_absolute() || j.extension().is_none_or(|e| e != EXTENSION) {
-            continue;
-        }
-        match std::fs::symlink_metadata(&j) {
-            Ok(_) => {
-                let h = Journal::header_of(&j);
-                add(j, h, &mut out);
-            }
-            // The journal is gone (restored; a crash came between its
-            // deletion and its pointer's): the pointer goes too. While its
-            // directory is missing (a drive not mounted), it stays.
-            Err(_) if j.parent().is_some_and(Path::is_dir) => {
-                let _ = std::fs::remove_file(&pointer);
-            }
-            Err(_) => {}
-        }
-    }
-    out
-}
-
-/// Journals in `dir`, each with its header or why it could not be read.
-pub fn list(dir: &Path) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == EXTENSION))
-        .map(|p| {
-            let h = Journal::header_of(&p);
-            (p, h)
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
-/// Take a journal's lock before reading it, refusing one that a running
-/// flashlab holds (it is still being written, and its run restores it).
-pub fn lock(path: &Path) -> Result<File, SafetyError> {
-    let f = open_regular(path)?;
-    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(f),
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(SafetyError::Live {
-            path: path.display().to_string(),
-            pid: Journal::header_of(path).map_or(0, |h| h.pid),
-        }),
-        Err(e) => Err(io(path, e.into())),
-    }
-}
-
-/// Whether a running flashlab holds the journal (its writer's lock).
-pub fn is_live(path: &Path) -> bool {
-    let Ok(f) = open_regular(path) else { return false };
-    matches!(
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockShared),
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn header(ranges: &[[u64; 2]]) -> Header {
-        Header {
-            target: "/dev/test".into(),
-            size_bytes: 64 << 20,
-            identity: Identity::default(),
-            created_unix: 1,
-            created_ns: 0,
-            sequence: 0,
-            pid: 2,
-            ranges: ranges.to_vec(),
-            total_bytes: ranges.iter().map(|r| r[1]).sum(),
-        }
-    }
-
-    /// A journal with `n` 64 KiB records in one range, the first `commit`
-    /// committed; returns its path and the byte where each record starts.
-    fn make(dir: &Path, n: u64, commit: u64) -> (PathBuf, Vec<u64>) {
-        let mut w = Writer::create(dir, &header(&[[1 << 20, 4 << 20]])).unwrap();
-        let mut starts = Vec::new();
-        for i in 0..n {
-            starts.push(w.end);
-            w.record((1 << 20) + i * 65536, &vec![i as u8 + 1; 65536]).unwrap();
-            if i + 1 == commit {
-                w.commit().unwrap();
-            }
-        }
-        starts.push(w.end);
-        (w.path.clone(), starts)
-    }
-
-    fn cut(path: &Path, len: u64) {
-        OpenOptions::new().write(true).open(path).unwrap().set_len(len).unwrap();
-    }
-
-    #[test]
-    fn a_committed_journal_reads_back_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let (p, _) = make(dir.path(), 4, 4);
-        let j = Journal::open(&p).unwrap();
-        assert_eq!((j.committed, j.bytes(), j.torn_tail), (4, 4 * 65536, false));
-    }
-
-    #[test]
-    fn truncation_of_committed_records_is_refused_at_every_boundary_and_inside() {
-        let dir = tempfile::tempdir().unwrap();
-        let (p, starts) = make(dir.path(), 4, 4);
-        let whole = std::fs::read(&p).unwrap();
-        for &s in &starts[..4] {
-            for at in [s, s + 1, s + 31, s + 32, s + 33, s + 32 + 65535] {
-                std::fs::write(&p, &whole[..at as usize]).unwrap();
-                let e = Journal::open(&p).unwrap_err();
-                assert!(matches!(e, SafetyError::Corrupt { .. }), "cut at {at}: {e}");
-            }
-        }
-        // Cut inside the slots or the header: refused too.
-        for at in [starts[0] - 1, starts[0] - 40, 10, 30] {
-            std::fs::write(&p, &whole[..at as usize]).unwrap();
-            assert!(Journal::open(&p).is_err(), "cut at {at}");
-        }
-    }
-
-    #[test]
-    fn a_torn_uncommitted_tail_is_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        // Two committed, two appended but not committed (a crash before the
-        // commit): any cut in the last two records is a torn tail.
-        let (p, starts) = make(dir.path(), 4, 2);
-        for at in [starts[2], starts[2] + 5, starts[3] + 100, starts[4] - 1] {
-            cut(&p, at);
-            let j = Journal::open(&p).unwrap();
-            assert_eq!(j.committed, 2);
-            assert!(j.bytes() >= 2 * 65536, "{at}");
-            assert_eq!(
-                j.torn_tail,
-                at != starts[2] && at != starts[3] && at != starts[4],
-                "{at}"
-            );
-        }
-    }
-
-    #[test]
-    fn flipped_header_reordered_and_duplicated_records_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let (p, starts) = make(dir.path(), 3, 3);
-        let whole = std::fs::read(&p).unwrap();
-        // Every byte of the magic, header and slots, flipped alone.
-        for i in 0..starts[0] as usize {
-            let mut b = whole.clone();
-            b[i] ^= 0x04;
-            std::fs::write(&p, &b).unwrap();
-            match Journal::open(&p) {
-                Err(_) => {}
-                // One slot flipped: the other still vouches for all three.
-                Ok(j) => assert!(i >= starts[0] as usize - 2 * HEAD && j.committed == 3, "byte {i}"),
-            }
-        }
-        let rec = |k: usize| whole[starts[k] as usize..starts[k + 1] as usize].to_vec();
-        let head = whole[..starts[0] as usize].to_vec();
-        for body in [
-            [rec(1), rec(0), rec(2)].concat(),
-            [rec(0), rec(0), rec(2)].concat(),
-            [rec(0), rec(1), rec(2), rec(2)].concat(),
-        ] {
-            std::fs::write(&p, [head.clone(), body].concat()).unwrap();
-            let e = Journal::open(&p).unwrap_err();
-            assert!(e.to_string().contains("reordered or duplicated"), "{e}");
-        }
-        // A data byte flipped: the region is named.
-        let mut b = whole.clone();
-        b[starts[1] as usize + 40] ^= 1;
-        std::fs::write(&p, &b).unwrap();
-        let e = Journal::open(&p).unwrap_err().to_string();
-        assert!(e.contains("bytes 1114112..1179648"), "{e}");
-    }
-
-    #[test]
-    fn one_damaged_slot_is_a_crash_only_with_new_complete_records() {
-        let dir = tempfile::tempdir().unwrap();
-        let (p, starts) = make(dir.path(), 3, 3);
-        let whole = std::fs::read(&p).unwrap();
-        let slot_a = starts[0] as usize - 2 * HEAD;
-        // Slot A damaged, B says 3 and all 3 are there: refused (no crash
-        // leaves a damaged slot without new records).
-        let mut b = whole.clone();
-        b[slot_a + 20] ^= 1;
-        std::fs::write(&p, &b).unwrap();
-        assert!(Journal::open(&p).is_err());
-        // A crash in the middle of committing record 3: B still says 2, A torn.
-        let mut w = whole.clone();
-        w[slot_a + HEAD..slot_a + 2 * HEAD].copy_from_slice(&slot_bytes(1, 2));
-        w[slot_a + 3] = 0;
-        std::fs::write(&p, &w).unwrap();
-        let j = Journal::open(&p).unwrap();
-        assert_eq!((j.committed, j.bytes()), (2, 3 * 65536));
-        // ...but not if the third record is then cut short too.
-        std::fs::write(&p, &w[..starts[3] as usize - 10]).unwrap();
-        assert!(Journal::open(&p).is_err());
-        // A crash while writing slot B: A already counts all three.
-        let mut b = whole.clone();
-        b[slot_a + HEAD + 20] ^= 1;
-        std::fs::write(&p, &b).unwrap();
-        assert_eq!(Journal::open(&p).unwrap().committed, 3);
-    }
-
-    #[test]
-    fn a_live_journal_is_locked_and_v1_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let w = Writer::create(dir.path(), &header(&[[0, 4096]])).unwrap();
-        assert!(is_live(&w.path));
-        assert!(matches!(lock(&w.path), Err(SafetyError::Live { pid: 2, .. })));
-        let path = w.path.clone();
-        drop(w);
-        assert!(!is_live(&path) && lock(&path).is_ok());
-        std::fs::write(&path, b"flashlab-journal v1\n{}\n").unwrap();
-        assert!(Journal::open(&path).unwrap_err().to_string().contains("format v1"));
-        // A FIFO is not read (it would block).
-        let fifo = dir.path().join("x.fljournal");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
-            0,
-        )
-        .unwrap();
-        assert!(
-            Journal::open(&fifo)
-                .unwrap_err()
-                .to_string()
-                .contains("not a regular file")
-        );
-    }
-}
+mod tests;
