@@ -604,7 +604,8 @@ restore_as_once() { # restore_as_once LAST
   log "  restore as $who ($where) of $n ($what): exit $rc$([ $killit = 1 ] && echo " (SIGKILL after ${delay}ms)") :: $(tr '\n' ' ' <"$out.err" | head -c 300)"
   check_rc "restore as $who of $n" "$rc" "$out.err"
   case $rc in
-    0 | 137) ;;
+    0) ;;
+    137) restores_killed=$((restores_killed + 1)) ;;
     2) restores_refused=$((restores_refused + 1)); multi_restores_refused=$((multi_restores_refused + 1)) ;;
     *) bad_exit=$((bad_exit + 1)); problem "restore as $who ($where) of $n exited $rc: $(head -c 400 "$out.err")" ;;
   esac
@@ -652,9 +653,10 @@ multi_trial() {
     msleep "$dy"; kill -KILL "$py" 2>/dev/null || true
     reap "$py"; ry=$RC
     refusals=$((refusals + 1))
-    # The first run's journal holds bytes of the second's (both write the
-    # middle of the file whatever their name): the second is refused.
-    if [ "${pk%% *}" != 0 ] && [ "$ry" -ne 2 ]; then
+    # The first run's journal holds bytes of the file: the second is
+    # refused (a second killed before it got that far wrote nothing; one
+    # that got past the refusals says "will write").
+    if [ "${pk%% *}" != 0 ] && { [ "$ry" -eq 0 ] || grep -q "will write" "$work/logs/t$trial.y.err"; }; then
       missed_refusals=$((missed_refusals + 1))
       problem "$ky as $whoy ($wy) on $ny ran (exit $ry) while $kx's journal (as $whox, $wx) held bytes ($pk): $(head -n 2 "$work/logs/t$trial.y.err")"
     fi
@@ -664,7 +666,10 @@ multi_trial() {
   check_rc "multi run $kx" "$rx" "$work/logs/t$trial.x.err"
   check_rc "multi run $ky" "$ry" "$work/logs/t$trial.y.err"
   [ "$ry" -ne 2 ] && multi_second_ran=$((multi_second_ran + 1))
-  journals; [ "${#JS[@]}" -gt 0 ] && multi_left=$((multi_left + 1))
+  journals
+  if [ "${#JS[@]}" -gt 0 ]; then
+    multi_left=$((multi_left + 1)); landed=$((landed + 1)); landed_kill=$((landed_kill + 1))
+  fi
   VERIFIED_SAID=0
   local i
   for ((i = 0; i < 8; i++)); do

@@ -40,6 +40,8 @@ pub enum SafetyError {
     Journal { path: String, why: String },
     #[error("journal {path} is not a regular file (a directory, a device, a FIFO): it is no journal flashlab wrote")]
     NotAJournal { path: String },
+    #[error("journal {path} cannot be read by this user{}", owner.map(|o| format!(" (it belongs to uid {o})")).unwrap_or_default())]
+    NotYours { path: String, owner: Option<u32> },
     #[error("journal {path} is corrupted at {region}; nothing was restored")]
     Corrupt { path: String, region: String },
     #[error("journal {path} belongs to {expected}, but the target differs: {found}")]

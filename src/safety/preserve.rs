@@ -68,6 +68,7 @@ fn journal_error(e: SafetyError) -> TargetError {
         | SafetyError::Registry { .. }
         | SafetyError::Journal { .. }
         | SafetyError::NotAJournal { .. }
+        | SafetyError::NotYours { .. }
         | SafetyError::Corrupt { .. }
         | SafetyError::IdentityMismatch { .. }
         | SafetyError::VerifyFailed { .. }

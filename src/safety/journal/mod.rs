@@ -338,6 +338,13 @@ pub(super) fn open_regular(path: &Path) -> Result<File, SafetyError> {
             Some(libc::EISDIR) => SafetyError::NotAJournal {
                 path: path.display().to_string(),
             },
+            // Another user's journal (mode 0600).
+            Some(libc::EACCES) => SafetyError::NotYours {
+                path: path.display().to_string(),
+                owner: std::fs::metadata(path)
+                    .ok()
+                    .map(|m| std::os::unix::fs::MetadataExt::uid(&m)),
+            },
             _ => io(path, e),
         })?;
     let meta = file.metadata().map_err(|e| io(path, e))?;
