@@ -201,6 +201,23 @@ impl From<SafetyError> for CliError {
     }
 }
 
+impl From<crate::safety::output::OutputError> for CliError {
+    fn from(e: crate::safety::output::OutputError) -> Self {
+        use crate::safety::output::OutputError;
+        let msg = e.to_string();
+        match e {
+            OutputError::NotAFile { .. } => CliError::usage(msg).hint("give a new file name, as in -o report.html"),
+            OutputError::InUse { .. } => CliError::usage(msg).hint(
+                "write it elsewhere (another name, as in -o report.html), or free this file first (losetup -d, \
+                 umount, swapoff, or end the program writing it)",
+            ),
+            OutputError::Io { .. } => {
+                CliError::usage(msg).hint("check the directory exists and is writable, and give a regular file's name")
+            }
+        }
+    }
+}
+
 impl From<MeasureError> for CliError {
     fn from(e: MeasureError) -> Self {
         match e {

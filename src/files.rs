@@ -1,7 +1,9 @@
 //! Reading a small text file a user names (a profile, a stored run to
 //! import) without letting the name hang or flood the run: opened without
 //! blocking, so a FIFO cannot hang it; refused unless a regular file; read
-//! with a limit, so a device or a growing file cannot feed it forever.
+//! with a limit, so a device or a growing file cannot feed it forever. And
+//! what an output path is when it is not a regular file (outputs are
+//! written by [`crate::safety::output`], which also knows what uses a file).
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -58,38 +60,4 @@ pub fn not_a_regular_file(path: &Path) -> Option<&'static str> {
     } else {
         Some("not a regular file")
     }
-}
-
-/// Write `bytes` to `path` whole or not at all: to a temporary file beside
-/// it, then renamed over it, and only while `path` is absent or a regular
-/// file (checked again just before the rename).
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| "it names no file".to_string())?;
-    if let Some(what) = not_a_regular_file(path) {
-        return Err(format!("it is {what}, not a regular file"));
-    }
-    let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| {
-            use std::io::Write;
-            f.write_all(bytes)?;
-            f.sync_all()
-        });
-    let renamed = written
-        .map_err(|e| e.to_string())
-        .and_then(|()| match not_a_regular_file(path) {
-            Some(what) => Err(format!("it became {what} while the report was written")),
-            None => std::fs::rename(&tmp, path).map_err(|e| e.to_string()),
-        });
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    renamed
 }

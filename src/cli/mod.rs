@@ -982,21 +982,20 @@ fn man(command: &[String], dir: Option<&std::path::Path>) -> CliResult<Output> {
         .into_iter()
         .map(|(n, _, c)| Ok((dir.join(format!("{n}.1")), render_man(c)?)))
         .collect::<CliResult<_>>()?;
-    if let Some((p, what)) = files
-        .iter()
-        .find_map(|(p, _)| crate::files::not_a_regular_file(p).map(|w| (p, w)))
-    {
-        return Err(crate::error::CliError::usage(format!(
-            "{} is {what}; a manual page is written only as a regular file",
-            p.display()
-        ))
-        .hint("give a directory of manual pages, as /usr/local/share/man/man1"));
+    // A page in use keeps the hint that says how to free it.
+    let cli = |e: crate::safety::output::OutputError| {
+        let in_use = matches!(e, crate::safety::output::OutputError::InUse { .. });
+        let c = crate::error::CliError::from(e);
+        match in_use {
+            true => c,
+            false => c.hint("give a directory of manual pages, as /usr/local/share/man/man1 (sudo to write there)"),
+        }
+    };
+    for (p, _) in &files {
+        crate::safety::output::check(p).map_err(cli)?;
     }
     for (p, text) in &files {
-        crate::files::write_output(p, text.as_bytes()).map_err(|why| {
-            crate::error::CliError::usage(format!("cannot write {}: {why}", p.display()))
-                .hint("check the directory is writable (sudo for /usr/local/share/man)")
-        })?;
+        crate::safety::output::write_output(p, text.as_bytes()).map_err(cli)?;
     }
     crate::errln!(
         "wrote {} manual pages to {}; `man flashlab` lists them",

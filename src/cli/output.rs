@@ -1,5 +1,6 @@
 //! Where the HTML report goes: a path checked before any work, and written
-//! whole or not at all, never over anything but a regular file.
+//! whole or not at all, never over anything but a regular file that nothing
+//! uses ([`crate::safety::output`]).
 
 use std::path::Path;
 
@@ -8,17 +9,12 @@ use crate::error::{CliError, CliResult};
 
 /// Refuse, before any work, a report path that cannot be written, that is
 /// not a regular file (a device node, a FIFO, a symbolic link: the report is
-/// renamed over the path, which would replace it), or that holds the bytes
-/// of one of the `targets` measured (`probe v.img --html v.img`, or the file
-/// behind a loop device).
+/// renamed over the path, which would replace it), that is in use (a loop
+/// device's backing file, a mounted image, a swap file, a file another
+/// process writes), or that holds the bytes of one of the `targets`
+/// measured (`probe v.img --html v.img`, or the file behind a loop device).
 pub fn check_report_path(path: &Path, targets: &[&str]) -> CliResult<()> {
     let shown = path.display();
-    if let Some(what) = crate::files::not_a_regular_file(path) {
-        return Err(
-            CliError::usage(format!("{shown} is {what}; a report is written only as a regular file"))
-                .hint("give a new file name, as in -o report.html"),
-        );
-    }
     if let Some(key) = crate::identify::stack::FileKey::of(path) {
         let stack = crate::identify::stack::Stack::read(&crate::identify::sysfs::Host::system());
         for t in targets.iter().map(Path::new).filter(|t| t.exists()) {
@@ -31,6 +27,9 @@ pub fn check_report_path(path: &Path, targets: &[&str]) -> CliResult<()> {
             }
         }
     }
+    // Not a regular file, or in use otherwise (after the target's own
+    // bytes, whose message is the sharper).
+    crate::safety::output::check(path)?;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -45,12 +44,9 @@ pub fn check_report_path(path: &Path, targets: &[&str]) -> CliResult<()> {
 }
 
 /// Write the report of `runs` to `path`, whole or not at all, and only over
-/// a regular file ([`crate::files::write_output`]).
+/// a regular file nothing uses ([`crate::safety::output::write_output`]).
 pub fn write_report(path: &Path, runs: &[(String, RunDocument)]) -> CliResult<()> {
     use crate::format::Format;
     let text = crate::format::html::Html.render(runs).unwrap_or_default();
-    crate::files::write_output(path, text.as_bytes()).map_err(|why| {
-        CliError::usage(format!("cannot write {}: {why}", path.display()))
-            .hint("check the directory exists and is writable, and give a regular file's name")
-    })
+    Ok(crate::safety::output::write_output(path, text.as_bytes())?)
 }

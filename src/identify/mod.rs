@@ -173,6 +173,13 @@ fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
     let held = stack::persistent_writers(host, &a);
     info.in_use_by
         .extend(held.into_iter().map(|w| format!("open or mapped for writing by {w}")));
+    // Swap files by identity: /proc/swaps names them by path.
+    let swap_files: Vec<stack::FileKey> = std::fs::read_to_string(host.proc.join("swaps"))
+        .map(|s| mounts::swap_areas(&s))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| stack::FileKey::of(Path::new(s)))
+        .collect();
     for (file, key) in a.files() {
         let shown = file.as_ref().map_or_else(
             || format!("a deleted file (inode {})", key.ino),
@@ -183,6 +190,9 @@ fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
         }
         for point in stack::mounts_of_file(host, key) {
             info.in_use_by.push(format!("{shown} is mounted on {point}"));
+        }
+        if swap_files.contains(&key) {
+            info.in_use_by.push(format!("{shown} is active swap"));
         }
         if file.as_deref().is_some_and(stack::file_locked) {
             info.in_use_by

@@ -45,12 +45,19 @@ pub fn mounts_of(mountinfo: &str, devs: &[String], nodes: &[String]) -> Vec<Moun
 
 /// Swap areas on any of `nodes`, from /proc/swaps.
 pub fn swaps_of(swaps: &str, nodes: &[String]) -> Vec<String> {
+    swap_areas(swaps)
+        .into_iter()
+        .filter(|s| nodes.iter().any(|n| n == s))
+        .collect()
+}
+
+/// Every swap area's name in /proc/swaps: devices and swap files alike.
+pub fn swap_areas(swaps: &str) -> Vec<String> {
     swaps
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
         .map(unescape)
-        .filter(|s| nodes.iter().any(|n| n == s))
         .collect()
 }
 
@@ -102,5 +109,10 @@ garbage line without separator
         let swaps = "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb2 partition 100 0 -2\n";
         assert_eq!(swaps_of(swaps, &["/dev/sdb2".into()]), vec!["/dev/sdb2".to_string()]);
         assert!(swaps_of(swaps, &["/dev/sdb1".into()]).is_empty());
+        let both = "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb2 partition 100 0 -2\n/var/tmp/my\\040swap file 16380 0 -3\n";
+        assert_eq!(
+            swap_areas(both),
+            vec!["/dev/sdb2".to_string(), "/var/tmp/my swap".to_string()]
+        );
     }
 }

@@ -6,12 +6,14 @@
 //! `flashlab restore`) they are written back and verified through an
 //! independent reader, then the journal is deleted. [`claim`] keeps a second
 //! writer off the same bytes, through any alias; [`identity`] keeps a journal
-//! off another device that happens to sit at the same path.
+//! off another device that happens to sit at the same path; [`output`]
+//! keeps a report off a file in use.
 
 pub mod claim;
 pub mod header;
 pub mod identity;
 pub mod journal;
+pub mod output;
 pub mod pending;
 pub mod preserve;
 pub mod ranges;

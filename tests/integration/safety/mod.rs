@@ -11,6 +11,7 @@ mod damage;
 mod edges;
 mod identity;
 mod in_process;
+mod outputs;
 mod registry;
 
 use std::path::{Path, PathBuf};
