@@ -224,7 +224,8 @@ pub enum Command {
   sudo flashlab emulate sim:kingston-sa04g            prints /dev/loopN, serves until Ctrl-C
   sudo flashlab emulate sim:demo,capacity=1G --time-scale 0.1   ten times faster than the card
   sudo flashlab emulate sim:demo --backing card.img   the data survives a restart
-  sudo flashlab emulate --cleanup                     remove what a killed emulation left")]
+  sudo flashlab emulate --cleanup                     remove what a killed emulation left
+  sudo flashlab emulate --cleanup --force PID         end a stopped emulation that hangs its device")]
     Emulate {
         /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
         #[arg(value_name = "SPEC", required_unless_present = "cleanup")]
@@ -245,6 +246,10 @@ pub enum Command {
         /// Only detach and unmount what emulations killed earlier left.
         #[arg(long, conflicts_with_all = ["spec", "backing", "time_scale"])]
         cleanup: bool,
+        /// With --cleanup: end the running emulation PID (a stopped one
+        /// hangs its device's I/O), failing what waits on it with EIO.
+        #[arg(long, value_name = "PID", requires = "cleanup")]
+        force: Option<u32>,
     },
     /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
     #[command(
@@ -780,9 +785,10 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             backing,
             json,
             cleanup,
+            force,
         } => {
             match (cleanup, spec) {
-                (true, _) => crate::command::emulate::cleanup()?,
+                (true, _) => crate::command::emulate::cleanup(force)?,
                 (false, Some(spec)) => {
                     let format = chosen(json);
                     crate::command::emulate::run(

@@ -18,16 +18,32 @@ fn cli(e: EmulateError) -> CliError {
     }
 }
 
-/// `emulate --cleanup`: what was left by killed emulations, removed.
-pub fn cleanup() -> CliResult<()> {
-    let done = emulate::stale::cleanup().map_err(cli)?;
-    if done.is_empty() {
+/// `emulate --cleanup`: what was left by killed emulations, removed. A
+/// live emulation that is stopped (its device hangs every program that
+/// reads it) is left alone, and said, with the command that ends it; with
+/// `--force PID` (the user's word), that emulation is ended.
+pub fn cleanup(force: Option<u32>) -> CliResult<()> {
+    if let Some(pid) = force {
+        crate::errln!("ended: {}", emulate::stale::force(pid).map_err(cli)?);
+        return Ok(());
+    }
+    let c = emulate::stale::cleanup().map_err(cli)?;
+    if c.done.is_empty() && c.stopped.is_empty() {
         crate::errln!("nothing to clean up: no emulation was left behind");
     }
-    for line in done {
+    for line in c.done {
         crate::errln!("cleaned up: {line}");
     }
-    Ok(())
+    if c.stopped.is_empty() {
+        return Ok(());
+    }
+    let why: Vec<String> = c.stopped.iter().map(emulate::stale::Stopped::why).collect();
+    let fix: Vec<String> = c.stopped.iter().map(emulate::stale::Stopped::fix).collect();
+    Err(CliError::failed(format!(
+        "{}; --cleanup ends a live emulation only when told to",
+        why.join("; ")
+    ))
+    .hint(fix.join("; ")))
 }
 
 /// Serve until a signal: `announce` prints the ready document (the device

@@ -21,8 +21,15 @@ use crate::target::{AlignedBuf, Request as Io};
 /// The name of the one file, under the mount point.
 pub const CARD_FILE: &str = "card";
 const CARD_INO: INodeNo = INodeNo(2);
-/// How long the kernel may cache the attributes (they never change).
-const TTL: Duration = Duration::from_secs(3600);
+/// How long the kernel may cache the attributes: for good, as they never
+/// change. Once they expire, the kernel asks the daemon again whenever
+/// anyone asks a loop device over the card what it shows (`losetup -a`,
+/// `LOOP_GET_STATUS64`, flashlab's own device stack), and a stopped daemon
+/// would hang every one of those callers, machine-wide, until it is ended
+/// (with an hour's cache, an hour after it stopped). The kernel caps the
+/// time at its largest jiffy offset. Writes invalidate the size and times,
+/// never the inode number the loop driver reads.
+const TTL: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 /// Largest FUSE write, and the read size asked for: 1 MiB, the largest
 /// libfuse 3.14 accepts (`../shared/notes/fuse-loop-path.md`, "request
 /// splitting"); the loop queue splits larger I/O itself.

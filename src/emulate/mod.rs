@@ -164,7 +164,7 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     let card = Arc::new(fs::Card::new(sim, backing, o.time_scale));
     let mut config = fuser::Config::default();
     config.mount_options = vec![
-        fuser::MountOption::FSName("flashlab-emulate".into()),
+        fuser::MountOption::FSName(stale::FS_NAME.into()),
         fuser::MountOption::Subtype("flashlab".into()),
         fuser::MountOption::NoDev,
         fuser::MountOption::NoSuid,

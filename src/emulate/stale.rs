@@ -3,9 +3,13 @@
 //! its loop device, its FUSE mount and the mount point, and only those.
 //!
 //! A dead daemon's mount answers every request with EIO; a stopped one
-//! hangs them, and the way out is to abort its FUSE connection, found by
-//! the mount's device number (`../shared/notes/fuse-loop-path.md`, "stopped
-//! daemon"). Only connections of mounts recorded here are aborted.
+//! (SIGSTOP, Ctrl-Z, a debugger) hangs them in uninterruptible sleep, where
+//! no signal reaches the waiting programs. The way out is to abort its FUSE
+//! connection, found by the mount's device number
+//! (`../shared/notes/fuse-loop-path.md`, "stopped daemon"). A live
+//! emulation is ended only on the user's word (`emulate --cleanup --force
+//! PID`), and only connections of mounts recorded here, under the name
+//! every emulation mounts with, are aborted.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,12 +89,117 @@ impl State {
     }
 }
 
-/// Whether process `pid` is alive and a flashlab.
+/// Whether process `pid` is alive and a flashlab (a zombie is not).
 fn alive(pid: u32) -> bool {
     std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("flashlab")))
         .unwrap_or(false)
+}
+
+/// Whether process `pid` has exited: gone, or a zombie (dead, its files
+/// closed, waiting for its parent to read its status).
+fn exited(pid: u32) -> bool {
+    matches!(state(pid), None | Some('Z' | 'X'))
+}
+
+/// The state letter of `/proc/PID/stat` (R, S, D, T, t, Z...): after the
+/// last `)`, since the command name in parentheses may hold anything.
+fn state(pid: u32) -> Option<char> {
+    state_letter(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+fn state_letter(stat: &str) -> Option<char> {
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// Every recorded emulation: its state file and record.
+fn records() -> Vec<(PathBuf, Record)> {
+    let Ok(dir) = std::fs::read_dir(root_dir()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, Record)> = dir
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| {
+            let rec = serde_json::from_str::<Record>(&std::fs::read_to_string(&p).ok()?).ok()?;
+            Some((p, rec))
+        })
+        .collect();
+    out.sort_by_key(|(_, r)| r.pid);
+    out
+}
+
+/// A live emulation that cannot answer: its process is stopped, so every
+/// request to its device waits, in uninterruptible sleep, until it runs again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    pub pid: u32,
+    pub device: Option<String>,
+}
+
+impl Stopped {
+    /// What is wrong, for an `error:` line.
+    pub fn why(&self) -> String {
+        let dev = self.device.as_deref().unwrap_or("its device");
+        format!(
+            "emulation {} ({dev}) is stopped (SIGSTOP, Ctrl-Z or a debugger): every read and write of {dev} waits \
+             until it runs again",
+            self.pid
+        )
+    }
+
+    /// The two ways out, as commands.
+    pub fn fix(&self) -> String {
+        format!(
+            "resume it with `kill -CONT {pid}`, or end it and fail its waiting I/O with `sudo flashlab emulate \
+             --cleanup --force {pid}`",
+            pid = self.pid
+        )
+    }
+}
+
+/// The recorded emulations whose process is alive but stopped (`T`, or `t`
+/// under a debugger), found without touching their devices.
+pub fn stopped() -> Vec<Stopped> {
+    records()
+        .into_iter()
+        .filter(|(_, r)| alive(r.pid) && matches!(state(r.pid), Some('T' | 't')))
+        .map(|(_, r)| Stopped {
+            pid: r.pid,
+            device: r.loop_device,
+        })
+        .collect()
+}
+
+/// The stopped emulation serving the block device at `dev`, if any: the
+/// same device number as its recorded loop device, which still shows its
+/// card. Nothing is read from the device (a read would hang).
+pub fn stopped_serving(dev: &Path) -> Option<Stopped> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let number = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.file_type().is_block_device())
+            .map(|m| m.rdev())
+    };
+    let want = number(dev)?;
+    let rec = records().into_iter().map(|(_, r)| r).find(|r| {
+        r.loop_device
+            .as_deref()
+            .is_some_and(|l| number(Path::new(l)) == Some(want) && ours(l, &r.mountpoint))
+    })?;
+    stopped().into_iter().find(|s| s.pid == rec.pid)
+}
+
+/// Whether loop device `dev` still shows a file in the emulation's mount.
+/// Read from sysfs (`/sys/block/loopN/loop/backing_file`), the kernel's
+/// path of the file: the loop's own `LOOP_GET_STATUS64` asks the file's
+/// filesystem, which for a stopped emulation may wait on it, and fails once
+/// its connection is aborted.
+fn ours(dev: &str, mountpoint: &Path) -> bool {
+    backing_file(dev).is_some_and(|b| b.starts_with(mountpoint))
 }
 
 /// The backing file of loop device `dev` (`/dev/loop3`), from sysfs.
@@ -116,15 +225,30 @@ pub fn detach(dev: &str) -> Result<(), String> {
     }
 }
 
-/// The device number (minor) of the FUSE mount at `mountpoint`: the id of
-/// its connection under /sys/fs/fuse/connections.
-fn fuse_connection(mountpoint: &Path) -> Option<String> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let want = mountpoint.to_str()?;
-    info.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let fstype = l.split(" - ").nth(1)?.split_whitespace().next()?;
-        (f.get(4) == Some(&want) && fstype.starts_with("fuse")).then(|| f[2].split(':').nth(1).map(str::to_string))?
+/// The FUSE filesystem's name every emulation mounts with (`FSName`): the
+/// source column of its mountinfo line.
+pub const FS_NAME: &str = "flashlab-emulate";
+
+/// The id of the FUSE connection of the emulation mounted at `mountpoint`
+/// (its directory under /sys/fs/fuse/connections): the kernel's number of
+/// the mount's device (`MKDEV(major, minor)`, as mountinfo shows it). None
+/// unless a FUSE filesystem named [`FS_NAME`] is mounted exactly there.
+fn fuse_connection(mountpoint: &Path) -> Option<u64> {
+    connection_in(&std::fs::read_to_string("/proc/self/mountinfo").ok()?, mountpoint)
+}
+
+fn connection_in(mountinfo: &str, mountpoint: &Path) -> Option<u64> {
+    mountinfo.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let f: Vec<&str> = left.split(' ').collect();
+        let mut r = right.split(' ');
+        let (fstype, source) = (r.next()?, r.next()?);
+        let point = crate::identify::mounts::unescape(f.get(4)?);
+        if Path::new(&point) != mountpoint || !fstype.starts_with("fuse") || source != FS_NAME {
+            return None;
+        }
+        let (major, minor) = f.get(2)?.split_once(':')?;
+        Some((major.parse::<u64>().ok()? << 20) | minor.parse::<u64>().ok()?)
     })
 }
 
@@ -132,68 +256,186 @@ fn mounted(mountpoint: &Path) -> bool {
     fuse_connection(mountpoint).is_some()
 }
 
-/// Unmount `mountpoint` if a FUSE filesystem is mounted there.
-pub fn unmount(mountpoint: &Path) -> Result<(), String> {
-    if !mounted(mountpoint) {
-        return Ok(());
+/// Abort FUSE connection `id`: every request waiting on it, and every
+/// later one, fails with EIO. Through /sys/fs/fuse/connections; where the
+/// fusectl filesystem is not mounted there, through a mount of our own made
+/// for the moment; failing that, a forced unmount of `mountpoint`, which
+/// aborts the connection too (FUSE's `umount_begin`). What was done.
+fn abort(id: u64, mountpoint: &Path) -> Result<String, String> {
+    let write = |dir: &Path| std::fs::write(dir.join(id.to_string()).join("abort"), "1");
+    if write(Path::new("/sys/fs/fuse/connections")).is_ok() {
+        return Ok(format!(
+            "aborted its FUSE connection {id} (what waited on it failed with EIO)"
+        ));
     }
-    rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::empty())
-        .or_else(|_| rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::DETACH))
-        .map_err(|e| format!("cannot unmount {}: {e}", mountpoint.display()))
+    let ctl = root_dir().join(format!("fusectl.{}", std::process::id()));
+    let mut why = format!("cannot make {}", ctl.display());
+    if std::fs::create_dir_all(&ctl).is_ok() {
+        let flags = rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV;
+        match rustix::mount::mount("fusectl", &ctl, "fusectl", flags, None) {
+            Ok(()) => {
+                let done = write(&ctl);
+                let _ = rustix::mount::unmount(&ctl, rustix::mount::UnmountFlags::DETACH);
+                let _ = std::fs::remove_dir(&ctl);
+                match done {
+                    Ok(()) => {
+                        return Ok(format!(
+                            "aborted its FUSE connection {id} (what waited on it failed with EIO)"
+                        ));
+                    }
+                    Err(e) => why = format!("cannot abort FUSE connection {id}: {e}"),
+                }
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir(&ctl);
+                why = format!("cannot mount fusectl: {e}");
+            }
+        }
+    }
+    // The unmount itself then fails while the loop device holds the card's
+    // file; FUSE aborted the connection before that check.
+    match rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::FORCE) {
+        Err(e) if e != rustix::io::Errno::BUSY => Err(format!("{why}; a forced unmount failed too: {e}")),
+        _ => Ok(format!("aborted its FUSE connection {id} by a forced unmount ({why})")),
+    }
+}
+
+/// Unmount `mountpoint` if a FUSE filesystem is mounted there; lazily when
+/// something still holds it (a loop device whose detach waits for its last
+/// user). What was done.
+pub fn unmount(mountpoint: &Path) -> Result<String, String> {
+    if !mounted(mountpoint) {
+        return Ok(format!("{} was not mounted", mountpoint.display()));
+    }
+    let shown = mountpoint.display();
+    match rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::empty()) {
+        Ok(()) => Ok(format!("unmounted {shown}")),
+        Err(_) => rustix::mount::unmount(mountpoint, rustix::mount::UnmountFlags::DETACH)
+            .map(|()| format!("unmounted {shown} lazily (it goes when its last user lets go)"))
+            .map_err(|e| format!("cannot unmount {shown}: {e}")),
+    }
+}
+
+/// End what a recorded emulation left, in the order that cannot hang:
+/// abort its FUSE connection (a stopped daemon would hang the loop device
+/// and anything waiting on it), then `kill` its process when asked (it must
+/// not wake up later to detach a loop device that is no longer its own),
+/// detach its loop device if that still shows its card, unmount, remove
+/// the record. What was done.
+fn end(file: &Path, rec: &Record, kill: bool) -> Vec<String> {
+    let mut what = Vec::new();
+    if let Some(id) = fuse_connection(&rec.mountpoint) {
+        what.push(abort(id, &rec.mountpoint).unwrap_or_else(|e| e));
+    }
+    if kill && alive(rec.pid) {
+        let sent = rustix::process::Pid::from_raw(rec.pid as i32)
+            .ok_or(rustix::io::Errno::SRCH)
+            .and_then(|p| rustix::process::kill_process(p, rustix::process::Signal::KILL));
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !exited(rec.pid) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        what.push(match (sent, exited(rec.pid)) {
+            (Ok(()), true) => "killed it (SIGKILL)".to_string(),
+            (Err(e), _) => format!("cannot kill process {}: {e}", rec.pid),
+            (Ok(()), false) => format!("process {} has not ended 5 s after SIGKILL", rec.pid),
+        });
+    }
+    if let Some(dev) = &rec.loop_device
+        && ours(dev, &rec.mountpoint)
+    {
+        match detach(dev) {
+            Ok(()) => what.push(format!("detached {dev}")),
+            Err(e) => what.push(e),
+        }
+    }
+    what.push(unmount(&rec.mountpoint).unwrap_or_else(|e| e));
+    let _ = std::fs::remove_dir(&rec.mountpoint);
+    let _ = std::fs::remove_file(file);
+    what
 }
 
 /// Clean up after every recorded emulation whose process is gone: abort its
-/// FUSE connection (a stopped daemon would hang the loop device), detach
-/// its loop device if that still reads from its mount, unmount, remove the
-/// record. What was done, one line per emulation.
+/// FUSE connection, detach its loop device if that still reads from its
+/// mount, unmount, remove the record. What was done, one line per
+/// emulation.
 pub fn clean_stale() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir(root_dir()) else {
-        return Vec::new();
-    };
-    let mut done = Vec::new();
-    for entry in dir.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let Ok(rec) = serde_json::from_str::<Record>(&text) else {
-            continue;
-        };
-        if alive(rec.pid) {
-            continue;
-        }
-        let mut what = vec![format!("process {}", rec.pid)];
-        if let Some(id) = fuse_connection(&rec.mountpoint) {
-            let abort = format!("/sys/fs/fuse/connections/{id}/abort");
-            if std::fs::write(&abort, "1").is_ok() {
-                what.push(format!("aborted FUSE connection {id}"));
-            }
-        }
-        if let Some(dev) = &rec.loop_device {
-            let ours = backing_file(dev).is_some_and(|b| b.starts_with(&rec.mountpoint));
-            if ours {
-                match detach(dev) {
-                    Ok(()) => what.push(format!("detached {dev}")),
-                    Err(e) => what.push(e),
-                }
-            }
-        }
-        match unmount(&rec.mountpoint) {
-            Ok(()) => what.push(format!("unmounted {}", rec.mountpoint.display())),
-            Err(e) => what.push(e),
-        }
-        let _ = std::fs::remove_dir(&rec.mountpoint);
-        let _ = std::fs::remove_file(&path);
-        done.push(what.join(", "));
-    }
-    done
+    records()
+        .into_iter()
+        .filter(|(_, r)| !alive(r.pid))
+        .map(|(file, rec)| {
+            let what = end(&file, &rec, false);
+            std::iter::once(format!("process {}", rec.pid))
+                .chain(what)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect()
 }
 
-/// `emulate --cleanup`: what [`clean_stale`] did.
-pub fn cleanup() -> Result<Vec<String>, EmulateError> {
+/// What `emulate --cleanup` did, and the live emulations it left alone
+/// that hang their devices.
+pub struct Cleanup {
+    pub done: Vec<String>,
+    pub stopped: Vec<Stopped>,
+}
+
+/// `emulate --cleanup`: what [`clean_stale`] did, and [`stopped`].
+pub fn cleanup() -> Result<Cleanup, EmulateError> {
     super::preflight()?;
-    Ok(clean_stale())
+    Ok(Cleanup {
+        done: clean_stale(),
+        stopped: stopped(),
+    })
+}
+
+/// `emulate --cleanup --force PID`: end emulation `pid`, alive or not,
+/// stopped or not, on the user's word: abort its FUSE connection (what
+/// waits on its device fails with EIO), kill it, detach its loop device,
+/// unmount, remove its record. Refused for a process that is not a
+/// recorded flashlab emulation. What was done.
+pub fn force(pid: u32) -> Result<String, EmulateError> {
+    super::preflight()?;
+    let Some((file, rec)) = records().into_iter().find(|(_, r)| r.pid == pid) else {
+        return Err(super::refused(
+            format!(
+                "process {pid} is not a flashlab emulation (no record of it in {})",
+                root_dir().display()
+            ),
+            "`sudo flashlab emulate --cleanup` names each stopped emulation with the command that ends it",
+        ));
+    };
+    let live = alive(pid);
+    let what = end(&file, &rec, live);
+    let state = if live { "" } else { " (no longer running)" };
+    Ok(format!("emulation {pid}{state}: {}", what.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_letter_follows_the_last_parenthesis() {
+        assert_eq!(state_letter("4242 (flashlab) T 1 4242 ..."), Some('T'));
+        assert_eq!(state_letter("7 (a) b (c)) S 1 ..."), Some('S'));
+        assert_eq!(state_letter("7 no parenthesis"), None);
+    }
+
+    #[test]
+    fn a_connection_is_the_kernel_number_of_the_emulations_own_mount() {
+        let info = "\
+27 1 254:0 / / rw - ext4 /dev/vda rw
+42 27 0:39 / /run/flashlab/emulate/4242.mnt rw,nosuid - fuse flashlab-emulate rw,user_id=0
+43 27 0:40 / /run/flashlab/emulate/77.mnt rw - fuse sshfs rw
+44 27 1:2 / /tmp/my\\040dir/5.mnt rw - fuse.flashlab flashlab-emulate rw
+";
+        let at = |p: &str| connection_in(info, Path::new(p));
+        assert_eq!(at("/run/flashlab/emulate/4242.mnt"), Some(39));
+        // Another FUSE filesystem at a recorded mount point is not ours.
+        assert_eq!(at("/run/flashlab/emulate/77.mnt"), None);
+        // Escaped mount points; MKDEV(1, 2) is 1 << 20 | 2.
+        assert_eq!(at("/tmp/my dir/5.mnt"), Some((1 << 20) | 2));
+        assert_eq!(at("/"), None);
+    }
 }

@@ -39,6 +39,13 @@ impl Opened {
 
 pub fn open(target: &args::Target, opts: OpenOptions) -> Result<Opened, CliError> {
     let text = &target.text;
+    // An emulated card whose emulation is stopped: any read would hang,
+    // beyond the reach of Ctrl-C, until it runs again.
+    if let TargetSpec::Path(path) = &target.spec
+        && let Some(s) = crate::emulate::stale::stopped_serving(path)
+    {
+        return Err(CliError::usage(format!("{text}: {}", s.why())).hint(s.fix()));
+    }
     match &target.spec {
         TargetSpec::Path(path) => match RealTarget::open(path, text, opts) {
             Ok(t) => Ok(Opened::Real(Box::new(t))),

@@ -327,6 +327,199 @@ fn a_killed_emulation_is_cleaned_up_and_only_it() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to clean up"));
 }
 
+/// The state letter of /proc/PID/stat (R, S, D, T, Z...).
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// Run `cmd`, failing the test (not hanging it) after `secs`.
+fn bounded(mut cmd: Command, secs: u64) -> std::process::Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let until = Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("{cmd:?} did not end within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// What a stopped emulation and a reader hung on it leave, ended by name
+/// whatever the test did: the daemon SIGKILLed (a stopped process dies
+/// too, and its FUSE connection with it, failing the hung reads), the
+/// reader reaped, then `--cleanup`, and the loop device and the mount
+/// removed by name if anything is left.
+struct Rescue {
+    pid: u32,
+    device: String,
+    dir: PathBuf,
+    reader: Option<Child>,
+}
+
+impl Drop for Rescue {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's pid (the emulation), which has
+        // not been reaped: the Emu guard reaps it, and drops after this one.
+        unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
+        if let Some(mut r) = self.reader.take() {
+            let _ = r.kill();
+            let _ = r.wait();
+        }
+        let _ = flashlab_in(&self.dir).args(["emulate", "--cleanup"]).output();
+        if attached(&self.device, &self.dir) {
+            let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        }
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for point in mounts.lines().filter_map(|l| l.split(' ').nth(4)) {
+            if point.starts_with(self.dir.to_str().unwrap()) {
+                let _ = Command::new("umount").args(["-l", point]).status();
+            }
+        }
+    }
+}
+
+/// A stopped emulation hangs every read of its device in uninterruptible
+/// sleep. `--cleanup` says so and names the way out; a flashlab command on
+/// the device refuses instead of hanging; `--cleanup --force PID` ends it:
+/// the hung read fails at once, the loop device and the mount are gone.
+#[test]
+fn a_stopped_emulation_is_said_and_ended_on_the_users_word() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let emu = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.1"]);
+    let pid = emu.child.as_ref().expect("running").id();
+    let dev = emu.device.clone();
+    let mut rescue = Rescue {
+        pid,
+        device: dev.clone(),
+        dir: dir.path().to_path_buf(),
+        reader: None,
+    };
+    // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    let until = Instant::now() + Duration::from_secs(5);
+    while proc_state(pid) != Some('T') {
+        assert!(Instant::now() < until, "the emulation stops: {:?}", proc_state(pid));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A read past the calibration's block, which no cache holds.
+    let reader = Command::new("dd")
+        .args([
+            &format!("if={dev}"),
+            "of=/dev/null",
+            "bs=4k",
+            "count=1",
+            "skip=4000",
+            "iflag=direct",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let reader_pid = reader.id();
+    rescue.reader = Some(reader);
+    let until = Instant::now() + Duration::from_secs(5);
+    while proc_state(reader_pid) != Some('D') {
+        assert!(Instant::now() < until, "the read hangs: {:?}", proc_state(reader_pid));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let mut cleanup = flashlab_in(dir.path());
+    cleanup.args(["emulate", "--cleanup"]);
+    let out = bounded(cleanup, 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("error: emulation {pid} ({dev}) is stopped")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("`sudo flashlab emulate --cleanup --force {pid}`")),
+        "{err}"
+    );
+    assert!(attached(&dev, dir.path()), "a live emulation is left alone");
+
+    // flashlab itself on the device: refused, not hung.
+    let mut align = flashlab_in(dir.path());
+    align.args(["align", &dev, "--no-store"]);
+    let out = bounded(align, 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is stopped") && err.contains(&format!("--force {pid}")),
+        "{err}"
+    );
+
+    // Not an emulation: refused, nothing touched.
+    let mut other = flashlab_in(dir.path());
+    other.args(["emulate", "--cleanup", "--force", &std::process::id().to_string()]);
+    let out = bounded(other, 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a flashlab emulation") && err.contains("hint:"),
+        "{err}"
+    );
+    assert!(attached(&dev, dir.path()));
+
+    let mut force = flashlab_in(dir.path());
+    force.args(["emulate", "--cleanup", "--force", &pid.to_string()]);
+    let out = bounded(force, 30);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!("ended: emulation {pid}: aborted its FUSE connection")),
+        "{err}"
+    );
+    assert!(
+        err.contains("killed it") && err.contains(&format!("detached {dev}")),
+        "{err}"
+    );
+
+    // The hung read returns, with an error.
+    let reader = rescue.reader.as_mut().unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(s) = reader.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < until, "the hung read returns within 5 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut dd_err = String::new();
+    std::io::Read::read_to_string(&mut reader.stderr.take().unwrap(), &mut dd_err).unwrap();
+    assert!(
+        !status.success() && dd_err.contains("Input/output error"),
+        "{status}: {dd_err}"
+    );
+
+    let until = Instant::now() + Duration::from_secs(5);
+    while attached(&dev, dir.path()) {
+        assert!(Instant::now() < until, "{dev} is detached");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(dir.path().to_str().unwrap()), "unmounted");
+    assert_eq!(
+        proc_state(pid),
+        Some('Z'),
+        "the daemon was killed (our child: a zombie until reaped)"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "mnt"))
+        .collect();
+    assert!(left.is_empty(), "no state left: {left:?}");
+    let again = flashlab_in(dir.path()).args(["emulate", "--cleanup"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stderr).contains("nothing to clean up"));
+    drop(rescue);
+    drop(emu);
+}
+
 #[test]
 fn emulate_refuses_what_cannot_work_with_a_hint() {
     require_emulation!();
