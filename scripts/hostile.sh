@@ -436,8 +436,8 @@ hold_trial() {
   log "trial $trial: hold through $holder (${NAME[$holder]}) engine $engine"
   start "$out" "${CMD[@]}"
   local i
-  for ((i = 0; i < 500; i++)); do has_journal && break; msleep 10; done
-  if ! has_journal; then problem "the holder made no journal in 5 s: $(cat "$out.err")"; fi
+  for ((i = 0; i < 3000; i++)); do has_journal && break; msleep 10; done
+  if ! has_journal; then problem "the holder made no journal in 30 s (a loaded machine): $(cat "$out.err")"; fi
   rnd 300; msleep "$R"
   refuse_all 1 ""
   # A restore through every name while the holder runs: refused too.
@@ -526,7 +526,7 @@ pending_trial() {
   log "trial $trial: pending journal from $x (${NAME[$x]}) engine $engine"
   start "$out" "${CMD[@]}"
   # Until the journal holds the range (an empty journal is not pending).
-  for ((i = 0; i < 500; i++)); do
+  for ((i = 0; i < 3000; i++)); do
     journals
     [ "${#JS[@]}" -gt 0 ] && [ "$(stat -c %s "${JS[0]}")" -gt $((8 << 20)) ] && break
     msleep 10
