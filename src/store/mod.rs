@@ -83,6 +83,22 @@ impl Store {
         }
         let conn = Connection::open(path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        // A file this flashlab cannot read (not SQLite, another program's
+        // database, a schema version below 0 or from a newer flashlab) is
+        // refused before the first write below: it is left byte for byte.
+        let refused = |e| match e {
+            schema::MigrateError::Sqlite(source) => StoreError::Sqlite {
+                path: shown.clone(),
+                source,
+            },
+            other @ (schema::MigrateError::Newer(_)
+            | schema::MigrateError::Unknown(_)
+            | schema::MigrateError::Foreign) => StoreError::Layout {
+                path: shown.clone(),
+                why: other.why(),
+            },
+        };
+        schema::readable(&conn).map_err(refused)?;
         // WAL: readers never block the writer, and two runs saving at once
         // take turns instead of failing.
         // Switching a new store to WAL needs it alone, and SQLite answers
@@ -106,19 +122,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        schema::migrate(&mut s.conn).map_err(|e| match e {
-            schema::MigrateError::Sqlite(source) => StoreError::Sqlite {
-                path: s.path.display().to_string(),
-                source,
-            },
-            schema::MigrateError::Newer(v) => StoreError::Layout {
-                path: s.path.display().to_string(),
-                why: format!(
-                    "schema version {v} is newer than this flashlab knows ({}); use a newer flashlab or --db",
-                    schema::VERSION
-                ),
-            },
-        })?;
+        schema::migrate(&mut s.conn).map_err(refused)?;
         Ok(s)
     }
 

@@ -1,7 +1,9 @@
 //! The store's schema, by version (SQLite's `user_version`), with one
 //! migration per step, each in its own transaction: a store made by any
 //! earlier flashlab opens, and one from a newer flashlab is refused
-//! rather than written in a layout this one does not know.
+//! rather than written in a layout this one does not know; so is a version
+//! below 0 (no flashlab writes one) and another program's database (tables
+//! at version 0), each before anything is written to the file.
 //!
 //! - 1: runs (id, started_unix, command, target, document).
 //! - 2: the device (key and name), host and flashlab version as columns,
@@ -16,6 +18,30 @@ pub enum MigrateError {
     Sqlite(rusqlite::Error),
     /// Made by a newer flashlab.
     Newer(i64),
+    /// A version below 0: no flashlab writes one, so the file is another
+    /// program's or damaged, and no step leads from it.
+    Unknown(i64),
+    /// Version 0 with tables in it: another program's database, which a
+    /// first step would write flashlab's table into.
+    Foreign,
+}
+
+impl MigrateError {
+    /// Why the store is refused, for the store's error.
+    pub fn why(&self) -> String {
+        match self {
+            MigrateError::Sqlite(e) => e.to_string(),
+            MigrateError::Newer(v) => format!(
+                "schema version {v} is newer than this flashlab reads (0 to {VERSION}): a newer flashlab made it; \
+                 use that one"
+            ),
+            MigrateError::Unknown(v) => format!(
+                "schema version {v} is not one flashlab writes (0 to {VERSION}): another program's file, or a \
+                 damaged one"
+            ),
+            MigrateError::Foreign => "it holds tables but no schema version: another program's database".into(),
+        }
+    }
 }
 
 impl From<rusqlite::Error> for MigrateError {
@@ -33,24 +59,49 @@ pub const V1: &str = "CREATE TABLE runs (
     document TEXT NOT NULL
 )";
 
+/// The store's version, read without writing anything, or why this
+/// flashlab cannot read it: a file that is not SQLite fails here too. The
+/// store calls it before anything that writes (even switching to WAL
+/// rewrites the file's header), so a refused file is left as it was.
+pub fn readable(conn: &Connection) -> Result<i64, MigrateError> {
+    let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if v > VERSION {
+        return Err(MigrateError::Newer(v));
+    }
+    if v < 0 {
+        return Err(MigrateError::Unknown(v));
+    }
+    if v == 0 {
+        let tables: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(MigrateError::Foreign);
+        }
+    }
+    Ok(v)
+}
+
 pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     loop {
-        let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if v > VERSION {
-            return Err(MigrateError::Newer(v));
-        }
+        let v = readable(conn)?;
         if v == VERSION {
             return Ok(());
         }
         // IMMEDIATE: the write lock first, so two runs never migrate at once.
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        // Another run may have migrated between our read and our lock.
-        let now: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        // Another run may have migrated (or spoilt the file) between our
+        // read and our lock.
+        let now = readable(&tx)?;
         if now == v {
             match v {
                 0 => tx.execute_batch(V1)?,
                 1 => to_v2(&tx)?,
-                _ => unreachable!("versions below VERSION all have a step"),
+                // readable() let through 0 to VERSION only; a version with
+                // no step is refused, never a panic.
+                other => return Err(MigrateError::Unknown(other)),
             }
             tx.pragma_update(None, "user_version", v + 1)?;
         }

@@ -1,7 +1,7 @@
 //! The results store through the CLI: runs saved as they land, listed by
 //! device, shown, compared, exported and imported (duplicates recognised);
-//! two runs saving at once; a store that cannot be written costs a warning,
-//! not the run.
+//! two runs saving at once; a store that cannot be written or read costs a
+//! warning, not the run, and the store's own commands refuse it.
 
 use crate::support::{flashlab, json};
 
@@ -287,4 +287,72 @@ fn the_list_says_what_each_run_found_and_whether_it_wrote() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("read-only"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}
+
+/// A store whose schema version no flashlab reads (below 0, far above this
+/// one's) or another program's database: the store's own commands refuse
+/// it with a hint, a measuring run still measures and says the run is not
+/// saved and why, and the file is left byte for byte (switching a store
+/// to WAL rewrites its header, so the version is read before that).
+#[test]
+fn a_store_flashlab_cannot_read_is_refused_and_probe_still_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &str); 3] = [
+        ("negative", "PRAGMA user_version = -1", "schema version -1"),
+        ("future", "PRAGMA user_version = 1000000", "schema version 1000000"),
+        ("foreign", "PRAGMA user_version = 0", "another program's database"),
+    ];
+    for (name, pragma, why) in cases {
+        let db = dir.path().join(format!("{name}.sqlite"));
+        {
+            let c = rusqlite::Connection::open(&db).unwrap();
+            c.execute_batch("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');")
+                .unwrap();
+            c.execute_batch(pragma).unwrap();
+        }
+        let before = std::fs::read(&db).unwrap();
+        for args in [
+            vec!["results", "list"],
+            vec!["results", "show", "1"],
+            vec!["report", "1", "-o"],
+        ] {
+            let mut cmd = flashlab();
+            cmd.args(&args);
+            if args[0] == "report" {
+                cmd.arg(dir.path().join("never.html"));
+            }
+            let out = cmd.arg("--db").arg(&db).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {err}");
+            assert!(
+                err.starts_with("error: ") && err.contains(why) && err.contains("\nhint: "),
+                "{name} {args:?}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{name} {args:?}: {err}");
+        }
+        let out = flashlab()
+            .args(["probe", "sim:demo", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let (text, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {err}");
+        assert!(
+            text.contains("erase block") && text.contains("advice:"),
+            "{name}: the probe's answer: {text}"
+        );
+        assert!(
+            err.contains("warning: the run is not saved") && err.contains(why) && err.contains("hint: "),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("saved as run"), "{name}: {err}");
+        assert!(
+            std::fs::read(&db).unwrap() == before,
+            "{name}: the store is left as it was"
+        );
+        assert!(!dir.path().join("never.html").exists());
+    }
 }
