@@ -44,7 +44,14 @@ impl Store {
             let n = data.len().min(CHUNK as usize - within);
             let piece = &data[..n];
             let uniform = piece.iter().all(|&b| b == piece[0]);
-            if within == 0 && n == CHUNK as usize {
+            if within == 0 && n == CHUNK as usize && uniform && piece[0] == erased {
+                // Reads back as never written: no entry. A restore writes
+                // the erased originals of every piece a test touched, and
+                // kept as fills they grew with the area written.
+                if let Some(old) = self.chunks.remove(&idx) {
+                    self.release(old);
+                }
+            } else if within == 0 && n == CHUNK as usize {
                 let new = if uniform {
                     Chunk::Fill(piece[0])
                 } else {
@@ -160,6 +167,25 @@ mod tests {
         let mut head = vec![0u8; 512];
         s.read(0, &mut head, 0xff);
         assert!(head.iter().all(|&b| b == 0xff), "bytes before the write stay erased");
+    }
+
+    /// A restore writes the erased bytes back over every piece a test
+    /// wrote: the store is then as small as before the test.
+    #[test]
+    fn erased_bytes_written_back_leave_no_entry() {
+        let mut s = Store::default();
+        let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i * 13 % 251) as u8).collect();
+        for i in 0..64u64 {
+            s.write(i << 30, &data, 0xff);
+        }
+        assert_eq!(s.chunks.len(), 64 * 256);
+        for i in 0..64u64 {
+            s.write(i << 30, &[0xff; 1 << 20], 0xff);
+        }
+        assert_eq!((s.chunks.len(), s.pool.len()), (0, 0));
+        let mut back = vec![0u8; 4096];
+        s.read(5 << 30, &mut back, 0xff);
+        assert!(back.iter().all(|&b| b == 0xff));
     }
 
     #[test]
