@@ -108,6 +108,9 @@ fn bench_refuses_what_cannot_run() {
         &["bench", "--bs", "1000"][..],
         &["bench", "--rw", "read", "--size", "0"][..],
         &["bench", "--area", "40G+1M"][..],
+        // More pieces of 4 MiB than a writing test may declare (it listed
+        // 2^28 of them, gigabytes, before writing anything).
+        &["bench", "sim:demo,capacity=1P", "--area", "0+1P", "--rw", "randwrite"][..],
     ] {
         let out = crate::support::flashlab().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

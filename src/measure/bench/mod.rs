@@ -6,22 +6,24 @@
 //! time (--runtime), and presets (quick, cdm, a1, sdspeed, full). The SD
 //! class verdicts come from the figures (`measure::classes`).
 
-use hdrhistogram::Histogram;
 pub mod classes;
 mod command;
+mod cost;
 mod result;
+mod run;
 mod show;
 
 pub use command::{Args, BenchArgs, DEFAULT_SIZE, options_of};
+use cost::{Cost, pieces};
 pub use result::{BenchTest, Latency, Point, Rw};
-use result::{DISTRIBUTION_SHARES, Quantile};
+use run::run_counted;
 pub use show::Entry;
 
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
-use crate::target::{Request, Target, TargetDescription, run_all};
+use crate::target::{Target, TargetDescription};
 use crate::units::Iec;
 
 /// Largest block size: fio allows more, but flash tests stop at the erase
@@ -125,6 +127,23 @@ pub fn check(o: &Options, d: &TargetDescription) -> Result<(), MeasureError> {
             "give --area OFFSET+LENGTH inside the target",
         ));
     }
+    if o.rw.writes() && cost::count(o) > cost::MAX_PIECES {
+        let piece = cost::piece(o);
+        return Err(bad(
+            format!(
+                "{} journals its area in pieces of {}: {} is {} of them, more than the {} one test may declare",
+                o.rw.name(),
+                Iec(piece),
+                Iec(len),
+                cost::count(o),
+                cost::MAX_PIECES
+            ),
+            &format!(
+                "give --area OFFSET+LENGTH of at most {} to a writing test (reading tests take any area)",
+                Iec(cost::MAX_PIECES * piece)
+            ),
+        ));
+    }
     if let Limit::Bytes(size) = o.limit {
         let n = size / o.bs;
         if n == 0 || n > MAX_REQUESTS {
@@ -146,25 +165,6 @@ pub fn check(o: &Options, d: &TargetDescription) -> Result<(), MeasureError> {
     Ok(())
 }
 
-/// The pieces a writing test's area is declared in: each is journalled
-/// whole at its first write (see `safety::ranges::normalize`), so a
-/// sequential write that stops after 10 MiB of a 64 MiB area journals,
-/// writes back and verifies 12 MiB, not 64.
-const PIECE: u64 = 4 << 20;
-
-/// A writing test's area as declared ranges: pieces of [`PIECE`] (whole
-/// requests: a multiple of the block size), the last one what is left.
-fn pieces(o: &Options) -> Vec<Range> {
-    let len = o.area.1 - o.area.1 % o.bs;
-    let piece = PIECE.div_ceil(o.bs).max(1) * o.bs;
-    (0..len.div_ceil(piece))
-        .map(|k| Range {
-            offset: o.area.0 + k * piece,
-            len: piece.min(len - k * piece),
-        })
-        .collect()
-}
-
 impl Options {
     /// Device-ns the test's measured part is limited to (0 for a size).
     fn limit_ns(&self) -> u64 {
@@ -172,84 +172,6 @@ impl Options {
             Limit::DeviceNs(ns) => ns,
             Limit::Bytes(_) => 0,
         }
-    }
-}
-
-/// What a random-write test's area costs: each piece of it not written
-/// before is read into the journal before the test, and every piece
-/// written is written back and read again after the step, at the
-/// sequential rates the run's earlier tests measured. On a slow host
-/// (at91-mci, 2 MB/s) quick's 64 MiB area was 90 device-seconds of journal
-/// and as many of restore around a 5-second test.
-/// The restore and its check take this many times what the sequential
-/// rates say: on an at91-mci card of 64 MiB AUs (seed 100076 of the
-/// budget example's hard family) quick's 64 MiB took 133 device-seconds
-/// to write back and read again against 64 at the rates, the written-back
-/// AUs merging out of random mode and a noisy card's stalls on 1 MiB
-/// requests.
-const RESTORE_FACTOR: f64 = 2.0;
-
-#[derive(Debug, Default)]
-struct Cost {
-    read_bytes_per_sec: Option<f64>,
-    write_bytes_per_sec: Option<f64>,
-    /// The pieces earlier writing tests wrote (offset, length).
-    written: std::collections::BTreeMap<u64, u64>,
-}
-
-impl Cost {
-    fn learn(&mut self, o: &Options, t: &BenchTest) {
-        let all = pieces(o);
-        // The typical request's rate: one stall of a noisy card (30 times a
-        // request) would otherwise cut the area of a test it never touched.
-        let typical = (o.qd as u64).saturating_mul(o.bs) as f64 * 1e9 / (t.latency_ns.p50.max(1) as f64);
-        let wrote = match o.rw {
-            Rw::Read => {
-                self.read_bytes_per_sec = Some(typical);
-                0
-            }
-            Rw::Write => {
-                self.write_bytes_per_sec = Some(typical);
-                // The warm-up's requests too, and a queue in flight.
-                let bytes = (t.requests + t.requests / WARMUP_SHARE + 2 * o.qd as u64).saturating_mul(o.bs);
-                all.iter().take_while(|p| p.offset - o.area.0 < bytes).count()
-            }
-            Rw::RandWrite | Rw::RandRw => all.len(),
-            Rw::RandRead => 0,
-        };
-        self.written.extend(all[..wrote].iter().map(|p| (p.offset, p.len)));
-    }
-
-    /// The largest area, halving from the test's own down to a piece (or
-    /// one request), whose journal, and the restore and verification of
-    /// everything written, fit in `left_s` device-seconds besides the
-    /// test's limit. The test's own area where no sequential rate was
-    /// measured.
-    fn fitting_area(&self, o: &Options, left_s: f64) -> u64 {
-        let Some(read) = self.read_bytes_per_sec.or(self.write_bytes_per_sec) else {
-            return o.area.1;
-        };
-        let (read, write) = (read.max(1.0), self.write_bytes_per_sec.unwrap_or(read).max(1.0));
-        let done: u64 = self.written.values().sum();
-        let cost = |area: u64| {
-            let new: u64 = pieces(&Options {
-                area: (o.area.0, area),
-                ..*o
-            })
-            .iter()
-            .filter(|p| !self.written.contains_key(&p.offset))
-            .map(|p| p.len)
-            .sum();
-            o.limit_ns() as f64 / 1e9
-                + new as f64 / read
-                + RESTORE_FACTOR * (done + new) as f64 * (1.0 / write + 1.0 / read)
-        };
-        let smallest = PIECE.div_ceil(o.bs).max(1) * o.bs;
-        let mut area = o.area.1;
-        while area > smallest && cost(area) > left_s {
-            area = (area / 2).div_ceil(o.bs) * o.bs;
-        }
-        area.max(o.bs).min(o.area.1)
     }
 }
 
@@ -336,174 +258,6 @@ impl super::Test for Bench {
     fn record(out: &BenchResult, results: &mut super::Results) {
         results.bench.set(out.clone());
     }
-}
-
-use crate::random::xorshift as next;
-
-/// The `k`th request of the test.
-fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
-    let blocks = o.area.1 / o.bs;
-    let b = if o.rw.random() { next(rng) % blocks } else { k % blocks };
-    let slot = (k % o.qd as u64) * o.bs;
-    let write = match o.rw {
-        Rw::Read | Rw::RandRead => false,
-        Rw::Write | Rw::RandWrite => true,
-        Rw::RandRw => next(rng) % 100 >= u64::from(o.rwmix_read),
-    };
-    let off = o.area.0 + b * o.bs;
-    // check() bounded bs (MAX_BS fits 32 bits) and bs x qd (MAX_BUFFER).
-    let (len, slot) = (o.bs as u32, slot as usize);
-    if write {
-        Request::write(off, len, slot)
-    } else {
-        Request::read(off, len, slot)
-    }
-}
-
-/// Most requests in one batch of a test limited by time (a fast device's
-/// batch; the limit is checked between batches).
-const TIMED_BATCH_MOST: u64 = 1 << 16;
-
-/// One test, the `of.0`th of `of.1`, for the progress bar.
-fn run_counted(
-    t: &mut dyn Target,
-    o: &Options,
-    of: (usize, usize),
-    sink: &dyn super::Progress,
-) -> Result<BenchTest, MeasureError> {
-    const PER_TEST: u64 = 1000;
-    let progress = |part: f64| {
-        sink.advance(
-            of.0 as u64 * PER_TEST + (part.clamp(0.0, 1.0) * PER_TEST as f64) as u64,
-            of.1 as u64 * PER_TEST,
-        )
-    };
-    // The test's own device time: a piece of the area journalled mid-test
-    // (its originals read first) is not the test's throughput.
-    let clock = |t: &dyn Target| t.device_time_ns().saturating_sub(t.own_time_ns());
-    // Incompressible data: a seeded stream, not zeros a card could compress.
-    check(o, t.description())?;
-    let mut buf = super::buffer(o.bs.saturating_mul(o.qd as u64))?;
-    let mut fill = o.seed | 1;
-    for w in buf.as_mut_slice().chunks_mut(8) {
-        let v = next(&mut fill).to_le_bytes();
-        w.copy_from_slice(&v[..w.len()]);
-    }
-    let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let qd = o.qd as u64;
-    // The warm-up, not counted: a tenth of the requests, or of the time.
-    let mut k = 0u64;
-    let warm_start = clock(t);
-    loop {
-        let count = match o.limit {
-            Limit::Bytes(size) => ((size / o.bs) / WARMUP_SHARE).max(qd),
-            Limit::DeviceNs(_) => 2 * qd,
-        };
-        let reqs: Vec<Request> = (0..count).map(|j| request(o, k + j, &mut rng)).collect();
-        run_all(t, &reqs, o.qd, &mut buf)?;
-        k += count;
-        let more = match o.limit {
-            Limit::DeviceNs(ns) => clock(t).saturating_sub(warm_start) < ns / WARMUP_SHARE && k < MAX_REQUESTS,
-            Limit::Bytes(_) => false,
-        };
-        if !more {
-            break;
-        }
-    }
-    // 1 ns to an hour at 3 significant digits (fio's percentiles carry
-    // three); a request slower than an hour is counted as an hour.
-    let mut hist =
-        Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).map_err(|e| MeasureError::Internal(e.to_string()))?;
-    let start = clock(t);
-    let mut timeline = Vec::new();
-    let (mut done, mut bytes) = (0u64, 0u64);
-    // Batches: a twentieth of the bytes, or sized from the last batch to
-    // take about a twentieth of the time (a slow card's batch stays short).
-    // A timed sequential write ends at the end of its area rather than go
-    // round it: a lap rewrites AUs the card may still be merging, and the
-    // sustained figure of sim:demo (39 MB/s) dipped to 26 MB/s at each lap
-    // of quick's 64 MiB, which took its U3 and V30 away.
-    let blocks = o.area.1 / o.bs;
-    let lapped = |done: u64| o.rw == Rw::Write && done > 0 && k + done >= blocks;
-    let mut batch = match o.limit {
-        Limit::Bytes(size) => (size / o.bs).div_ceil(TIMELINE_POINTS).max(qd),
-        Limit::DeviceNs(_) => 2 * qd,
-    };
-    loop {
-        let count = match o.limit {
-            Limit::Bytes(size) if done >= size / o.bs => break,
-            Limit::Bytes(size) => batch.min(size / o.bs - done),
-            Limit::DeviceNs(ns) if clock(t).saturating_sub(start) >= ns || done >= MAX_REQUESTS || lapped(done) => {
-                break;
-            }
-            Limit::DeviceNs(_) => batch,
-        };
-        let reqs: Vec<Request> = (0..count).map(|j| request(o, k + done + j, &mut rng)).collect();
-        let before = clock(t);
-        // A time-limited batch runs in pieces of a few queues' worth, the
-        // limit checked after each: a batch sized while writes were quick
-        // must not run on once they turn into merges of seconds each
-        // (hundreds of 4 KiB random writes past a card's random-write
-        // slots took 470 device-seconds of a 5-second test).
-        let piece = match o.limit {
-            Limit::DeviceNs(_) => (4 * qd) as usize,
-            Limit::Bytes(_) => reqs.len(),
-        };
-        let mut ran = 0;
-        for part in reqs.chunks(piece.max(1)) {
-            for c in &run_all(t, part, o.qd, &mut buf)? {
-                hist.saturating_record(c.duration_ns.max(1));
-            }
-            ran += part.len();
-            if matches!(o.limit, Limit::DeviceNs(ns) if clock(t).saturating_sub(start) >= ns)
-                || lapped(done + ran as u64)
-            {
-                break;
-            }
-        }
-        let spent = clock(t).saturating_sub(before).max(1);
-        let moved: u64 = reqs[..ran].iter().map(|r| u64::from(r.len)).sum();
-        bytes += moved;
-        let count = ran as u64;
-        done += count;
-        timeline.push(Point {
-            t_s: clock(t).saturating_sub(start) as f64 / 1e9,
-            bytes_per_sec: moved as f64 * 1e9 / spent as f64,
-        });
-        progress(match o.limit {
-            Limit::Bytes(size) => done as f64 / (size / o.bs) as f64,
-            Limit::DeviceNs(ns) => clock(t).saturating_sub(start) as f64 / ns as f64,
-        });
-        if let Limit::DeviceNs(ns) = o.limit {
-            let per_request = spent as f64 / count as f64;
-            batch = ((ns as f64 / TIMELINE_POINTS as f64 / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
-        }
-    }
-    let elapsed = clock(t).saturating_sub(start).max(1) as f64 / 1e9;
-    let q = |p: f64| hist.value_at_quantile(p);
-    Ok(BenchTest {
-        name: format!("{} {} Q{}", o.rw.name(), crate::units::Iec(o.bs), o.qd),
-        rw: o.rw,
-        pattern: if o.rw.random() { "random" } else { "sequential" }.into(),
-        block_size: o.bs,
-        queue_depth: o.qd,
-        requests: done,
-        iops: done as f64 / elapsed,
-        bytes_per_sec: bytes as f64 / elapsed,
-        latency_ns: Latency {
-            mean: hist.mean(),
-            p50: q(0.5),
-            p90: q(0.9),
-            p99: q(0.99),
-            p999: q(0.999),
-            max: hist.max(),
-            distribution: DISTRIBUTION_SHARES
-                .iter()
-                .map(|&share| Quantile { share, ns: q(share) })
-                .collect(),
-        },
-        timeline,
-    })
 }
 
 /// The presets: named sets of tests, each as (rw, bs, qd, limit, area).
@@ -597,6 +351,8 @@ mod tests {
     use super::*;
     use crate::sim::SimTarget;
     use crate::sim::profiles::build;
+    use cost::PIECE;
+    use result::DISTRIBUTION_SHARES;
 
     /// quick on a card behind a slow host (at91-mci, about 2 MB/s) with
     /// `budget_s`: the result, and the ranges the journal took.

@@ -1,0 +1,261 @@
+//! One bench test as it runs: a warm-up that does not count, then
+//! batches (a twentieth of the bytes or of the time each, one timeline
+//! point each) built and run in parts, every latency into the histogram.
+
+use hdrhistogram::Histogram;
+
+use super::result::{DISTRIBUTION_SHARES, Quantile};
+use super::{BenchTest, LONGEST_NS, Latency, Limit, MAX_REQUESTS, Options, Point, Rw, TIMELINE_POINTS, WARMUP_SHARE};
+use crate::measure::MeasureError;
+use crate::random::xorshift as next;
+use crate::target::{AlignedBuf, Completion, Request, Target, run_all};
+
+/// The `k`th request of the test.
+fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
+    let blocks = o.area.1 / o.bs;
+    let b = if o.rw.random() { next(rng) % blocks } else { k % blocks };
+    let slot = (k % o.qd as u64) * o.bs;
+    let write = match o.rw {
+        Rw::Read | Rw::RandRead => false,
+        Rw::Write | Rw::RandWrite => true,
+        Rw::RandRw => next(rng) % 100 >= u64::from(o.rwmix_read),
+    };
+    let off = o.area.0 + b * o.bs;
+    // check() bounded bs (MAX_BS fits 32 bits) and bs x qd (MAX_BUFFER).
+    let (len, slot) = (o.bs as u32, slot as usize);
+    if write {
+        Request::write(off, len, slot)
+    } else {
+        Request::read(off, len, slot)
+    }
+}
+
+/// Most requests built and run at once: a batch runs in parts of this
+/// many, so a test's memory does not grow with --size (the 2^24 requests
+/// of `--bs 512 --size 8G`, built at once, took 84 MB).
+const PART_MOST: u64 = 1 << 16;
+
+/// Run the test's requests `from..from + count` in parts, handing each
+/// part's completions to `record` and stopping after a part once `enough`
+/// (the target, the requests run) says so: how many ran and their bytes.
+/// A time-limited test's parts are a few queues' worth, the limit checked
+/// after each: a batch sized while writes were quick must not run on once
+/// they turn into merges of seconds each (hundreds of 4 KiB random writes
+/// past a card's random-write slots took 470 device-seconds of a 5-second
+/// test). The requests that did not run are drawn all the same, so the
+/// offsets that follow do not depend on where a batch stopped.
+fn run_parts(
+    t: &mut dyn Target,
+    o: &Options,
+    buf: &mut AlignedBuf,
+    rng: &mut u64,
+    (from, count): (u64, u64),
+    record: &mut dyn FnMut(&[Completion]),
+    enough: &dyn Fn(&dyn Target, u64) -> bool,
+) -> Result<(u64, u64), MeasureError> {
+    let most = match o.limit {
+        Limit::DeviceNs(_) => 4 * o.qd as u64,
+        Limit::Bytes(_) => PART_MOST,
+    };
+    let (mut ran, mut moved) = (0u64, 0u64);
+    let mut reqs = Vec::with_capacity(most.min(count) as usize);
+    while ran < count {
+        let n = most.min(count - ran);
+        reqs.clear();
+        reqs.extend((0..n).map(|j| request(o, from + ran + j, rng)));
+        record(&run_all(t, &reqs, o.qd, buf)?);
+        ran += n;
+        moved += reqs.iter().map(|r| u64::from(r.len)).sum::<u64>();
+        if enough(t, ran) {
+            break;
+        }
+    }
+    for j in ran..count {
+        request(o, from + j, rng);
+    }
+    Ok((ran, moved))
+}
+
+/// Most requests in one batch of a test limited by time (a fast device's
+/// batch; the limit is checked between batches).
+const TIMED_BATCH_MOST: u64 = 1 << 16;
+
+/// One test, the `of.0`th of `of.1`, for the progress bar.
+pub fn run_counted(
+    t: &mut dyn Target,
+    o: &Options,
+    of: (usize, usize),
+    sink: &dyn crate::measure::Progress,
+) -> Result<BenchTest, MeasureError> {
+    const PER_TEST: u64 = 1000;
+    let progress = |part: f64| {
+        sink.advance(
+            of.0 as u64 * PER_TEST + (part.clamp(0.0, 1.0) * PER_TEST as f64) as u64,
+            of.1 as u64 * PER_TEST,
+        )
+    };
+    // The test's own device time: a piece of the area journalled mid-test
+    // (its originals read first) is not the test's throughput.
+    let clock = |t: &dyn Target| t.device_time_ns().saturating_sub(t.own_time_ns());
+    // Incompressible data: a seeded stream, not zeros a card could compress.
+    super::check(o, t.description())?;
+    let mut buf = crate::measure::buffer(o.bs.saturating_mul(o.qd as u64))?;
+    let mut fill = o.seed | 1;
+    for w in buf.as_mut_slice().chunks_mut(8) {
+        let v = next(&mut fill).to_le_bytes();
+        w.copy_from_slice(&v[..w.len()]);
+    }
+    let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let qd = o.qd as u64;
+    // The warm-up, not counted: a tenth of the requests, or of the time.
+    let mut k = 0u64;
+    let warm_start = clock(t);
+    loop {
+        let count = match o.limit {
+            Limit::Bytes(size) => ((size / o.bs) / WARMUP_SHARE).max(qd),
+            Limit::DeviceNs(_) => 2 * qd,
+        };
+        run_parts(t, o, &mut buf, &mut rng, (k, count), &mut |_| {}, &|_, _| false)?;
+        k += count;
+        let more = match o.limit {
+            Limit::DeviceNs(ns) => clock(t).saturating_sub(warm_start) < ns / WARMUP_SHARE && k < MAX_REQUESTS,
+            Limit::Bytes(_) => false,
+        };
+        if !more {
+            break;
+        }
+    }
+    // 1 ns to an hour at 3 significant digits (fio's percentiles carry
+    // three); a request slower than an hour is counted as an hour.
+    let mut hist =
+        Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).map_err(|e| MeasureError::Internal(e.to_string()))?;
+    let start = clock(t);
+    let mut timeline = Vec::new();
+    let (mut done, mut bytes) = (0u64, 0u64);
+    // Batches: a twentieth of the bytes, or sized from the last batch to
+    // take about a twentieth of the time (a slow card's batch stays short).
+    // A timed sequential write ends at the end of its area rather than go
+    // round it: a lap rewrites AUs the card may still be merging, and the
+    // sustained figure of sim:demo (39 MB/s) dipped to 26 MB/s at each lap
+    // of quick's 64 MiB, which took its U3 and V30 away.
+    let blocks = o.area.1 / o.bs;
+    let lapped = |done: u64| o.rw == Rw::Write && done > 0 && k + done >= blocks;
+    let mut batch = match o.limit {
+        Limit::Bytes(size) => (size / o.bs).div_ceil(TIMELINE_POINTS).max(qd),
+        Limit::DeviceNs(_) => 2 * qd,
+    };
+    loop {
+        let count = match o.limit {
+            Limit::Bytes(size) if done >= size / o.bs => break,
+            Limit::Bytes(size) => batch.min(size / o.bs - done),
+            Limit::DeviceNs(ns) if clock(t).saturating_sub(start) >= ns || done >= MAX_REQUESTS || lapped(done) => {
+                break;
+            }
+            Limit::DeviceNs(_) => batch,
+        };
+        let before = clock(t);
+        // A time-limited batch stops at its limit or at the end of a
+        // sequential write's area; one limited by size runs whole.
+        let enough = |t: &dyn Target, ran: u64| match o.limit {
+            Limit::DeviceNs(ns) => clock(t).saturating_sub(start) >= ns || lapped(done + ran),
+            Limit::Bytes(_) => false,
+        };
+        let record = &mut |cs: &[Completion]| {
+            for c in cs {
+                hist.saturating_record(c.duration_ns.max(1));
+            }
+        };
+        let (count, moved) = run_parts(t, o, &mut buf, &mut rng, (k + done, count), record, &enough)?;
+        let spent = clock(t).saturating_sub(before).max(1);
+        bytes += moved;
+        done += count;
+        timeline.push(Point {
+            t_s: clock(t).saturating_sub(start) as f64 / 1e9,
+            bytes_per_sec: moved as f64 * 1e9 / spent as f64,
+        });
+        progress(match o.limit {
+            Limit::Bytes(size) => done as f64 / (size / o.bs) as f64,
+            Limit::DeviceNs(ns) => clock(t).saturating_sub(start) as f64 / ns as f64,
+        });
+        if let Limit::DeviceNs(ns) = o.limit {
+            let per_request = spent as f64 / count as f64;
+            batch = ((ns as f64 / TIMELINE_POINTS as f64 / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
+        }
+    }
+    let elapsed = clock(t).saturating_sub(start).max(1) as f64 / 1e9;
+    let q = |p: f64| hist.value_at_quantile(p);
+    Ok(BenchTest {
+        name: format!("{} {} Q{}", o.rw.name(), crate::units::Iec(o.bs), o.qd),
+        rw: o.rw,
+        pattern: if o.rw.random() { "random" } else { "sequential" }.into(),
+        block_size: o.bs,
+        queue_depth: o.qd,
+        requests: done,
+        iops: done as f64 / elapsed,
+        bytes_per_sec: bytes as f64 / elapsed,
+        latency_ns: Latency {
+            mean: hist.mean(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: hist.max(),
+            distribution: DISTRIBUTION_SHARES
+                .iter()
+                .map(|&share| Quantile { share, ns: q(share) })
+                .collect(),
+        },
+        timeline,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+    use crate::target::{TargetDescription, TargetError};
+
+    /// A card that notes the longest batch it was handed.
+    struct Longest {
+        card: SimTarget,
+        most: usize,
+    }
+
+    impl Target for Longest {
+        fn description(&self) -> &TargetDescription {
+            self.card.description()
+        }
+        fn run(&mut self, r: &[Request], qd: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
+            self.most = self.most.max(r.len());
+            self.card.run(r, qd, buf)
+        }
+        fn device_time_ns(&self) -> u64 {
+            self.card.device_time_ns()
+        }
+    }
+
+    /// 2^22 random reads of 512 bytes over a 1 PiB card: batches of a
+    /// twentieth (209716 requests) and a warm-up of a tenth reach the card
+    /// in parts of at most `PART_MOST`, where each was built whole; the
+    /// figures count every request.
+    #[test]
+    fn a_test_limited_by_size_runs_in_bounded_parts() {
+        let mut t = Longest {
+            card: SimTarget::from_spec("sim:demo,capacity=1P,jitter=0").unwrap(),
+            most: 0,
+        };
+        let o = Options {
+            rw: Rw::RandRead,
+            bs: 512,
+            qd: 4,
+            limit: Limit::Bytes(2 << 30),
+            area: (0, 1 << 50),
+            rwmix_read: 70,
+            seed: 1,
+        };
+        let b = run_counted(&mut t, &o, (0, 1), &()).unwrap();
+        assert_eq!(b.requests, 1 << 22);
+        assert_eq!(t.most as u64, PART_MOST);
+        assert_eq!(b.timeline.len() as u64, TIMELINE_POINTS);
+    }
+}
