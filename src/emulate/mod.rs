@@ -160,11 +160,11 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     for line in &cleaned {
         crate::errln!("cleaned up after an emulation that was killed: {line}");
     }
-    let state = stale::State::create()?;
+    let state = stale::State::create(&o.spec, o.time_scale)?;
     let card = Arc::new(fs::Card::new(sim, backing, o.time_scale));
     let mut config = fuser::Config::default();
     config.mount_options = vec![
-        fuser::MountOption::FSName(stale::FS_NAME.into()),
+        fuser::MountOption::FSName(crate::identify::emulated::FS_NAME.into()),
         fuser::MountOption::Subtype("flashlab".into()),
         fuser::MountOption::NoDev,
         fuser::MountOption::NoSuid,

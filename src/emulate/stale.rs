@@ -14,25 +14,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde::{Deserialize, Serialize};
+pub use crate::identify::emulated::state_dir as root_dir;
+use crate::identify::emulated::{self, Record, alive, records, state};
+use crate::identify::sysfs::Host;
 
 use super::{EmulateError, failed};
-
-/// Where emulations keep their state and mount points (root only: emulate
-/// refuses to run otherwise).
-pub fn root_dir() -> PathBuf {
-    std::env::var_os("FLASHLAB_EMULATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/run/flashlab/emulate"))
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Record {
-    pid: u32,
-    mountpoint: PathBuf,
-    #[serde(default)]
-    loop_device: Option<String>,
-}
 
 /// This emulation's record and mount point.
 pub struct State {
@@ -42,7 +28,8 @@ pub struct State {
 }
 
 impl State {
-    pub fn create() -> Result<State, EmulateError> {
+    /// The record of this emulation, serving `spec` at `time_scale`.
+    pub fn create(spec: &str, time_scale: f64) -> Result<State, EmulateError> {
         let dir = root_dir();
         let pid = std::process::id();
         let mountpoint = dir.join(format!("{pid}.mnt"));
@@ -58,6 +45,8 @@ impl State {
                 pid,
                 mountpoint: mountpoint.clone(),
                 loop_device: None,
+                spec: Some(spec.to_string()),
+                time_scale: Some(time_scale),
             },
             mountpoint,
         };
@@ -87,48 +76,6 @@ impl State {
         let _ = std::fs::remove_dir(&self.mountpoint);
         let _ = std::fs::remove_file(&self.file);
     }
-}
-
-/// Whether process `pid` is alive and a flashlab (a zombie is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/exe"))
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("flashlab")))
-        .unwrap_or(false)
-}
-
-/// Whether process `pid` has exited: gone, or a zombie (dead, its files
-/// closed, waiting for its parent to read its status).
-fn exited(pid: u32) -> bool {
-    matches!(state(pid), None | Some('Z' | 'X'))
-}
-
-/// The state letter of `/proc/PID/stat` (R, S, D, T, t, Z...): after the
-/// last `)`, since the command name in parentheses may hold anything.
-fn state(pid: u32) -> Option<char> {
-    state_letter(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
-}
-
-fn state_letter(stat: &str) -> Option<char> {
-    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
-}
-
-/// Every recorded emulation: its state file and record.
-fn records() -> Vec<(PathBuf, Record)> {
-    let Ok(dir) = std::fs::read_dir(root_dir()) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(PathBuf, Record)> = dir
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| {
-            let rec = serde_json::from_str::<Record>(&std::fs::read_to_string(&p).ok()?).ok()?;
-            Some((p, rec))
-        })
-        .collect();
-    out.sort_by_key(|(_, r)| r.pid);
-    out
 }
 
 /// A live emulation that cannot answer: its process is stopped, so every
@@ -194,19 +141,19 @@ pub fn stopped_serving(dev: &Path) -> Option<Stopped> {
 }
 
 /// Whether loop device `dev` still shows a file in the emulation's mount.
-/// Read from sysfs (`/sys/block/loopN/loop/backing_file`), the kernel's
-/// path of the file: the loop's own `LOOP_GET_STATUS64` asks the file's
-/// filesystem, which for a stopped emulation may wait on it, and fails once
-/// its connection is aborted.
 fn ours(dev: &str, mountpoint: &Path) -> bool {
-    backing_file(dev).is_some_and(|b| b.starts_with(mountpoint))
+    emulated::shows_mount(&Host::system(), dev, mountpoint)
 }
 
-/// The backing file of loop device `dev` (`/dev/loop3`), from sysfs.
-fn backing_file(dev: &str) -> Option<PathBuf> {
-    let name = Path::new(dev).file_name()?.to_str()?;
-    let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
-    Some(PathBuf::from(text.trim_end()))
+/// The id of the FUSE connection of the emulation mounted at `mountpoint`.
+fn fuse_connection(mountpoint: &Path) -> Option<u64> {
+    emulated::fuse_connection(&Host::system(), mountpoint)
+}
+
+/// Whether process `pid` has exited: gone, or a zombie (dead, its files
+/// closed, waiting for its parent to read its status).
+fn exited(pid: u32) -> bool {
+    matches!(state(pid), None | Some('Z' | 'X'))
 }
 
 /// `losetup -d DEV`.
@@ -223,33 +170,6 @@ pub fn detach(dev: &str) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
-}
-
-/// The FUSE filesystem's name every emulation mounts with (`FSName`): the
-/// source column of its mountinfo line.
-pub const FS_NAME: &str = "flashlab-emulate";
-
-/// The id of the FUSE connection of the emulation mounted at `mountpoint`
-/// (its directory under /sys/fs/fuse/connections): the kernel's number of
-/// the mount's device (`MKDEV(major, minor)`, as mountinfo shows it). None
-/// unless a FUSE filesystem named [`FS_NAME`] is mounted exactly there.
-fn fuse_connection(mountpoint: &Path) -> Option<u64> {
-    connection_in(&std::fs::read_to_string("/proc/self/mountinfo").ok()?, mountpoint)
-}
-
-fn connection_in(mountinfo: &str, mountpoint: &Path) -> Option<u64> {
-    mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        let f: Vec<&str> = left.split(' ').collect();
-        let mut r = right.split(' ');
-        let (fstype, source) = (r.next()?, r.next()?);
-        let point = crate::identify::mounts::unescape(f.get(4)?);
-        if Path::new(&point) != mountpoint || !fstype.starts_with("fuse") || source != FS_NAME {
-            return None;
-        }
-        let (major, minor) = f.get(2)?.split_once(':')?;
-        Some((major.parse::<u64>().ok()? << 20) | minor.parse::<u64>().ok()?)
-    })
 }
 
 fn mounted(mountpoint: &Path) -> bool {
@@ -409,33 +329,4 @@ pub fn force(pid: u32) -> Result<String, EmulateError> {
     let what = end(&file, &rec, live);
     let state = if live { "" } else { " (no longer running)" };
     Ok(format!("emulation {pid}{state}: {}", what.join(", ")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_state_letter_follows_the_last_parenthesis() {
-        assert_eq!(state_letter("4242 (flashlab) T 1 4242 ..."), Some('T'));
-        assert_eq!(state_letter("7 (a) b (c)) S 1 ..."), Some('S'));
-        assert_eq!(state_letter("7 no parenthesis"), None);
-    }
-
-    #[test]
-    fn a_connection_is_the_kernel_number_of_the_emulations_own_mount() {
-        let info = "\
-27 1 254:0 / / rw - ext4 /dev/vda rw
-42 27 0:39 / /run/flashlab/emulate/4242.mnt rw,nosuid - fuse flashlab-emulate rw,user_id=0
-43 27 0:40 / /run/flashlab/emulate/77.mnt rw - fuse sshfs rw
-44 27 1:2 / /tmp/my\\040dir/5.mnt rw - fuse.flashlab flashlab-emulate rw
-";
-        let at = |p: &str| connection_in(info, Path::new(p));
-        assert_eq!(at("/run/flashlab/emulate/4242.mnt"), Some(39));
-        // Another FUSE filesystem at a recorded mount point is not ours.
-        assert_eq!(at("/run/flashlab/emulate/77.mnt"), None);
-        // Escaped mount points; MKDEV(1, 2) is 1 << 20 | 2.
-        assert_eq!(at("/tmp/my dir/5.mnt"), Some((1 << 20) | 2));
-        assert_eq!(at("/"), None);
-    }
 }

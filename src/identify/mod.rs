@@ -1,6 +1,7 @@
 //! Identification of a real target (`flashlab info`): what the kernel knows about
 //! the device, who is using it, and the SD/MMC registers when it is a card.
 
+pub mod emulated;
 pub mod mmc;
 pub mod mounts;
 pub mod stack;
@@ -56,6 +57,10 @@ pub struct DeviceInfo {
     /// The size as 2^n x odd, to reason about erase-block sizes that tile it.
     pub capacity_hint: Option<PowerOfTwoSplit>,
     pub mmc: Option<MmcInfo>,
+    /// A loop device served by `flashlab emulate`, by what the emulation
+    /// publishes about itself ([`emulated`]): a card, not a file's timing.
+    #[serde(default)]
+    pub emulated: Option<emulated::Emulated>,
     pub notes: Vec<String>,
 }
 
@@ -90,6 +95,7 @@ impl DeviceInfo {
             in_use_by: Vec::new(),
             capacity_hint: split_power_of_two(size_bytes),
             mmc: None,
+            emulated: None,
             notes: Vec::new(),
         }
     }
@@ -136,6 +142,12 @@ pub fn identify(
     info.firmware = facts.firmware;
     info.parent = facts.parent;
     info.loop_backing_file = facts.loop_backing_file;
+    if info.transport == "loop" {
+        info.emulated = emulated::serving(host, path);
+        if let Some(e) = &info.emulated {
+            info.model = Some(e.describe());
+        }
+    }
     info.partitions = facts.partitions;
     info.holders = facts.holders;
     info.mounted = !facts.mounts.is_empty() || !facts.swaps.is_empty();

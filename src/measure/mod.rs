@@ -126,8 +126,12 @@ pub struct Medium {
 impl Medium {
     /// From what `info` found: a regular file, a loop device, memory and
     /// layered or virtual disks put something between the reads and any flash.
+    /// A loop device served by `flashlab emulate` is a card: the emulation
+    /// answers each request when its card model says, so its timing is a
+    /// card's (only whether it is one is read here, never which card).
     pub fn of(info: &crate::identify::DeviceInfo) -> Medium {
         let why = match info.transport.as_str() {
+            "loop" if info.emulated.is_some() => None,
             "file" => Some(
                 "a regular file: its timing comes from the filesystem's extents and caches, not from flash".to_string(),
             ),

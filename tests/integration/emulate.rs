@@ -712,3 +712,5 @@ fn which(name: &str) -> Option<PathBuf> {
         .map(|d| Path::new(d).join(name))
         .find(|p| p.is_file())
 }
+
+mod real_path;

@@ -167,3 +167,37 @@ fn imports_go_down_the_layers_and_never_both_ways() {
         assert!(layer(&m[0]).is_some(), "src/{} has no layer in LAYERS", m[0]);
     }
 }
+
+/// The measuring side never learns which card an emulation serves: no file
+/// of `src/measure` (its tests aside) names the emulation or its record, and
+/// identification's `emulated` is asked only whether it is there. The
+/// behavioural half (a record that lies about its card changes no verdict)
+/// is in `emulate::real_path`.
+#[test]
+fn the_measuring_side_never_reads_what_an_emulated_card_is() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src.join("measure"), &mut all);
+    let mut seen = Vec::new();
+    for f in &all {
+        if module_of(&src, f).last().is_some_and(|m| m.ends_with("tests")) {
+            continue;
+        }
+        let code = code(&std::fs::read_to_string(f).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            let names_emulation = line.contains("emulate") || line.contains("Emulated");
+            let reads_it = line.contains(".emulated") && !line.contains(".emulated.is_some()");
+            if names_emulation && !line.contains(".emulated.is_some()") || reads_it {
+                seen.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        seen.is_empty(),
+        "the measuring side reads the emulation:\n{}",
+        seen.join("\n")
+    );
+    // It does look: one place asks whether the target is an emulated card.
+    let medium = std::fs::read_to_string(src.join("measure/mod.rs")).unwrap();
+    assert_eq!(medium.matches(".emulated.is_some()").count(), 1);
+}

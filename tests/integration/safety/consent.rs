@@ -139,13 +139,15 @@ fn assert_ran_io_uring_and_wrote(stdout: &[u8]) {
     let w = &v["writes"][0];
     assert_eq!(w["test"], "open_au", "{v}");
     assert_eq!(w["engines"], serde_json::json!(["io_uring"]), "{v}");
-    // open-au writes the start of each AU with the bytes it held (issue
-    // 22): nothing needs writing back, and every journalled AU is read back
-    // and checked (1 MiB each at --erase-size 1M, more at align's). How many
-    // AUs a sweep reaches on a loop device depends on its timing (a busy
-    // machine's noise can end it at 3 of 4).
+    // open-au writes the start of each AU with the bytes it held: nothing
+    // needs writing back, and every journalled AU is read back and checked
+    // (1 MiB each at --erase-size 1M, more at align's). How many AUs, and
+    // how much of each, a sweep reaches on a loop device depends on its
+    // timing: a busy machine's noise can end it at 2 of 4 after 528 KiB
+    // (a fresh-clone CI run beside two builds). Dozens of 16 KiB writes
+    // through reused io_uring buffers are what the defect needed.
     let written = w["bytes_written"].as_u64().unwrap();
-    assert!(written >= 1 << 20, "{v}");
+    assert!(written >= 256 << 10, "{v}");
     let touched = w["ranges_touched"].as_u64().unwrap();
     assert!((1..=4).contains(&touched), "{v}");
     let verified = w["bytes_verified"].as_u64().unwrap();

@@ -1,0 +1,78 @@
+//! flashlab's own real-device path against cards whose truth is known: a
+//! loop device served by `flashlab emulate` is recognised as a card by
+//! what the emulation publishes about itself, and measured from timing
+//! alone: the card the emulation names is for people, never for the
+//! measuring side.
+
+use std::path::Path;
+
+use super::{Emu, cannot_emulate, flashlab_in};
+use crate::support::require_loop_devices;
+
+/// `align DEV --json` through the real path: the erase block and its
+/// confidence, and how identification named the device (the run's
+/// device name, "NAME, SIZE (TRANSPORT)").
+fn align(dir: &Path, dev: &str) -> (Option<u64>, f64, String) {
+    let out = flashlab_in(dir)
+        .args(["align", dev, "--json", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &v["align"];
+    let name = v["device"]["name"].as_str().unwrap();
+    (
+        a["erase_size_bytes"].as_u64(),
+        a["confidence"].as_f64().unwrap(),
+        name.rsplit_once(", ").map_or(name, |(n, _)| n).to_string(),
+    )
+}
+
+/// The emulation's state record, rewritten with `spec` (None: hidden).
+fn publish(dir: &Path, spec: Option<&str>) {
+    let rec = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("the emulation's record");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    v["spec"] = spec.map_or(serde_json::Value::Null, Into::into);
+    std::fs::write(&rec, v.to_string()).unwrap();
+}
+
+/// An emulated card is a card (its erase block is claimed, confidently and
+/// rightly), named as the emulation published it. The guard that the
+/// measuring side never reads the spec: with the record saying 8 MiB AUs,
+/// or nothing at all, the verdict is still the card's 1 MiB. A plain loop
+/// device over a file with the same bytes stays "no flash behaviour".
+#[test]
+fn an_emulated_card_is_measured_from_timing_never_from_its_spec() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "sim:demo,capacity=64M,au_size=1M,jitter=0";
+    let emu = Emu::start(dir.path(), spec, &[]);
+    let (erase, conf, model) = align(dir.path(), &emu.device);
+    assert_eq!(model, format!("emulated card ({spec}, time scale 1)"));
+    assert_eq!((erase, conf >= 0.9), (Some(1 << 20), true), "{conf}");
+    let lie = "sim:demo,capacity=64M,au_size=8M,page_size=64K";
+    publish(dir.path(), Some(lie));
+    let (erase, conf, model) = align(dir.path(), &emu.device);
+    assert_eq!(model, format!("emulated card ({lie}, time scale 1)"));
+    assert_eq!((erase, conf >= 0.9), (Some(1 << 20), true), "the lie is not measured");
+    publish(dir.path(), None);
+    let (erase, conf, model) = align(dir.path(), &emu.device);
+    assert_eq!(model, "emulated card (card not named, time scale 1)");
+    assert_eq!((erase, conf >= 0.9), (Some(1 << 20), true));
+    // The same bytes in a file behind an ordinary loop device: not a card.
+    let copy = dir.path().join("copy.img");
+    std::fs::write(&copy, std::fs::read(&emu.device).unwrap()).unwrap();
+    let plain = crate::support::LoopDevice::attach(&copy, None);
+    let out = flashlab_in(dir.path())
+        .args(["align", plain.as_str(), "--json", "--no-store"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["align"]["not_flash"].is_string(), "{v}");
+    assert!(!v["device"]["name"].as_str().unwrap().contains("emulated"), "{v}");
+}
