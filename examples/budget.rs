@@ -6,7 +6,9 @@
 //!     cargo run --release --example budget -- [CARDS] [SEED...] [--calibration] [--worst STEP] 2>/dev/null
 //!
 //! Prints each card over 10 device-minutes or with a wrong verdict (its
-//! spec reruns it with `flashlab probe SPEC`), then the table.
+//! spec reruns it with `flashlab probe SPEC`), then the table. With
+//! `--specs` it prints the cards' specs alone, one a line, and probes
+//! nothing (scripts/probe-vs-emulate.sh emulates them).
 
 use std::collections::BTreeMap;
 
@@ -45,6 +47,12 @@ fn main() {
     for &seed in &seeds {
         let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         work.extend((0..cards).map(|_| generate::card_of(family, &mut rng)));
+    }
+    if args.iter().any(|a| a == "--specs") {
+        for (_, spec, _) in &work {
+            println!("{spec}");
+        }
+        return;
     }
     let steps = flashlab::command::probe::ProbeSteps {
         erase: None,
