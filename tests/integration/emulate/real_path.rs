@@ -76,3 +76,66 @@ fn an_emulated_card_is_measured_from_timing_never_from_its_spec() {
     assert!(v["align"]["not_flash"].is_string(), "{v}");
     assert!(!v["device"]["name"].as_str().unwrap().contains("emulated"), "{v}");
 }
+
+/// The summary's verdicts of a probe document: (what, value, confidence).
+fn verdicts(v: &serde_json::Value) -> Vec<(&'static str, Option<u64>, f64)> {
+    let s = &v["summary"];
+    let one = |what, o: &serde_json::Value, key: &str| (what, o[key].as_u64(), o["confidence"].as_f64().unwrap_or(0.0));
+    vec![
+        one("erase block", &s["erase_block"], "bytes"),
+        one("page", &s["page"], "bytes"),
+        one("open AUs in order", &s["open_aus"]["linear"], "count"),
+        one("open AUs random", &s["open_aus"]["random"], "count"),
+        one("FAT area", &s["fat_area"], "aus"),
+    ]
+}
+
+/// probe through the real path (O_DIRECT through /dev/loopN, the loop
+/// queue, FUSE, the emulation's clock at time scale 1, where the card's
+/// small-read timing was measured faithful) gives the verdicts of probe on
+/// the same spec in process, each confident and right, with both engines.
+#[test]
+fn probe_through_the_real_path_gives_the_models_verdicts() {
+    require_emulation!();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = "sim:demo,capacity=256M,au_size=1M";
+    let model = crate::support::json(&["probe", spec, "--no-store"]);
+    let want = verdicts(&model);
+    let truth = [1 << 20, 16 << 10, 6, 24, 2];
+    for ((what, value, conf), t) in want.iter().zip(truth) {
+        assert_eq!((*value, *conf >= 0.9), (Some(t), true), "the model's {what}");
+    }
+    for engine in ["psync", "io_uring"] {
+        // A fresh card for each, as the model's starts fresh.
+        let emu = Emu::start(dir.path(), spec, &[]);
+        let out = flashlab_in(dir.path())
+            .args([
+                "probe",
+                &emu.device,
+                "--write",
+                "--no-store",
+                "--json",
+                "--engine",
+                engine,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let real: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sure = |v: Vec<(&'static str, Option<u64>, f64)>| -> Vec<_> {
+            v.into_iter().map(|(w, x, c)| (w, x, c >= 0.9)).collect()
+        };
+        assert_eq!(
+            sure(verdicts(&real)),
+            sure(want.clone()),
+            "{engine}: {}",
+            real["summary"]
+        );
+        let (m, r) = (
+            model["device_time_s"].as_f64().unwrap(),
+            real["device_time_s"].as_f64().unwrap(),
+        );
+        println!("{engine}: {r:.1} device-s through the real path, {m:.1} in process");
+        drop(emu);
+    }
+}
