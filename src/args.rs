@@ -21,7 +21,7 @@ pub fn size(text: &str) -> Result<u64, String> {
 /// An erase size: whole multiples of 16 KiB, the smallest allocation unit
 /// an SD card can declare (SD Physical Layer spec 4.10.2, AU_SIZE; eMMC
 /// erase groups are multiples of 512 KiB), checked before anything runs
-/// (issue 26: `--erase-size 5000` was taken and failed mid-run).
+/// (`--erase-size 5000` was taken and failed mid-run).
 pub fn erase_size(text: &str) -> Result<u64, String> {
     match size(text)? {
         0 => Err("an erase size of 0 bytes cannot be; give 4M, 8M ...".into()),
@@ -33,7 +33,7 @@ pub fn erase_size(text: &str) -> Result<u64, String> {
     }
 }
 
-/// A stored run's id (issue 26: `results show abc` said "invalid digit
+/// A stored run's id (`results show abc` said "invalid digit
 /// found in string").
 pub fn run_id(text: &str) -> Result<i64, String> {
     match text.parse::<i64>() {

@@ -63,7 +63,7 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // On a terminal, wrapped to its width, each line of the message on
-        // its own, never inside a word or a `quoted command` (issue 26); in
+        // its own, never inside a word or a `quoted command`; in
         // a pipe or a log, one line each, whole for grep.
         use std::io::IsTerminal;
         if !std::io::stderr().is_terminal() {
@@ -115,7 +115,7 @@ pub fn interrupted(signal: i32) -> CliError {
     CliError {
         exit,
         message: format!("interrupted by {name}"),
-        // Issue 26: an error line with no hint. What is left to do.
+        // An error line with no hint. What is left to do.
         hint: Some(
             "the run stopped where you asked; whatever it wrote is back as it was (see above). Run the command again \
              for a whole result"

@@ -7,7 +7,7 @@
 //! round values (1-2-5 steps, powers of two for sizes), a linear axis
 //! names one unit chosen for its range and gives its labels as many
 //! decimals as the step needs, and a log axis labels each tick with its
-//! own unit (issue 26: ticks "0, 0.00, 0.00, 0.01" on a slow card, "1.9,
+//! own unit (ticks "0, 0.00, 0.00, 0.01" on a slow card, "1.9,
 //! 3.8, 5.7 MiB" on offsets, "10000" µs on latencies).
 
 use std::fmt::Write;
@@ -689,7 +689,7 @@ mod tests {
 
     #[test]
     fn a_slow_cards_speeds_get_ticks_with_the_decimals_their_step_needs() {
-        // Issue 26: kingston's FAT plot read "0, 0.00, 0.00, 0.01".
+        // Kingston's FAT plot read "0, 0.00, 0.00, 0.01".
         let a = linear_axis(Quantity::Number("MB/s"), "write speed", 0.0, 0.0108, true);
         assert_eq!(labels(&a), ["0", "0.002", "0.004", "0.006", "0.008", "0.010", "0.012"]);
         assert_eq!(a.title, "write speed (MB/s)");
@@ -700,7 +700,7 @@ mod tests {
 
     #[test]
     fn byte_axes_tick_at_powers_of_two_in_one_unit() {
-        // Issue 26: offsets read "1.9, 3.8, 5.7 MiB" (1-2-5 steps in bytes).
+        // Offsets read "1.9, 3.8, 5.7 MiB" (1-2-5 steps in bytes).
         let a = linear_axis(Quantity::Bytes, "offset", 0.0, (8 << 20) as f64 - 4096.0, false);
         assert_eq!(labels(&a), ["0", "2", "4", "6", "8"]);
         assert_eq!(a.title, "offset (MiB)");
@@ -755,7 +755,7 @@ mod tests {
 
     #[test]
     fn a_log_axis_is_labelled_from_its_first_tick_to_its_last() {
-        // Issue 26: the latency distribution began at an unlabelled 1.8 ms
+        // The latency distribution began at an unlabelled 1.8 ms
         // and labelled 10000 and 100000 µs.
         let a = log_axis(Scale::Log10, Quantity::Ns, "latency", 1.8e6, 47e6);
         assert_eq!(labels(&a), ["1 ms", "2 ms", "5 ms", "10 ms", "20 ms", "50 ms"]);

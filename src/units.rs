@@ -66,7 +66,7 @@ impl fmt::Display for Iec {
             write!(f, "{} {}", self.0 / scale, UNITS[unit])
         } else {
             // A size just off a whole unit is marked: 4194000 bytes as
-            // "4.00 MiB" read as 4 MiB exactly (issue 26).
+            // "4.00 MiB" read as 4 MiB exactly.
             let shown = format!("{:.2}", self.0 as f64 / scale as f64);
             let near = if shown.ends_with(".00") { "~" } else { "" };
             write!(f, "{near}{shown} {}", UNITS[unit])

@@ -537,7 +537,7 @@ const START: &str = "flashlab: what your flash storage really is and how it beha
 /// Run flashlab with the process arguments; returns the exit code.
 pub fn main() -> i32 {
     // No command at all: where to start, not every command and option
-    // (issue 26: 61 lines and exit 2).
+    // (61 lines and exit 2).
     if std::env::args_os().len() == 1 {
         crate::out!("{}", START);
         return 0;
@@ -550,7 +550,7 @@ pub fn main() -> i32 {
                 .find(|a| !a.starts_with('-'))
                 .unwrap_or_default();
             // The option clap refused, where it names one: the hint points
-            // at its help (issue 26: a second, generic hint under clap's
+            // at its help (a second, generic hint under clap's
             // own "try '--help'").
             let arg = e
                 .get(clap::error::ContextKind::InvalidArg)
@@ -579,9 +579,9 @@ pub fn main() -> i32 {
             }
             // clap's own message; usage errors exit 2, --help/--version 0.
             // An error goes through stderr's writer, which wraps it between
-            // words on a terminal (issue 26: "give 4M, 8M, 12|M").
+            // words on a terminal ("give 4M, 8M, 12|M").
             // Its "For more information, try '--help'." gives way to the
-            // hint below, which names the help that answers (issue 26: two
+            // hint below, which names the help that answers (two
             // hints, one generic).
             if e.use_stderr() {
                 let text = e.render().to_string();
@@ -728,7 +728,7 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             ResultsAction::Import { file } => results::import(db.as_deref(), &file)?,
         },
         Command::Report { runs, output, db } => {
-            // A name from the runs where none is given (issue 26: `report 1`
+            // A name from the runs where none is given (`report 1`
             // refused without -o): ids as they are, files by their stem.
             let output = output.unwrap_or_else(|| {
                 let names: Vec<String> = runs
@@ -831,7 +831,7 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             },
         })?,
         // They print a script and a manual page, never a JSON document
-        // (issue 26: --json printed roff).
+        // (--json printed roff).
         ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {
             let example = if matches!(c, Command::Man { .. }) {
                 "`flashlab man > flashlab.1`"
@@ -899,7 +899,7 @@ fn man_pages() -> Vec<Page> {
             // (clap_mangen names them display name, dash, command); the
             // synopsis as typed.
             // NAME is the help's first clause, DESCRIPTION all of it and
-            // where the rest is (issue 26: a DESCRIPTION that repeated NAME
+            // where the rest is (a DESCRIPTION that repeated NAME
             // word for word).
             let about = sub
                 .get_long_about()

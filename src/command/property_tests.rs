@@ -154,11 +154,11 @@ fn generated_cards_get_calibrated_confidence() {
     check_calibrated(&score, [0.96, 0.97, 0.95, 0.96, 0.94]);
 }
 
-/// The hard family (issue 22: AUs up to 128 MiB with 4 KiB pages, 96-AU
+/// The hard family (AUs up to 128 MiB with 4 KiB pages, 96-AU
 /// cards, slow hosts), where each writing step runs out of its budget
 /// first: an answer cut short must say unsure, so the confidence stays
 /// calibrated; its exact rates are lower (900 cards: AU 96.4%, page 99.9%,
-/// open AUs 97.8% each, FAT 89.4%, in issue 22's note). Their device time
+/// open AUs 97.8% each, FAT 89.4%, by examples/budget.rs). Their device time
 /// is measured by `examples/budget.rs`, not here.
 #[test]
 fn hard_cards_get_calibrated_confidence() {
@@ -175,7 +175,7 @@ fn probe_generated(family: crate::sim::generate::Family, n: usize) -> crate::mea
         .ok()
         .and_then(|s| s.parse().ok())
         // A fixed default keeps CI's verdict reproducible; other seeds are
-        // tried by hand (the shares over seeds 1-6 are in issue 22's note).
+        // tried by hand, with FLASHLAB_PROPERTY_SEED.
         .unwrap_or(20_261_123);
     println!("generator seed {seed} (FLASHLAB_PROPERTY_SEED={seed} reruns it)");
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -234,7 +234,7 @@ type Check = (&'static str, Option<u64>, f64, Option<u64>, f64);
 
 /// A standalone command (`open-au`, `fat`, `au`, `page`, `align`) on each
 /// built-in card gives probe's verdict or says it is unsure; never another
-/// confident one (issue 22: `open-au sim:demo` once said "random: 6, 0.95"
+/// confident one (`open-au sim:demo` once said "random: 6, 0.95"
 /// where probe said 24).
 #[test]
 fn standalone_commands_never_confidently_contradict_probe() {

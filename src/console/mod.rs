@@ -7,7 +7,7 @@ pub mod stdio;
 pub mod table;
 
 /// " (did you mean 'x'?)" for the names close to `name`: those that begin
-/// with it, else those within two edits of it (issue 26: no suggestion for
+/// with it, else those within two edits of it (no suggestion for
 /// "kingston" or "open_aus"). Empty when none is close.
 pub fn did_you_mean<'a>(name: &str, names: impl Iterator<Item = &'a str> + Clone) -> String {
     let mut close: Vec<&str> = names
@@ -47,7 +47,7 @@ fn edits(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The words of `text`, a `quoted command` kept as one (issue 26: "`resu|lts
+/// The words of `text`, a `quoted command` kept as one ("`resu|lts
 /// compare`" split across lines could not be copied).
 fn words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -68,7 +68,7 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// Columns of text: the terminal's (stdout's, else stderr's), else
-/// $COLUMNS, else 80 (issue 26: lines wrapped at 79 whatever the terminal,
+/// $COLUMNS, else 80 (lines wrapped at 79 whatever the terminal,
 /// and tables and hints split words on narrower ones).
 pub fn width() -> usize {
     use std::io::IsTerminal;

@@ -35,7 +35,7 @@ static SPINNER: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
 /// While one shows, the terminal does not echo control characters: a
 /// Ctrl-C's "^C" after a bar as wide as the terminal wrapped it onto a new
 /// line, and the bar's own clear then left the old line standing above the
-/// report (issue 26).
+/// report.
 pub fn set_spinner(bar: Option<indicatif::ProgressBar>) {
     quiet_control_echo(bar.is_some());
     *SPINNER.lock().unwrap_or_else(|p| p.into_inner()) = bar;
@@ -80,7 +80,7 @@ pub fn spinner() -> Option<indicatif::ProgressBar> {
 }
 
 /// `-v`: say each step as it ends and what a simulated card will write.
-/// Off by default, so a probe's answer fits one screen (issue 26: 22 step
+/// Off by default, so a probe's answer fits one screen (22 step
 /// lines above the summary scrolled it away at 80x24).
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -94,7 +94,7 @@ pub fn verbose() -> bool {
 
 /// Write to stderr; a failure is remembered for the exit code. On a
 /// terminal a line wider than it is wrapped between words, under its own
-/// indent and two more columns (issue 26: "the original data i|s back");
+/// indent and two more columns ("the original data i|s back");
 /// in a pipe every line stays whole, for scripts that grep it.
 pub fn err(args: fmt::Arguments<'_>) {
     use std::io::IsTerminal;

@@ -17,7 +17,7 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
 }
 
 /// A table whose cells wrap only between words, so a key, a path or a
-/// command is never cut in two (issue 26: "partial_page_writ|e_ns",
+/// command is never cut in two ("partial_page_writ|e_ns",
 /// "cali|bration/...csv", a journal path split four ways); where the
 /// longest words of its columns do not fit side by side in the
 /// [`width`](super::width), one record after another instead.

@@ -23,7 +23,7 @@ pub struct MmcInfo {
     pub kernel_date: Option<String>,
     pub notes: Vec<String>,
     /// The registers' bytes as sysfs gave them, in hex: what
-    /// `flashlab decode` reads (issue 26: none to copy from `info`). Keys
+    /// `flashlab decode` reads (none to copy from `info`). Keys
     /// `cid`, `csd`, `scr`, `ssr`, each only when read.
     #[serde(default)]
     pub raw_hex: std::collections::BTreeMap<String, String>,

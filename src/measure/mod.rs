@@ -233,7 +233,7 @@ pub fn rewrite(t: &mut dyn Target, offsets: &[u64], len: u64) -> Result<Vec<f64>
 
 /// Device-seconds a writing step may take by default: a card pays device
 /// time in real time, and a step of more than four minutes loses a user
-/// waiting on it (issue 22's goal: each step at most 4 device-minutes, a
+/// waiting on it (the goal for hard cards: each step at most 4 device-minutes, a
 /// probe at most 10). Three for the measurement leaves one for reading the
 /// originals and writing back what changed.
 pub const STEP_BUDGET_S: f64 = 180.0;

@@ -349,7 +349,7 @@ impl Runner {
     /// and its record under `writes`.
     fn note_written(&mut self, key: &str, outcome: &crate::safety::Outcome, engines: Vec<EngineChoice>) {
         if outcome.preserved {
-            // Bytes as a person counts them (issue 26: "wrote 3.30 GiB in 1
+            // Bytes as a person counts them ("wrote 3.30 GiB in 1
             // of 1 declared range" after "will write 32 MiB" read as 3.3
             // GiB on a 64 MiB device): the writes in all, the part of the
             // device they landed on (the journalled ranges, each read back

@@ -82,7 +82,7 @@ impl Progress {
     }
 
     /// The test was interrupted: the bar stops where it was and says what
-    /// happens now (the restore takes a while on a slow card; issue 26 saw
+    /// happens now (the restore takes a while on a slow card; a user saw
     /// the bar go on for two seconds after Ctrl-C).
     pub fn interrupted(&self) {
         if let Some(b) = &self.bar {

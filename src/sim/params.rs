@@ -535,7 +535,7 @@ impl Params {
         if self.au_size == 0 || !self.au_size.is_multiple_of(self.page_size) {
             return imp(
                 "au_size",
-                // In bytes: 4194000 as "4.00 MiB" looked like 4 MiB (issue 26).
+                // In bytes: 4194000 as "4.00 MiB" looked like 4 MiB.
                 format!(
                     "{} bytes ({}) is not a multiple of the page size {}",
                     self.au_size,

@@ -86,7 +86,7 @@ fn every_fake_kind_on_a_simulated_card_is_named_with_its_real_size() {
 
 /// A write cache larger than the default flush (72 MiB) hides lost writes,
 /// and the verdict says how large a cache it could not see and what sees
-/// further; `--thorough` (1 GiB) finds the real size behind it (issue 24).
+/// further; `--thorough` (1 GiB) finds the real size behind it.
 #[test]
 fn thorough_sees_past_a_cache_the_default_cannot() {
     let spec = "sim:demo,capacity=8G,real_capacity=1G,fake_mode=drop-zeros,write_cache=200M";

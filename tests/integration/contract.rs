@@ -86,7 +86,7 @@ const NOISY_READS: &str = "sim:demo,host=at91-mci,max_blocks_per_cmd=64,jitter=0
 #[test]
 fn probe_keeps_every_key_on_every_built_in_profile() {
     let mut runs: Vec<Vec<&str>> = PROFILES.iter().map(|p| vec!["probe", p]).collect();
-    // probe runs au only where align's reads are unsure (issue 22): noisy
+    // probe runs au only where align's reads are unsure: noisy
     // reads behind a slow host make them so, and au's keys must still be
     // there when it runs.
     runs.push(vec!["probe", NOISY_READS]);

@@ -613,7 +613,7 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
     assert_eq!(v["capacity"]["usable_bytes"], 12u64 << 20, "{}", v["capacity"]);
     assert_eq!(real(&tiny.device), before, "the 12 MiB real area is unchanged");
     drop(tiny);
-    // A write cache larger than the 32 MiB push (issue 24: called genuine)
+    // A write cache larger than the 32 MiB push (called genuine)
     // on one card through every stage: the cache still holds the last
     // stage's flush when the next begins (a flush over the same region
     // each stage once let 1.31 GiB of 1 be called usable).

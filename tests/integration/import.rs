@@ -201,7 +201,7 @@ fn a_broken_row_inside_a_table_is_an_error_naming_its_line_and_a_cut_last_row_a_
         "{err}"
     );
     assert!(!db.exists(), "nothing is stored");
-    // bradfa/flashbench issue 16's output, as the issue quotes it, ends
+    // bradfa/flashbench flashbench issue #16's output, as the issue quotes it, ends
     // mid-row; its negative diffs have no unit.
     let cut = dir.path().join("issue16.txt");
     std::fs::write(
@@ -227,7 +227,7 @@ fn a_broken_row_inside_a_table_is_an_error_naming_its_line_and_a_cut_last_row_a_
     let d = json(&["import", "flashbench", cut.to_str().unwrap(), "--no-store"]);
     let notes = d["notes"].to_string();
     assert!(notes.contains(":16: an -a row is cut off"), "{notes}");
-    assert!(notes.contains("issue 16"), "{notes}");
+    assert!(notes.contains("flashbench issue #16"), "{notes}");
     assert!(
         d["align"]["confidence"].as_f64().unwrap() < 0.9,
         "noise this large gives no confident size"

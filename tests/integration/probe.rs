@@ -84,7 +84,7 @@ fn probe_of_a_real_device_without_write_only_reads() {
 
 /// What a newcomer sees first fits an 80x24 terminal with the prompt: the
 /// default probe (stdout and stderr together), bare `flashlab`, and the
-/// compact `sim list`; no line is wider than 80 columns (issue 26).
+/// compact `sim list`; no line is wider than 80 columns.
 #[test]
 fn the_first_screens_fit_80_by_24() {
     let run = |args: &[&str]| {

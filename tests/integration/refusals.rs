@@ -89,7 +89,7 @@ fn bad_arguments_are_refused_before_the_target_is_opened() {
 }
 
 /// A manual page and a shell script are not JSON: with --json, man and
-/// completions refuse with one JSON error document (issue 26: roff came out).
+/// completions refuse with one JSON error document (roff came out).
 #[test]
 fn man_and_completions_refuse_json() {
     for args in [&["--json", "man"][..], &["--json", "completions", "bash"][..]] {

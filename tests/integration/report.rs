@@ -77,7 +77,7 @@ fn the_report_is_self_contained_and_has_every_plot_with_labelled_axes() {
     let text = std::fs::read_to_string(&both).unwrap();
     assert!(text.contains("Side by side"));
     // Without -o: a name from the ids in the current directory, said
-    // (issue 26: `report 1` refused).
+    // (`report 1` refused).
     let out = flashlab()
         .current_dir(dir.path())
         .args(["report", "2", "--db"])

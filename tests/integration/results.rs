@@ -56,7 +56,7 @@ fn runs_are_saved_listed_compared_exported_and_imported_once() {
     assert_eq!(iops["best"], if x > y { 0 } else { 1 }, "{iops}");
     assert!((iops["relative"][1].as_f64().unwrap() - (y / x - 1.0)).abs() < 1e-9);
     // Each run is named by the target it was given, and its column by its
-    // id and the time it ran (issue 26: "#1" and "#2" alone).
+    // id and the time it ran ("#1" and "#2" alone).
     assert_eq!(c["runs"][0]["target"], "sim:demo", "{c}");
     assert_eq!(c["runs"][1]["target"], "sim:kingston-sa04g", "{c}");
     let text = flashlab()

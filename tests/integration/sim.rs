@@ -36,7 +36,7 @@ fn kingston_sim_carries_the_seed_registers() {
     assert_eq!(mmc["scr"]["spec_version"], "3.0x");
     assert_eq!(mmc["preferred_erase_size_bytes"], 4 << 20);
     assert_eq!(mmc["preferred_erase_size_source"], "kernel_capacity_guess");
-    // The bytes themselves, for `flashlab decode` (issue 26), and they
+    // The bytes themselves, for `flashlab decode`, and they
     // decode to what info says.
     let cid = mmc["raw_hex"]["cid"].as_str().unwrap();
     assert_eq!(cid, "02544d5341303447113533890900d371");
@@ -167,7 +167,7 @@ fn reproduce_prints_every_cell_with_its_error_as_json() {
 }
 
 /// A near miss names what was meant; bad ids and empty filters say what
-/// is there (issue 26).
+/// is there.
 #[test]
 fn near_misses_name_what_was_meant() {
     let err = |args: &[&str]| {

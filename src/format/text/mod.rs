@@ -22,7 +22,7 @@ impl Format for Text {
     fn render(&self, runs: &[(String, RunDocument)]) -> Result<String, FormatError> {
         // Every line fits the terminal (80 columns in a pipe): a summary of
         // 109 characters or a note of 1,000 was split mid-word by the
-        // terminal (issue 26).
+        // terminal.
         Ok(runs
             .iter()
             .map(|(_, d)| crate::console::wrap_long_lines(&render(d)))

@@ -9,7 +9,7 @@ use crate::sim::reproduce::Report;
 use crate::units::Iec;
 
 /// Names and what each is, one entry a few lines; where each comes from is
-/// `sim show NAME`'s first lines and the JSON's (issue 26: 96 lines with
+/// `sim show NAME`'s first lines and the JSON's (96 lines with
 /// the sources in a third column).
 pub fn sim_list(o: &mut String, l: &SimList) {
     let list = |o: &mut String, v: &[Entry]| {
@@ -39,7 +39,7 @@ pub fn sim_list(o: &mut String, l: &SimList) {
 }
 
 /// One line a key: name, value and unit; the meanings are the comments
-/// of `--toml` (issue 26: 179 lines with a meaning column).
+/// of `--toml` (179 lines with a meaning column).
 pub fn sim_show(o: &mut String, s: &SimShow) {
     if let (Some(summary), Some(source)) = (&s.summary, &s.source) {
         let _ = writeln!(

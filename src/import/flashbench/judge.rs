@@ -250,7 +250,7 @@ fn judge_align(runs: &[(&str, &AlignRun)], notes: &mut Vec<String>) -> Option<Al
     if unitless + recomputed > 0 {
         notes.push(format!(
             "flashbench printed {} negative diff{} without a unit (its 8-byte buffer cuts the \"ns\", bradfa/flashbench \
-             issue 16): read as nanoseconds{}; a negative diff means the crossing read was faster than its neighbours, \
+             flashbench issue #16): read as nanoseconds{}; a negative diff means the crossing read was faster than its neighbours, \
              which is noise",
             unitless + recomputed,
             if unitless + recomputed == 1 { "" } else { "s" },

@@ -7,7 +7,7 @@
 //!   `snprintf(buf, 8, ...)`, so "%.3g" plus ns, µs, ms or "%.4gs" — and a
 //!   negative diff always takes the ns branch and loses its unit (and
 //!   perhaps its last digits) to the 8-byte buffer: "-412331" or "-49389n"
-//!   (bradfa/flashbench issue 16);
+//!   (github.com/bradfa/flashbench issue #16);
 //! - `--open-au`: one row per chunk size from the erase size down to the
 //!   block size, `SIZE RATE` (sizes "%0.3gKiB", rates "%.03gM/s", each padded
 //!   to 7 characters);
@@ -62,7 +62,7 @@ pub struct Invocation {
 pub enum Diff {
     /// As printed, with its unit.
     Printed,
-    /// Negative and printed without a unit (issue 16): read as ns.
+    /// Negative and printed without a unit (flashbench issue #16): read as ns.
     NoUnit,
     /// Printed without a unit and with digits lost: taken from pre/on/post.
     Recomputed,
@@ -262,7 +262,7 @@ fn rate(tok: &str) -> Option<f64> {
 
 /// A time: "735µs", "1.08ms", "5.85µs", "324ns", "1.2s" (µ also as the Greek
 /// mu, "us", or mangled by a wrong charset). A bare or "n"-ended negative
-/// number is issue 16's unitless diff, in ns: `Diff::NoUnit`.
+/// number is flashbench issue #16's unitless diff, in ns: `Diff::NoUnit`.
 fn time(tok: &str) -> Option<(f64, bool)> {
     if let Ok(v) = tok.parse::<f64>() {
         return (v < 0.0 && v.is_finite()).then_some((v, false));

@@ -1,7 +1,7 @@
 //! A simulated card's flashbench session, printed exactly as flashbench
 //! prints it: the access patterns are flashlab's reproduction of
 //! flashbench's (src/sim/reproduce/flashbench.rs), the text follows its
-//! format (C's "%.3g" cut to flashbench's 8-byte buffers, issue 16's
+//! format (C's "%.3g" cut to flashbench's 8-byte buffers, flashbench issue #16's
 //! unitless negative diffs included). So the import is tested on cards
 //! whose truth is known, with the card's own noise in every row.
 
@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(format_ns(1_080_000), "1.08ms");
         assert_eq!(format_ns(5_850), "5.85µs");
         assert_eq!(format_ns(999_600), "1e+03µ", "C's %.3g, cut by the buffer");
-        assert_eq!(format_ns(-412_331), "-412331", "issue 16: no unit");
+        assert_eq!(format_ns(-412_331), "-412331", "flashbench issue #16: no unit");
         assert_eq!(format_ns(-49_389), "-49389n");
         assert_eq!(format_bytes(4 << 20), "4MiB   ");
         assert_eq!(format_bytes(3 << 19), "1.5MiB ");

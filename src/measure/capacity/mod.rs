@@ -11,7 +11,7 @@
 //! - then a dense region of `push` bytes right after the untouched start,
 //!   and past it, up to `flush` bytes in all, blocks written again with the
 //!   bytes they hold: both push any write cache out before anything is read
-//!   back, and the second needs nothing written back (issue 24: a 48 MiB
+//!   back, and the second needs nothing written back (a 48 MiB
 //!   cache outlasted the 32 MiB push and the card was called genuine).
 //!
 //! Wrap-around at any modulus N is then seen by reads alone: the read probes,
@@ -65,7 +65,7 @@ pub const DEFAULT_SKIP: u64 = 1 << 20;
 /// is a few MiB); `--push` for more.
 pub const DEFAULT_PUSH: u64 = 32 << 20;
 /// Bytes written after the samples by default, the dense region included:
-/// past a write cache of 64 MiB (issue 24 asks for caches of at least 64
+/// past a write cache of 64 MiB (the fake-capacity goal asks for caches of at least 64
 /// MiB by default; the largest a user met with f3 was 63 MB), with room
 /// for the samples themselves.
 pub const DEFAULT_FLUSH: u64 = 72 << 20;
@@ -113,7 +113,7 @@ pub struct Stage {
     pub options: Options,
     pub window: Option<(u64, u64)>,
     /// Write the push (the dense region) to flush a cache. The first stage
-    /// always does; later ones only where a cache was seen (issue 24: each
+    /// always does; later ones only where a cache was seen (each
     /// narrowing stage rewrote 32 MiB, 321 MiB written on a drop fake where
     /// f3probe wrote 1 MiB).
     pub flush: bool,
@@ -129,7 +129,7 @@ pub struct Stage {
     /// counted in (priced by a timed MiB first). A slow host gets less of
     /// the flush past the dense region, and the
     /// verdict's `flush_bytes` says how large a cache it could have missed
-    /// (issue 22: the 72 MiB flush took up to 290 device-seconds behind
+    /// (the 72 MiB flush took up to 290 device-seconds behind
     /// an AT91 host). Narrowing stages flush what the survey did.
     pub flush_budget_ns: u64,
 }
@@ -566,7 +566,7 @@ impl super::Test for Stage {
         let nonce = self.options.nonce;
         let (dense, mut extra, mut samples) = self.ranges(&d);
         // Every byte written counts, the pricing's too: the run's own line
-        // ("65.02 MiB of writes landed ...") and this one agree (issue 26).
+        // ("65.02 MiB of writes landed ...") and this one agree.
         let mut priced_bytes = 0;
         // The survey's flush within its budget, decided before anything is
         // journalled: a MiB of the dense region read and written as it is,
@@ -607,7 +607,7 @@ impl super::Test for Stage {
         // The samples first, highest first, in one batch, and read back
         // right away, while a cache may still hold them: a cache smaller
         // than the push's first chunk (1 MiB) was flushed by it before this
-        // read, and called a drop (issue 24). The batch opens with the first
+        // read, and called a drop. The batch opens with the first
         // block of the dense region and of each flush range written with the
         // bytes it holds, so every declared range is journalled before any
         // is overwritten: on a card that wraps inside them, a sample lands
@@ -671,7 +671,7 @@ impl super::Test for Stage {
         // the order it took (first in or least recently used) has let it
         // go, the samples are gone too. The flush ends there, with half
         // again as margin against a cache that lets go in another order,
-        // instead of writing all of it at every stage (issue 24: 321 MiB
+        // instead of writing all of it at every stage (321 MiB
         // written on a cache card where f3probe wrote 15 MiB).
         let mut stop_at = planned;
         let mut flushed = 0;
@@ -1029,7 +1029,7 @@ fn bisect(
 }
 
 /// Runs of read probes the card refused, each narrowed to the block by
-/// [`bisect`] against the probes on either side (issue 26: one 64 MiB
+/// [`bisect`] against the probes on either side (one 64 MiB
 /// fault was two 4 KiB regions). A run that reaches the last probe ends
 /// there. At most [`MAX_NARROWED`] runs are narrowed; the rest stay one
 /// block each. Returns the regions as (offset, length) and the reads.
@@ -1336,7 +1336,7 @@ mod tests {
             let (r, s) = check_card(&format!("sim:{p}"));
             assert_eq!(r.verdict, Verdict::Genuine, "{p}: {r:?}");
             assert_eq!(r.usable_bytes, r.announced_bytes);
-            // Issue 24: a cache of 64 MiB cannot hide a fake, and a genuine
+            // A cache of 64 MiB cannot hide a fake, and a genuine
             // card still gets well under 256 MiB written, the restore of
             // the dense region included (the rest of the flush rewrote
             // what was there).
@@ -1354,9 +1354,9 @@ mod tests {
             ("drop-zeros", "0", FakeKind::Drop),
             ("drop-stale", "0", FakeKind::Drop),
             ("drop-zeros", "4M", FakeKind::Cache),
-            // Smaller than the push's first MiB (issue 24: was "drop").
+            // Smaller than the push's first MiB (was "drop").
             ("drop-zeros", "512K", FakeKind::Cache),
-            // Larger than the 32 MiB push (issue 24: 48 MiB was "genuine"),
+            // Larger than the 32 MiB push (48 MiB was "genuine"),
             // and the 64 MiB the default flush promises.
             ("drop-zeros", "48M", FakeKind::Cache),
             ("drop-zeros,sector_size=4096", "64M", FakeKind::Cache),
@@ -1383,7 +1383,7 @@ mod tests {
                 "{spec}: {r:?}"
             );
         }
-        // Chain (issue 24): a wrap at 2 GiB whose last 512 MiB lose their
+        // Chain: a wrap at 2 GiB whose last 512 MiB lose their
         // writes; the usable size is where the data ends, as f3probe says
         // (1610612736), not the wrap point. With 4096-byte sectors too.
         for (spec, real) in [
@@ -1403,7 +1403,7 @@ mod tests {
             let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
             assert!(words.contains("lost, and further on addresses wrap"), "{text}");
         }
-        // Refusing reads and writes past 300 MiB of 4 GiB (issue 24: no
+        // Refusing reads and writes past 300 MiB of 4 GiB (no
         // verdict, the narrowing window's journal could not read its
         // originals): found by reads, to the block, nothing more written.
         for spec in [

@@ -96,7 +96,7 @@ impl Registered for Entry {
             return Vec::new();
         };
         let line = match (c.verdict, c.kind) {
-            // Sampled, not proven (issue 26: "all 29.72 GiB hold data" from
+            // Sampled, not proven ("all 29.72 GiB hold data" from
             // 65 written blocks): say what was checked and what would not
             // show.
             (Verdict::Genuine, _) => format!(

@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn one_slow_read_is_clipped_off_the_map_and_the_plot_says_so() {
-        // Issue 26: one 360 ms read flattened two thousand of about 0.5 ms.
+        // One 360 ms read flattened two thousand of about 0.5 ms.
         let points: Vec<serde_json::Value> = (0..2048u64)
             .map(
                 |i| serde_json::json!({"offset": i * 4096, "latency_ns": if i == 700 { 360_000_000 } else { 531_497 }}),

@@ -178,7 +178,7 @@ fn capacity_killed_anywhere_loses_nothing() {
     let before = sha(&dev.path);
     let jdir = dir.path().join("j");
     let mut killed = 0;
-    // The survey writes 2 samples (issue 22): its crash steps end before 16.
+    // The survey writes 2 samples: its crash steps end before 16.
     for at in [1u64, 2, 3, 4, 5, 6, 8, 10, 12, 14, 1 << 20] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
             .args(["capacity", dev.as_str(), "--push", "4M", "--write", "--journal-dir"])

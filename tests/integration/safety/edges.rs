@@ -285,7 +285,7 @@ fn small_and_ragged_files_say_what_they_measure() {
 }
 
 /// A target where not even one AU fits past the first 32 MiB: the refusal
-/// blames no --max nobody gave (issue 20, item 16), with or without --full.
+/// blames no --max nobody gave, with or without --full.
 #[test]
 fn open_au_on_a_target_too_small_for_one_au_blames_no_max() {
     for extra in [&[][..], &["--full"][..]] {
@@ -306,7 +306,7 @@ fn open_au_on_a_target_too_small_for_one_au_blames_no_max() {
 }
 
 /// open-au --full declares whole AUs (flashbench's table), the sweep only
-/// the start of each (issue 22); both from the same pool of `--max` AUs.
+/// the start of each; both from the same pool of `--max` AUs.
 #[test]
 fn open_au_full_declares_whole_aus_and_the_sweep_their_starts() {
     let run = |extra: &[&str]| {
