@@ -78,7 +78,7 @@ pub fn run(
                     .find(|f| here.is_empty() || f.best_header().map(|h| h.order()) > oldest)
             });
             if let Some(f) = blocking {
-                return Err(session::unreadable(f, "nothing was restored"));
+                return Err(session::unreadable(f, &why(f), "nothing was restored"));
             }
             for f in &away {
                 crate::errln!(
@@ -105,6 +105,11 @@ pub fn run(
     doc.body = Body::Restored(RestoredList { restored: done });
     doc.finish(None);
     Ok(doc)
+}
+
+/// Why a found journal's header cannot be read.
+fn why(f: &Found) -> String {
+    f.header.as_ref().err().map(ToString::to_string).unwrap_or_default()
 }
 
 fn looks_like_journal(path: &str) -> bool {
@@ -139,6 +144,7 @@ fn refuse_if_newer_pending(path: &Path, dir: &Path) -> CliResult<()> {
     match newer {
         Some(f) if f.header.is_err() => Err(session::unreadable(
             f,
+            &why(f),
             "it may be newer than this one; nothing was restored",
         )),
         Some(f) => Err(CliError::usage(format!(

@@ -246,29 +246,26 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
         return Ok(());
     };
     let restore = format!("flashlab restore {spec}{}", journal_dir_of(&p.found.path));
-    Err(match p.holds {
-        Some(bytes) => CliError::usage(format!(
+    Err(match &p.holds {
+        Ok(bytes) => CliError::usage(format!(
             "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are not \
              back yet); nothing was written",
             p.found.path.display(),
-            Iec(bytes)
+            Iec(*bytes)
         ))
         .hint(format!("run `{restore}` first; it puts those bytes back")),
-        None => unreadable(&p.found, &format!("it may hold bytes of {spec}; nothing was written")),
+        Err(why) => unreadable(
+            &p.found,
+            why,
+            &format!("it may hold bytes of {spec}; nothing was written"),
+        ),
     })
 }
 
-/// A pending journal that cannot be read, as an error: what is wrong, and
-/// what to do about it (restore it as the user who made it, bring its
-/// directory back, or set it aside once it is lost for good).
-pub fn unreadable(f: &Found, consequence: &str) -> CliError {
-    let why = match &f.header {
-        Err(e) => e.to_string(),
-        Ok(_) => match safety::journal::Journal::open(&f.path) {
-            Err(e) => e.to_string(),
-            Ok(_) => "it changed while it was read".into(),
-        },
-    };
+/// A pending journal that cannot be read (`why`), as an error: what is
+/// wrong, and what to do about it (restore it as the user who made it,
+/// bring its directory back, or set it aside once it is lost for good).
+pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
     let of = f.best_header().map(|h| format!(" of {}", h.target)).unwrap_or_default();
     let aside = format!("`flashlab restore --set-aside {}`", f.path.display());
     let hint = if f.damaged() || f.header.is_ok() {
@@ -299,10 +296,10 @@ pub fn journal_dir_of(journal: &Path) -> String {
 }
 
 /// A pending journal over a target's bytes, and how many of them it holds
-/// (None: it cannot be read, so it might hold any).
+/// (or why it cannot be read, so it might hold any).
 pub struct PendingJournal {
     pub found: Found,
-    pub holds: Option<u64>,
+    pub holds: Result<u64, String>,
 }
 
 /// A journal no running flashlab holds, found anywhere a run can find one
@@ -322,11 +319,11 @@ pub fn pending_journal(path: &Path, consent: &Consent) -> Option<PendingJournal>
         // so an empty journal (a crash before the first write) holds
         // nothing of the target and nothing of it was written.
         let holds = match &found.header {
-            Err(_) => None,
+            Err(e) => Err(e.to_string()),
             Ok(_) => match safety::journal::Journal::open(&found.path) {
                 Ok(opened) if opened.bytes() == 0 => return None,
-                Ok(opened) => Some(opened.bytes()),
-                Err(_) => None,
+                Ok(opened) => Ok(opened.bytes()),
+                Err(e) => Err(e.to_string()),
             },
         };
         Some(PendingJournal { found, holds })
