@@ -124,19 +124,7 @@ pub fn stopped() -> Vec<Stopped> {
 /// same device number as its recorded loop device, which still shows its
 /// card. Nothing is read from the device (a read would hang).
 pub fn stopped_serving(dev: &Path) -> Option<Stopped> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let number = |p: &Path| {
-        std::fs::metadata(p)
-            .ok()
-            .filter(|m| m.file_type().is_block_device())
-            .map(|m| m.rdev())
-    };
-    let want = number(dev)?;
-    let rec = records().into_iter().map(|(_, r)| r).find(|r| {
-        r.loop_device
-            .as_deref()
-            .is_some_and(|l| number(Path::new(l)) == Some(want) && ours(l, &r.mountpoint))
-    })?;
+    let rec = emulated::record_of(&Host::system(), dev)?;
     stopped().into_iter().find(|s| s.pid == rec.pid)
 }
 

@@ -148,9 +148,9 @@ impl Emulated {
     }
 }
 
-/// The live emulation serving the block device at `dev`, if any (see the
-/// module documentation for the facts required).
-pub fn serving(host: &Host, dev: &Path) -> Option<Emulated> {
+/// The record of the emulation whose loop device is the block device at
+/// `dev` and still shows a file in that emulation's mount (alive or not).
+pub fn record_of(host: &Host, dev: &Path) -> Option<Record> {
     let number = |p: &Path| {
         std::fs::metadata(p)
             .ok()
@@ -158,16 +158,18 @@ pub fn serving(host: &Host, dev: &Path) -> Option<Emulated> {
             .map(|m| m.rdev())
     };
     let want = number(dev)?;
-    records()
-        .into_iter()
-        .map(|(_, r)| r)
-        .find(|r| {
-            r.loop_device
-                .as_deref()
-                .is_some_and(|l| number(Path::new(l)) == Some(want) && shows_mount(host, l, &r.mountpoint))
-                && alive(r.pid)
-                && fuse_connection(host, &r.mountpoint).is_some()
-        })
+    records().into_iter().map(|(_, r)| r).find(|r| {
+        r.loop_device
+            .as_deref()
+            .is_some_and(|l| number(Path::new(l)) == Some(want) && shows_mount(host, l, &r.mountpoint))
+    })
+}
+
+/// The live emulation serving the block device at `dev`, if any (see the
+/// module documentation for the facts required).
+pub fn serving(host: &Host, dev: &Path) -> Option<Emulated> {
+    record_of(host, dev)
+        .filter(|r| alive(r.pid) && fuse_connection(host, &r.mountpoint).is_some())
         .map(|r| Emulated {
             pid: r.pid,
             spec: r.spec,

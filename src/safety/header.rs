@@ -45,3 +45,20 @@ impl Header {
         (self.sequence, ns)
     }
 }
+
+/// A header for the unit tests of the journal, the registry and the
+/// pending list: one 4 KiB range of a 64 MiB "/dev/test" at `ranges`.
+#[cfg(test)]
+pub(crate) fn sample(created_ns: u64, sequence: u64, ranges: &[[u64; 2]]) -> Header {
+    Header {
+        target: "/dev/test".into(),
+        size_bytes: 64 << 20,
+        identity: Identity::default(),
+        created_unix: 1,
+        created_ns,
+        sequence,
+        pid: 2,
+        ranges: ranges.to_vec(),
+        total_bytes: ranges.iter().map(|r| r[1]).sum(),
+    }
+}

@@ -281,17 +281,7 @@ mod tests {
     use crate::safety::journal::Writer;
 
     fn header(ns: u64, sequence: u64) -> Header {
-        Header {
-            target: "/dev/test".into(),
-            size_bytes: 64 << 20,
-            identity: Identity::default(),
-            created_unix: 1,
-            created_ns: ns,
-            sequence,
-            pid: 2,
-            ranges: vec![[0, 4096]],
-            total_bytes: 4096,
-        }
+        crate::safety::header::sample(ns, sequence, &[[0, 4096]])
     }
 
     /// Two journals in two directories the runs named, one registry: each

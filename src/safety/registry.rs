@@ -307,20 +307,9 @@ pub(super) fn absent(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::safety::identity::Identity;
 
-    pub(crate) fn header(ns: u64) -> Header {
-        Header {
-            target: "/dev/test".into(),
-            size_bytes: 64 << 20,
-            identity: Identity::default(),
-            created_unix: 1,
-            created_ns: ns,
-            sequence: 3,
-            pid: 2,
-            ranges: vec![[0, 4096]],
-            total_bytes: 4096,
-        }
+    fn header(ns: u64) -> Header {
+        crate::safety::header::sample(ns, 3, &[[0, 4096]])
     }
 
     #[test]

@@ -2,20 +2,9 @@
 //! commit a crash or an edit can leave.
 
 use super::*;
-use crate::safety::identity::Identity;
 
 fn header(ranges: &[[u64; 2]]) -> Header {
-    Header {
-        target: "/dev/test".into(),
-        size_bytes: 64 << 20,
-        identity: Identity::default(),
-        created_unix: 1,
-        created_ns: 0,
-        sequence: 0,
-        pid: 2,
-        ranges: ranges.to_vec(),
-        total_bytes: ranges.iter().map(|r| r[1]).sum(),
-    }
+    crate::safety::header::sample(0, 0, ranges)
 }
 
 /// A journal with `n` 64 KiB records in one range, the first `commit`
