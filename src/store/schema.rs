@@ -64,22 +64,24 @@ pub const V1: &str = "CREATE TABLE runs (
 /// store calls it before anything that writes (even switching to WAL
 /// rewrites the file's header), so a refused file is left as it was.
 pub fn readable(conn: &Connection) -> Result<i64, MigrateError> {
-    let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    // One statement, so one snapshot: read as two, another run creating
+    // the store between them shows version 0 beside its new tables, which
+    // looked like another program's database (seen in CI with two runs
+    // saving at once).
+    let (v, tables): (i64, i64) = conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%')",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     if v > VERSION {
         return Err(MigrateError::Newer(v));
     }
     if v < 0 {
         return Err(MigrateError::Unknown(v));
     }
-    if v == 0 {
-        let tables: i64 = conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
-            [],
-            |r| r.get(0),
-        )?;
-        if tables > 0 {
-            return Err(MigrateError::Foreign);
-        }
+    if v == 0 && tables > 0 {
+        return Err(MigrateError::Foreign);
     }
     Ok(v)
 }
@@ -191,5 +193,31 @@ mod tests {
             .pragma_update(None, "user_version", VERSION + 1)
             .unwrap();
         assert!(super::super::Store::open(&path).is_err());
+    }
+
+    /// Runs creating a store at once all open it: none may see the
+    /// tables of another's first step before its version (CI saw "another
+    /// program's database" when the two were read apart).
+    #[test]
+    fn stores_created_at_once_all_open() {
+        for round in 0..30 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("c.sqlite");
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let opens: Vec<_> = (0..6)
+                .map(|_| {
+                    let (path, barrier) = (path.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        super::super::Store::open(&path).map(|_| ())
+                    })
+                })
+                .collect();
+            for o in opens {
+                if let Err(e) = o.join().unwrap() {
+                    panic!("round {round}: {e}");
+                }
+            }
+        }
     }
 }
