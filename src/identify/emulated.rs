@@ -2,10 +2,11 @@
 //! itself: its state record (`/run/flashlab/emulate/PID.json`: its process,
 //! mount point, loop device, and the card it serves) and its FUSE
 //! filesystem, mounted under the name every emulation uses ([`FS_NAME`]).
-//! A loop device is an emulated card when its device number is the one a
-//! live emulation recorded, its backing file (as the kernel names it in
-//! sysfs) lies in that emulation's mount, and a FUSE filesystem of that name
-//! is mounted there: never by a path's text alone. Nothing is read from
+//! A loop device is an emulated card when its backing file (as the kernel
+//! names it in sysfs) lies in an emulation's mount point, that emulation's
+//! record beside the mount point names the mount point and a loop device of
+//! this number, its process is alive, and a FUSE filesystem of that name is
+//! mounted there: never by a path's text alone. Nothing is read from
 //! the device (a stopped emulation would hang the read).
 //!
 //! The record names the card (`sim:SPEC` and the time scale) for people:
@@ -149,7 +150,11 @@ impl Emulated {
 }
 
 /// The record of the emulation whose loop device is the block device at
-/// `dev` and still shows a file in that emulation's mount (alive or not).
+/// `dev` (alive or not). Found from the device itself, whatever state
+/// directory that emulation was given: the loop's backing file (sysfs, by
+/// the device's number) lies in the emulation's mount point `DIR/PID.mnt`,
+/// whose record is `DIR/PID.json`; it must name this mount point and a
+/// loop device of this number.
 pub fn record_of(host: &Host, dev: &Path) -> Option<Record> {
     let number = |p: &Path| {
         std::fs::metadata(p)
@@ -158,11 +163,21 @@ pub fn record_of(host: &Host, dev: &Path) -> Option<Record> {
             .map(|m| m.rdev())
     };
     let want = number(dev)?;
-    records().into_iter().map(|(_, r)| r).find(|r| {
-        r.loop_device
+    let (major, minor) = (rustix::fs::major(want), rustix::fs::minor(want));
+    let text = std::fs::read_to_string(host.sys.join(format!("dev/block/{major}:{minor}/loop/backing_file"))).ok()?;
+    let file = PathBuf::from(text.trim_end());
+    let mountpoint = file.parent()?;
+    if mountpoint.extension().is_none_or(|e| e != "mnt") {
+        return None;
+    }
+    let rec: Record =
+        serde_json::from_str(&crate::files::read_small(&mountpoint.with_extension("json"), 64 << 10).ok()?).ok()?;
+    (rec.mountpoint == mountpoint
+        && rec
+            .loop_device
             .as_deref()
-            .is_some_and(|l| number(Path::new(l)) == Some(want) && shows_mount(host, l, &r.mountpoint))
-    })
+            .is_some_and(|l| number(Path::new(l)) == Some(want)))
+    .then_some(rec)
 }
 
 /// The live emulation serving the block device at `dev`, if any (see the

@@ -126,11 +126,28 @@ pub(super) fn slots(
         }
     }
     // Confirmation before anything is claimed: both sides of the boundary
-    // once more, each on its own.
+    // once more, each on its own, then the limit itself again (r ordinary
+    // AUs fit, one more overflows). Every verdict above rests on that
+    // limit, and on a noisy path (a loaded machine's stalls, a reader's)
+    // a search can settle on a wrong one: an emulated demo card under two
+    // builds gave limits of 3 and 18 where it keeps 24, then called 0 and
+    // 8 AUs FAT area at 0.95 (its FAT area is 2). A limit that does not
+    // hold when asked again claims nothing.
+    // Each half of the limit is asked apart only where the boundary does
+    // not already ask it: r AUs fit is implied by r plus a FAT-area AU
+    // fitting, so it is asked only for an area of 0; r + 1 ordinary AUs
+    // overflow only where no candidate overflowed. (Asking both always
+    // cost 5 of 100 hard simulated cards with 128 MiB AUs their FAT
+    // verdict: the step's budget ended first; `examples/budget.rs`.)
     let mut confirmed = true;
-    for (au, overflow) in [(area.checked_sub(1), false), ((area < o.max_aus).then_some(area), true)] {
-        if let Some(au) = au {
-            let Some(d) = w.decide(t, &with(au))? else {
+    for (set, overflow) in [
+        (area.checked_sub(1).map(with), false),
+        ((area < o.max_aus).then(|| with(area)), true),
+        ((area == 0 && !refs.is_empty()).then(|| refs.to_vec()), false),
+        ((area == o.max_aus).then(|| with(aus[r])), true),
+    ] {
+        if let Some(set) = set {
+            let Some(d) = w.decide(t, &set)? else {
                 return Ok(Err(stopped(&w, w.why_stopped(r + 1))));
             };
             confirmed &= d.overflows == overflow;
