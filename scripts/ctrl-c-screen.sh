@@ -1,6 +1,6 @@
 #!/bin/bash
 # What an 80x24 terminal shows after Ctrl-C typed during a writing test
-# (issue 26: the terminal's echo of "^C" wrapped a full-width progress bar
+# (seen before it was fixed: the terminal's echo of "^C" wrapped a full-width progress bar
 # and left a stale bar line above the report). Runs `flashlab bench LOOP
 # --write` on a loop device over a 256 MiB file in a tmux pane, types
 # Ctrl-C after DELAY seconds (default 3), prints the pane and says whether a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# How well probe's progress ETAs hold on a real target (issue 22: within a
+# How well probe's progress ETAs hold on a real target (the goal: within a
 # factor of 2): runs `flashlab probe LOOP --write` on a loop device over a
 # 1 GiB file in an 80x24 tmux pane, samples the progress line every 0.5 s,
 # and prints, per step, each ETA shown against the time the step really
