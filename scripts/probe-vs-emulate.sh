@@ -11,6 +11,8 @@
 #   sudo scripts/probe-vs-emulate.sh [SPEC...]
 #   sudo HARD=10 SEED=7 scripts/probe-vs-emulate.sh        # the default set
 #   sudo ENGINES=psync scripts/probe-vs-emulate.sh sim:demo,capacity=256M
+#   sudo ROWS=rows.jsonl scripts/probe-vs-emulate.sh   # also keep each card's row
+#   sudo ROWS_ONLY=rows.jsonl scripts/probe-vs-emulate.sh   # table from kept rows
 #
 # Without SPECs: demo, kingston-sa04g and toshiba-7au (each at 256-512 MiB,
 # so capacity's reads stay short), then HARD generated cards of the hard
@@ -26,7 +28,7 @@ FLASHLAB=$(realpath "${FLASHLAB:-target/release/flashlab}")
 [ -x "$FLASHLAB" ] || { echo "no flashlab binary at $FLASHLAB (build it, or set FLASHLAB)" >&2; exit 2; }
 read -r -a engines <<<"${ENGINES:-psync io_uring}"
 specs=("$@")
-if [ ${#specs[@]} -eq 0 ]; then
+if [ ${#specs[@]} -eq 0 ] && [ -z "${ROWS_ONLY:-}" ]; then
   specs=(
     "sim:demo,capacity=256M,au_size=1M"
     "sim:kingston-sa04g,capacity=256M"
@@ -66,6 +68,10 @@ print(json.dumps({
 }
 
 rows=()
+if [ -n "${ROWS_ONLY:-}" ]; then
+  mapfile -t rows <"$ROWS_ONLY"
+  specs=()
+fi
 for spec in "${specs[@]}"; do
   truth=$("$FLASHLAB" sim show "$spec" --json | python3 -c '
 import json, sys
@@ -89,6 +95,9 @@ print(json.dumps({"erase": p["au_size"], "page": p["page_size"], "linear": p["op
     row+=", \"$engine\": $(verdicts "$tmp/real.json"), \"${engine}_wall\": $wall, \"${engine}_late\": \"$late\""
   done
   rows+=("$row}")
+  # Each card's row as it ends, so a run cut short keeps what it measured
+  # (ROWS=FILE; ROWS_ONLY=FILE renders such a file without measuring).
+  [ -n "${ROWS:-}" ] && printf '%s\n' "$row}" >>"$ROWS"
   echo "done: $spec" >&2
 done
 
