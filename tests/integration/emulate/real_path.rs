@@ -93,7 +93,8 @@ fn verdicts(v: &serde_json::Value) -> Vec<(&'static str, Option<u64>, f64)> {
 /// probe through the real path (O_DIRECT through /dev/loopN, the loop
 /// queue, FUSE, the emulation's clock at time scale 1, where the card's
 /// small-read timing was measured faithful) gives the verdicts of probe on
-/// the same spec in process, each confident and right, with both engines.
+/// the same spec in process, with both engines: each confident and right,
+/// or (a writing step on a loaded machine) not claimed.
 #[test]
 fn probe_through_the_real_path_gives_the_models_verdicts() {
     require_emulation!();
@@ -108,6 +109,7 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
     for engine in ["psync", "io_uring"] {
         // A fresh card for each, as the model's starts fresh.
         let emu = Emu::start(dir.path(), spec, &[]);
+        let (waited_before, started) = (super::cpu_waited_s(), std::time::Instant::now());
         let out = flashlab_in(dir.path())
             .args([
                 "probe",
@@ -122,15 +124,41 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let real: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let sure = |v: Vec<(&'static str, Option<u64>, f64)>| -> Vec<_> {
-            v.into_iter().map(|(w, x, c)| (w, x, c >= 0.9)).collect()
-        };
-        assert_eq!(
-            sure(verdicts(&real)),
-            sure(want.clone()),
-            "{engine}: {}",
+        // Each verdict confident and the model's, or not claimed: a loaded
+        // machine's stalls may leave a writing step unsure (open-au judges
+        // a collapse twice and claims nothing where the two disagree), but
+        // never confident and wrong. The reads' verdicts stay confident.
+        let got = verdicts(&real);
+        let mut unsure = Vec::new();
+        for ((what, value, conf), (_, model_value, _)) in got.iter().zip(&want) {
+            if *conf >= 0.9 {
+                assert_eq!(
+                    value, model_value,
+                    "{engine}: {what} confident and wrong: {}",
+                    real["summary"]
+                );
+            } else {
+                unsure.push(*what);
+            }
+        }
+        assert!(
+            !unsure.contains(&"erase block") && !unsure.contains(&"page"),
+            "{engine}: the reads' verdicts unsure: {}",
             real["summary"]
         );
+        // On a quiet machine every verdict is claimed: a path that only
+        // ever says "unsure" fails here.
+        let busy = super::cpu_waited_s() - waited_before;
+        let wall = started.elapsed().as_secs_f64();
+        if busy < 0.1 * wall {
+            assert!(
+                unsure.is_empty(),
+                "{engine}: tasks waited for a CPU {busy:.1} s of {wall:.0} s, yet not claimed: {unsure:?}"
+            );
+        }
+        if !unsure.is_empty() {
+            println!("{engine}: not claimed through the real path: {}", unsure.join(", "));
+        }
         let (m, r) = (
             model["device_time_s"].as_f64().unwrap(),
             real["device_time_s"].as_f64().unwrap(),
