@@ -63,12 +63,14 @@ pub fn crash_in_process_at(n: Option<u64>) {
 
 /// When a test hook fires: at the N-th crash point of the run, or at the
 /// k-th time the run passes the point named NAME (`restore batch#1`).
+#[cfg(feature = "crash-hooks")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum At {
     Step(u64),
     Named(String, u64),
 }
 
+#[cfg(feature = "crash-hooks")]
 impl At {
     fn parse(text: &str) -> Option<At> {
         match text.rsplit_once('#') {
@@ -92,7 +94,9 @@ impl At {
 /// that signal there instead, as a user pressing Ctrl-C (or a service manager
 /// stopping it) at that moment would. `N` may also be `NAME#k`: the k-th time
 /// the run passes the step named NAME (`restore batch#1`). Without the
-/// variables this costs one load.
+/// variables this costs one load. The variables are read only in a build
+/// with the `crash-hooks` feature (the test suite's: README, `.ci/run`): a
+/// user's environment can never make an installed flashlab kill itself.
 pub fn crash_point(what: &str) {
     if let Some(k) = IN_PROCESS.with(std::cell::Cell::get) {
         if k <= 1 {
@@ -101,6 +105,13 @@ pub fn crash_point(what: &str) {
         }
         IN_PROCESS.with(|c| c.set(Some(k - 1)));
     }
+    #[cfg(feature = "crash-hooks")]
+    signal_hooks(what);
+}
+
+/// The environment's crash and interrupt hooks (see [`crash_point`]).
+#[cfg(feature = "crash-hooks")]
+fn signal_hooks(what: &str) {
     use std::sync::atomic::AtomicU64;
     use std::sync::{Mutex, OnceLock};
     type Hooks = [(Option<At>, i32); 3];

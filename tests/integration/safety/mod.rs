@@ -19,6 +19,46 @@ use std::process::Command;
 
 pub use crate::support::sha;
 
+/// The crash tests set `FLASHLAB_CRASH_AT` and its kin, which only a build
+/// with the `crash-hooks` feature reads: without it they would fail far from
+/// the reason. One test says it plainly.
+#[test]
+fn the_suite_is_built_with_its_crash_hooks() {
+    #[cfg(not(feature = "crash-hooks"))]
+    panic!(
+        "the crash tests need the crash-hooks feature: cargo test --locked --release --features crash-hooks (README)"
+    );
+    #[cfg(feature = "crash-hooks")]
+    {
+        // And the hook fires: the run is killed at its first step.
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("t.img");
+        std::fs::write(&img, vec![7u8; 4 << 20]).unwrap();
+        let _forget = ForgetJournals(dir.path().join("j"));
+        let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .envs(crate::support::test_env())
+            .env("FLASHLAB_JOURNAL_DIR", dir.path().join("j"))
+            .env("FLASHLAB_CRASH_AT", "1")
+            .args([
+                "debug",
+                "write-pattern",
+                img.to_str().unwrap(),
+                "--range",
+                "0+64K",
+                "--write",
+            ])
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGKILL),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 pub fn journals(dir: &Path) -> Vec<PathBuf> {
     let mut j: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
