@@ -62,17 +62,22 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
 /// writing step was skipped for want of --write (issue 26: a read-only and
 /// a --write probe of one device looked the same in the list).
 fn verdict(d: &RunDocument) -> String {
-    const FIRST: [&str; 6] = ["erase block", "capacity", "open AUs", "FAT area", "speeds", "classes"];
+    const FIRST: [&str; 7] = [
+        "erase block",
+        "capacity",
+        "open AUs",
+        "FAT area",
+        "speeds",
+        "classes",
+        "geometry",
+    ];
     let summary = d.results.summary();
     let mut parts: Vec<String> = FIRST
         .iter()
         .filter_map(|label| summary.iter().find(|(l, _)| l == label))
         .take(2)
         .map(|(l, v)| {
-            let short = v
-                .split(" (")
-                .next()
-                .unwrap_or(v)
+            let short = first_clause(v)
                 .trim_end_matches(" as far as sampled")
                 .trim_end_matches([',', ';']);
             match *l {
@@ -92,6 +97,24 @@ fn verdict(d: &RunDocument) -> String {
         parts.push("read-only".into());
     }
     parts.join("; ")
+}
+
+/// A summary value up to its first parenthesis, keeping the reason of a
+/// "not claimed (why)": the list says why a run claimed nothing rather
+/// than show it as a verdict.
+fn first_clause(v: &str) -> &str {
+    let mut from = 0;
+    while let Some(i) = v[from..].find(" (") {
+        let at = from + i;
+        if !v[..at].ends_with("not claimed") {
+            return &v[..at];
+        }
+        match v[at..].find(')') {
+            Some(close) => from = at + close + 1,
+            None => return v,
+        }
+    }
+    v
 }
 
 /// A stored run, as its own command printed it.
@@ -118,7 +141,7 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
         CliError::usage(format!("cannot read {shown}: {why}"))
             .hint("give a file written by `flashlab ... --json` or `flashlab results export`")
     })?;
-    let doc: RunDocument = serde_json::from_str(&text).map_err(|e| {
+    let doc = RunDocument::from_json(&text).map_err(|e| {
         CliError::usage(format!("{shown} is not a flashlab run document: {e}"))
             .hint("give a file written by `flashlab ... --json` or `flashlab results export`")
     })?;
@@ -173,4 +196,23 @@ pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
     });
     doc.finish(None);
     Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_clause;
+
+    #[test]
+    fn the_list_keeps_why_nothing_was_claimed() {
+        assert_eq!(first_clause("2 AUs (8 MiB)"), "2 AUs");
+        assert_eq!(
+            first_clause("not claimed (the target is a loop device over the file /x.img)"),
+            "not claimed (the target is a loop device over the file /x.img)"
+        );
+        assert_eq!(
+            first_clause("6 in order, random not claimed (unsure: stopped after 9 device-seconds) (counted in AUs)"),
+            "6 in order, random not claimed (unsure: stopped after 9 device-seconds)"
+        );
+        assert_eq!(first_clause("6 in order, 24 random"), "6 in order, 24 random");
+    }
 }

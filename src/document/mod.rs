@@ -178,6 +178,20 @@ impl RunDocument {
         });
     }
 
+    /// A document from its JSON, each result settled as this flashlab's
+    /// tests settle theirs, and probe's summary made again from them: a run
+    /// stored by an older one (a verdict it refused but did not mark, and
+    /// a summary that said "no limit up to N" of it) shows as this one
+    /// would show it. The advice stays as it was given.
+    pub fn from_json(text: &str) -> serde_json::Result<RunDocument> {
+        let mut doc: RunDocument = serde_json::from_str(text)?;
+        doc.results.settle();
+        if doc.extras.summary.get().is_some() {
+            doc.extras.summary.set(crate::measure::summary::of(&doc.results));
+        }
+        Ok(doc)
+    }
+
     /// Stamp the end of the run.
     pub fn finish(&mut self, device_ns: Option<u64>) {
         self.device_time_s = device_ns.map(|ns| ns as f64 / 1e9);

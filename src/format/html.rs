@@ -109,6 +109,7 @@ fn run_name(id: &str) -> String {
 fn comparison(runs: &[(String, RunDocument)]) -> Markup {
     let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
     let rows = metrics::compare(&results);
+    let names: Vec<String> = runs.iter().map(|(id, _)| run_name(id)).collect();
     html! {
         h2 { "Side by side" }
         ul.runs {
@@ -132,12 +133,16 @@ fn comparison(runs: &[(String, RunDocument)]) -> Markup {
                                     (cell(r.unit, *v))
                                     @if let (true, Some(x)) = (i > 0, r.relative[i]) { " (" (format!("{:+.0}%", x * 100.0)) ")" }
                                 }
+                                None if r.not_claimed.get(i).is_some_and(Option::is_some) => { "not claimed" }
                                 None => { "-" }
                             }
                         }
                     }
                 }
             }
+        }
+        @for line in metrics::not_claimed(&rows, &names) {
+            p.note { (line) }
         }
     }
 }

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::align::AlignResult;
+use super::claim::{self, Claim};
 use super::fat::FatResult;
 use super::open_au::OpenAuResult;
 use crate::identify::DeviceInfo;
@@ -70,15 +71,45 @@ fn unsure_verdicts(m: &Measured) -> Vec<&'static str> {
         }
     }
     if let Some(o) = m.open_au.filter(|o| o.not_flash.is_none()) {
-        if o.linear.as_ref().is_some_and(|s| !sure(s.confidence)) {
+        if o.linear
+            .as_ref()
+            .is_some_and(|s| s.claim.claimed && !sure(s.confidence))
+        {
             out.push("open AUs in order");
         }
-        if o.random.as_ref().is_some_and(|s| !sure(s.confidence)) {
+        if o.random
+            .as_ref()
+            .is_some_and(|s| s.claim.claimed && !sure(s.confidence))
+        {
             out.push("open AUs at random");
         }
     }
-    if m.fat.is_some_and(|f| f.not_flash.is_none() && !sure(f.confidence)) {
+    if m.fat
+        .is_some_and(|f| f.not_flash.is_none() && f.claim.claimed && !sure(f.confidence))
+    {
         out.push("FAT area");
+    }
+    out
+}
+
+/// Verdicts a step refused on something that may be flash (its budget or
+/// its region ended it first), each with why: not noise, and no advice.
+fn refused_verdicts(m: &Measured) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut add = |name: &str, c: &Claim| {
+        if let Some(why) = c.why() {
+            out.push(format!("{name} ({})", claim::short(why)));
+        }
+    };
+    if let Some(o) = m.open_au.filter(|o| o.not_flash.is_none()) {
+        for (name, s) in [("open AUs in order", &o.linear), ("open AUs at random", &o.random)] {
+            if let Some(s) = s {
+                add(name, &s.claim);
+            }
+        }
+    }
+    if let Some(f) = m.fat.filter(|f| f.not_flash.is_none()) {
+        add("FAT area", &f.claim);
     }
     out
 }
@@ -102,6 +133,17 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             format!(
                 "warning: a run that did not finish left a journal for this device ({j}): some of its bytes are \
                  not back yet; run `flashlab restore` before anything else"
+            ),
+        ));
+    }
+    let refused = refused_verdicts(m);
+    if !refused.is_empty() {
+        out.push(say(
+            "not_claimed",
+            format!(
+                "not claimed: {}, so no advice is drawn from {}",
+                refused.join(", "),
+                if refused.len() == 1 { "it" } else { "them" }
             ),
         ));
     }
@@ -161,7 +203,7 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         && let Some(t) = b
             .tests
             .iter()
-            .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096)
+            .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096 && !t.short_sample)
             .max_by(|x, y| x.iops.total_cmp(&y.iops))
     {
         // A1's floor (SD spec 6.00, 4.16): 500 random 4 KiB write IOPS.
@@ -359,6 +401,7 @@ mod tests {
             evidence: Vec::new(),
             references: refs,
             not_flash: None,
+            claim: Default::default(),
         }
     }
 
@@ -368,6 +411,7 @@ mod tests {
             tried_up_to: 32,
             runs: Vec::new(),
             confidence: 0.95,
+            claim: Default::default(),
             stopped_by_budget_s: None,
             at_most: None,
         })
@@ -438,6 +482,7 @@ mod tests {
         };
         let mut f = FatResult {
             not_flash: None,
+            claim: Default::default(),
             confidence: 0.95,
             erase_size_bytes: 4 << 20,
             fat_area_aus: 2,
@@ -513,6 +558,25 @@ mod tests {
                 .starts_with("unsure: erase block, open AUs in order, open AUs at random, FAT area"),
             "{}",
             out[0].text
+        );
+        // A limit the budget refused is not noise: named apart, with why.
+        if let Some(s) = o.random.as_mut() {
+            s.refuse(claim::out_of_budget(42.0, "no collapse up to 4 open AUs"));
+        }
+        let out = advise(&Measured {
+            open_au: Some(&o),
+            ..Default::default()
+        });
+        assert_eq!(topics(&out), ["not_claimed", "noisy"]);
+        assert_eq!(
+            out[0].text,
+            "not claimed: open AUs at random (unsure: stopped after 42 device-seconds by the step's budget), so no \
+             advice is drawn from it"
+        );
+        assert!(
+            out[1].text.starts_with("unsure: open AUs in order ("),
+            "{}",
+            out[1].text
         );
     }
 

@@ -34,6 +34,9 @@ pub struct Metric {
     pub unit: Unit,
     pub better: Better,
     pub value: f64,
+    /// The run measured this figure but claims no value for it (a verdict
+    /// refused, a short sample): why. `value` then means nothing.
+    pub not_claimed: Option<String>,
 }
 
 pub fn m(name: impl Into<String>, unit: Unit, better: Better, value: f64) -> Metric {
@@ -42,6 +45,16 @@ pub fn m(name: impl Into<String>, unit: Unit, better: Better, value: f64) -> Met
         unit,
         better,
         value,
+        not_claimed: None,
+    }
+}
+
+/// A figure the run measured but claims no value for, and why: compared,
+/// it shows as "not claimed" where another run has a value.
+pub fn refused(name: impl Into<String>, unit: Unit, better: Better, why: &str) -> Metric {
+    Metric {
+        not_claimed: Some(why.to_string()),
+        ..m(name, unit, better, 0.0)
     }
 }
 
@@ -51,8 +64,14 @@ pub struct Row {
     pub name: String,
     pub unit: Unit,
     pub better: Better,
-    /// Per run, in the order given; None where a run lacks the figure.
+    /// Per run, in the order given; None where a run lacks the figure or
+    /// claims no value for it.
     pub values: Vec<Option<f64>>,
+    /// Per run: why it claims no value where it measured the figure (a
+    /// verdict refused, a short sample); None elsewhere. Runs compared
+    /// before this field read as all None.
+    #[serde(default)]
+    pub not_claimed: Vec<Option<String>>,
     /// Per run: relative to the first run's value (0.10 = 10% more).
     pub relative: Vec<Option<f64>>,
     /// Index of the better run, where the figure is a score and differs.
@@ -74,13 +93,17 @@ pub fn compare(runs: &[&Results]) -> Vec<Row> {
                         unit: x.unit,
                         better: x.better,
                         values: vec![None; docs.len()],
+                        not_claimed: vec![None; docs.len()],
                         relative: vec![None; docs.len()],
                         best: None,
                     });
                     rows.last_mut().expect("just pushed")
                 }
             };
-            row.values[i] = Some(x.value);
+            match &x.not_claimed {
+                None => row.values[i] = Some(x.value),
+                Some(why) => row.not_claimed[i] = Some(why.clone()),
+            }
         }
     }
     for r in &mut rows {
@@ -115,6 +138,28 @@ pub fn compare(runs: &[&Results]) -> Vec<Row> {
     rows
 }
 
+/// Why each run claims no value where a comparison says "not claimed":
+/// one line per run (`labels`, in order) and reason, naming the figures.
+pub fn not_claimed(rows: &[Row], labels: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, label) in labels.iter().enumerate() {
+        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+        for r in rows {
+            let Some(Some(why)) = r.not_claimed.get(i) else {
+                continue;
+            };
+            match reasons.iter_mut().find(|(w, _)| w == why) {
+                Some((_, names)) => names.push(&r.name),
+                None => reasons.push((why, vec![&r.name])),
+            }
+        }
+        for (why, names) in reasons {
+            out.push(format!("{label}: {} not claimed ({why})", names.join(", ")));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +177,27 @@ mod tests {
             .unwrap(),
         );
         d
+    }
+
+    /// A figure a run measured but does not claim (a short sample here)
+    /// has no value, never wins, and says why.
+    #[test]
+    fn a_figure_not_claimed_shows_why_and_never_wins() {
+        let mut short = bench_doc(9000.0, 100);
+        short.bench.get_mut().unwrap().tests[0].short_sample = true;
+        let rows = compare(&[&bench_doc(1000.0, 500), &short]);
+        let iops = rows.iter().find(|r| r.name.ends_with("IOPS")).unwrap();
+        assert_eq!(iops.values, [Some(1000.0), None]);
+        let why = iops.not_claimed[1].as_deref().unwrap();
+        assert!(why.starts_with("short sample: 10 requests, "), "{why}");
+        assert_eq!(iops.best, None, "a short sample is no score");
+        let lines = not_claimed(&rows, &["#1".into(), "#2".into()]);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("#2: randread 4 KiB Q1 IOPS, randread 4 KiB Q1 rate, randread 4 KiB Q1 p99 not claimed (short sample: 10 requests, "),
+            "{}",
+            lines[0]
+        );
     }
 
     #[test]

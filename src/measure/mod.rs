@@ -14,6 +14,7 @@ pub mod au;
 pub mod bench;
 pub mod blocksize;
 pub mod capacity;
+pub mod claim;
 pub mod confidence;
 pub mod fat;
 pub mod metrics;

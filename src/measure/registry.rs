@@ -135,6 +135,11 @@ pub trait Registered {
     fn csv(_r: &Self::Output) -> Option<String> {
         None
     }
+    /// Derive what a result read back may lack from what it holds (a
+    /// verdict refused, a short sample), as the test itself does when it
+    /// ends: runs stored by an older flashlab then show as this one would
+    /// have shown them.
+    fn settle(_r: &mut Self::Output) {}
 }
 
 /// A test's command: its arguments (clap) and its sequence of steps,
@@ -237,6 +242,16 @@ macro_rules! registry {
                 let mut out = Vec::new();
                 $( out.extend(<super::$module::Entry as Registered>::metrics(self)); )*
                 out
+            }
+
+            /// Every result settled as its test settles it (see
+            /// [`Registered::settle`]): for documents read back.
+            pub fn settle(&mut self) {
+                $(
+                    if let Some(r) = self.$field.get_mut() {
+                        <super::$module::Entry as Registered>::settle(r);
+                    }
+                )*
             }
 
             /// `command`'s result as CSV, where it has one.

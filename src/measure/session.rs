@@ -44,6 +44,12 @@ pub fn geometry<S: Session>(s: &mut S, erase: Option<u64>) -> Result<Geometry, S
         references: Vec::new(),
         medium,
     })?;
+    if let Some(why) = a.claim.why() {
+        return Err(refuse::<S>(
+            format!("align claims no erase size: {why}"),
+            "--erase-size SIZE (for example 4M) runs it anyway; on such a target it measures and claims nothing",
+        ));
+    }
     let Some(erase) = a.erase_size_bytes else {
         return Err(refuse::<S>(
             "align could not see the erase size of this target",

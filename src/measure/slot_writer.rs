@@ -200,9 +200,7 @@ impl<'a> SlotWriter<'a> {
     /// Why a search stopped: the step's budget when that ended it.
     pub fn explain(&self, stop: &NoLimit) -> String {
         match (self.out_of_time_s, stop) {
-            (Some(secs), NoLimit::Budget(_)) => format!(
-                "unsure: stopped after {secs:.0} device-seconds (the step's budget; --budget SECONDS gives it more)"
-            ),
+            (Some(secs), NoLimit::Budget(_)) => crate::measure::claim::budget_ended(secs),
             _ => stop.why(),
         }
     }

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::capacity::{FakeKind, Verdict};
+use super::claim::Claim;
 use super::registry::Results;
 use super::{CONFIDENT, au, page};
 
@@ -24,24 +25,34 @@ pub enum From {
 /// A size probe settled on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Size {
-    /// Null when nothing showed one.
+    /// Null when nothing showed one, or none is claimed.
     pub bytes: Option<u64>,
+    /// 0 where nothing is claimed.
     pub confidence: f64,
     /// Below [`CONFIDENT`]: the text says "perhaps" or "unsure".
     pub unsure: bool,
     pub from: From,
+    /// Whether a size is claimed at all (not on a target that is not
+    /// flash), and why not.
+    #[serde(flatten)]
+    pub claim: Claim,
 }
 
 /// One order's open-AU limit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
-    /// Null when no collapse was seen.
+    /// Null when no collapse was seen, or none is claimed.
     pub count: Option<u64>,
     /// Without a count: no collapse up to this many (the bound; a larger
-    /// limit is not excluded).
+    /// limit is not excluded). Null where nothing is claimed: a sweep that
+    /// claims nothing may have seen a collapse that is not the card's.
     pub up_to: Option<u64>,
+    /// 0 where nothing is claimed.
     pub confidence: f64,
     pub unsure: bool,
+    /// Whether a limit (or "no limit up to") is claimed, and why not.
+    #[serde(flatten)]
+    pub claim: Claim,
     /// The step's device-time budget ended the sweep (seconds spent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by_budget_s: Option<f64>,
@@ -62,10 +73,15 @@ pub struct FatArea {
     /// AUs of `erase_size_bytes`.
     #[serde(default)]
     pub erase_size_bytes: u64,
+    /// 0 for no area, and where none is claimed.
     pub aus: u64,
     pub bytes: u64,
+    /// 0 where nothing is claimed.
     pub confidence: f64,
     pub unsure: bool,
+    /// Whether an area (or "no area") is claimed, and why not.
+    #[serde(flatten)]
+    pub claim: Claim,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,7 +101,9 @@ pub struct Summary {
     pub open_aus: Option<OpenAus>,
     pub fat_area: Option<FatArea>,
     pub capacity: Option<Capacity>,
-    /// The speed classes the card met here (measured, not certified).
+    /// The speed classes the card met here (measured, not certified):
+    /// empty where those judged were all missed, null where none was
+    /// judged (not a card, a short sample, no test that judges one).
     pub classes: Option<Vec<String>>,
 }
 
@@ -105,15 +123,29 @@ fn size(reads: (Option<u64>, f64), writes: Option<(Option<u64>, f64)>, best: (Op
         confidence: best.1,
         unsure: best.1 < CONFIDENT,
         from: from(reads, writes, best.0),
+        claim: Claim::made(),
+    }
+}
+
+/// A size the reads refused (align on a target that is not flash).
+fn refused_size(claim: &Claim) -> Size {
+    Size {
+        bytes: None,
+        confidence: 0.0,
+        unsure: true,
+        from: From::Reads,
+        claim: claim.clone(),
     }
 }
 
 fn limit(s: &super::open_au::Sweep) -> Limit {
+    let claimed = s.claim.claimed;
     Limit {
         count: s.max_open_aus,
-        up_to: s.max_open_aus.is_none().then_some(s.tried_up_to),
+        up_to: (claimed && s.max_open_aus.is_none()).then_some(s.tried_up_to),
         confidence: s.confidence,
         unsure: s.confidence < CONFIDENT,
+        claim: s.claim.clone(),
         stopped_by_budget_s: s.stopped_by_budget_s,
     }
 }
@@ -138,7 +170,7 @@ pub fn classes_met(classes: &std::collections::BTreeMap<String, bool>) -> Vec<St
 /// geometry changed its mind), say so (issue 26: with `--erase-size 3M`
 /// the summary said "erase block 4 MiB" over counts made in 3 MiB AUs).
 pub fn counted_in(all: &Results, erase: u64) -> String {
-    let Some(a) = all.align.get().filter(|a| a.not_flash.is_none()) else {
+    let Some(a) = all.align.get().filter(|a| a.claim.claimed) else {
         return String::new();
     };
     match au::best(a, all.au.get()).0 {
@@ -156,7 +188,8 @@ pub fn counted_in(all: &Results, erase: u64) -> String {
 pub fn of(r: &Results) -> Summary {
     let align = r.align.get();
     let (erase_block, page) = match align {
-        Some(a) if a.not_flash.is_none() => {
+        Some(a) if !a.claim.claimed => (Some(refused_size(&a.claim)), Some(refused_size(&a.claim))),
+        Some(a) => {
             let reads = (a.erase_size_bytes, a.confidence);
             let writes = r.au.get().map(|w| (w.erase_size_bytes, w.confidence));
             let erase = size(reads, writes, au::best(a, r.au.get()));
@@ -170,17 +203,18 @@ pub fn of(r: &Results) -> Summary {
     Summary {
         erase_block,
         page,
-        open_aus: r.open_au.get().filter(|o| o.not_flash.is_none()).map(|o| OpenAus {
+        open_aus: r.open_au.get().map(|o| OpenAus {
             linear: o.linear.as_ref().map(limit),
             random: o.random.as_ref().map(limit),
             erase_size_bytes: o.erase_size_bytes,
         }),
-        fat_area: r.fat.get().filter(|f| f.not_flash.is_none()).map(|f| FatArea {
+        fat_area: r.fat.get().map(|f| FatArea {
             erase_size_bytes: f.erase_size_bytes,
             aus: f.fat_area_aus,
             bytes: f.fat_area_aus * f.erase_size_bytes,
             confidence: f.confidence,
             unsure: f.confidence < CONFIDENT,
+            claim: f.claim.clone(),
         }),
         capacity: r.capacity.get().map(|c| Capacity {
             verdict: c.verdict,
@@ -191,7 +225,7 @@ pub fn of(r: &Results) -> Summary {
         classes: r
             .bench
             .get()
-            .filter(|b| b.not_flash.is_none())
+            .filter(|b| b.not_flash.is_none() && !b.classes.is_empty())
             .map(|b| classes_met(&b.classes)),
     }
 }

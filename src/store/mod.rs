@@ -228,7 +228,7 @@ impl Store {
             .optional()
             .map_err(|e| self.sql(e))?;
         let text = text.ok_or(StoreError::NoSuchRun(id))?;
-        serde_json::from_str(&text).map_err(|e| StoreError::Layout {
+        RunDocument::from_json(&text).map_err(|e| StoreError::Layout {
             path: self.path.display().to_string(),
             why: format!("run {id}'s document does not read back: {e}"),
         })

@@ -11,6 +11,7 @@ mod import;
 mod info;
 mod layers;
 mod measure;
+mod not_claimed;
 mod not_flash;
 mod probe;
 mod refusals;

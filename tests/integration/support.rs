@@ -57,6 +57,30 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     })
 }
 
+/// [`json`] with the results store `db`: a store of the test's own, made
+/// in a temporary directory, so it holds only the runs the test made.
+pub fn with_db(db: &Path, args: &[&str]) -> serde_json::Value {
+    json(&[args, &["--db", db.to_str().expect("a UTF-8 path")]].concat())
+}
+
+/// Run flashlab for its text (200 columns, so no line wraps a phrase the
+/// test looks for) with the results store `db`, asserting exit 0: stdout.
+pub fn text_with_db(db: &Path, args: &[&str]) -> String {
+    let out = flashlab()
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .env("COLUMNS", "200")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "flashlab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 /// A temporary file of `size` bytes filled with a seeded pseudo-random pattern.
 pub fn random_file(dir: &Path, name: &str, size: usize, seed: u64) -> PathBuf {
     let path = dir.join(name);

@@ -123,6 +123,8 @@ pub fn compare(o: &mut String, c: &Comparison) {
                 row.push(match (v, r.relative[i]) {
                     (Some(v), Some(x)) if i > 0 => format!("{} ({:+.0}%)", show(r.unit, *v), x * 100.0),
                     (Some(v), _) => show(r.unit, *v),
+                    // Measured, no value claimed: why, under the table.
+                    (None, _) if r.not_claimed.get(i).is_some_and(Option::is_some) => "not claimed".into(),
                     (None, _) => "-".into(),
                 });
             }
@@ -133,6 +135,9 @@ pub fn compare(o: &mut String, c: &Comparison) {
     let head: Vec<&str> = header.iter().map(String::as_str).collect();
     if !rows.is_empty() {
         let _ = writeln!(o, "{}", table::grid(&head, &rows));
+    }
+    for line in crate::measure::metrics::not_claimed(&c.rows, &labels) {
+        let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
     }
     let equal: Vec<String> = c
         .rows

@@ -531,6 +531,7 @@ fn judge_align(runs: &[(&str, &AlignRun)], notes: &mut Vec<String>) -> Option<Al
         evidence,
         references: Vec::new(),
         not_flash: None,
+        claim: Default::default(),
     })
 }
 
@@ -868,6 +869,7 @@ fn judge_open_au(runs: &[OpenRun], align: Option<&AlignResult>, notes: &mut Vec<
                 })
                 .collect(),
             confidence,
+            claim: Default::default(),
             stopped_by_budget_s: None,
             at_most,
         };
@@ -942,6 +944,7 @@ fn judge_fat(runs: &[(&str, &super::parse::RateRun)], notes: &mut Vec<String>) -
     let reference = rate_at(back);
     Some(FatResult {
         not_flash: None,
+        claim: Default::default(),
         erase_size_bytes: erase,
         fat_area_aus: area,
         confidence,

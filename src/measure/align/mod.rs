@@ -22,6 +22,7 @@ pub use show::Entry;
 
 use serde::{Deserialize, Serialize};
 
+use super::claim::{self, Claim};
 use super::{MeasureError, iqr, median, robust_sigma};
 use crate::target::Request;
 
@@ -108,6 +109,30 @@ pub struct AlignResult {
     /// memory); then no erase block or page is claimed, whatever the steps.
     #[serde(default)]
     pub not_flash: Option<String>,
+    /// Whether an erase block and page are claimed (a step, or none
+    /// visible) at all; not on a target that is not flash, where both
+    /// confidences are 0.
+    #[serde(flatten)]
+    pub claim: Claim,
+}
+
+impl AlignResult {
+    /// On a target that is not flash, claim no erase block or page, with
+    /// no confidence in either: done as the test ends, and again on every
+    /// document read back (runs stored before `claimed` carried
+    /// confidence 1 there, which read as "surely none").
+    pub fn settle(&mut self) {
+        if let (Some(why), true) = (&self.not_flash, self.claim.claimed) {
+            self.claim = Claim::refused(claim::not_flash(why));
+            self.erase_size_bytes = None;
+            self.page_size_bytes = None;
+            self.confidence = 0.0;
+            self.page_confidence = 0.0;
+            for x in &mut self.references {
+                x.agrees = None;
+            }
+        }
+    }
 }
 
 /// Boundaries tried: 2^n and 3 x 2^n from the block size up, while one odd
@@ -188,7 +213,6 @@ impl super::Test for Align {
 
 /// On a medium that cannot show flash, the steps are the medium's own (a
 /// file's extents, a cache): kept as evidence, never claimed as geometry.
-/// The verdict becomes "no flash erase block visible", which is certain.
 fn disclaim(r: &mut AlignResult, why: &str) {
     let seen: Vec<String> = [r.page_size_bytes, r.erase_size_bytes]
         .into_iter()
@@ -202,14 +226,8 @@ fn disclaim(r: &mut AlignResult, why: &str) {
             seen.join(" and ")
         ));
     }
-    r.erase_size_bytes = None;
-    r.page_size_bytes = None;
-    r.confidence = 1.0;
-    r.page_confidence = 1.0;
     r.not_flash = Some(why.to_string());
-    for x in &mut r.references {
-        x.agrees = None;
-    }
+    r.settle();
 }
 
 /// The smallest target align measures: below 1 MiB the boundaries it could
@@ -325,6 +343,7 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
         evidence: verdict.evidence,
         references,
         not_flash: None,
+        claim: Claim::made(),
     })
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::AlignResult;
 use crate::console::{table, wrap};
-use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::metrics::{Better, Metric, Unit, m, refused};
 use crate::measure::registry::{Registered, Results};
 use crate::measure::{CONFIDENT, au, page, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
@@ -17,6 +17,10 @@ pub struct Entry;
 impl Registered for Entry {
     const COMMAND: &'static str = "align";
     type Output = AlignResult;
+
+    fn settle(r: &mut AlignResult) {
+        r.settle();
+    }
 
     fn text(r: &AlignResult, device_s: f64, o: &mut String) {
         let rows: Vec<Vec<String>> = r
@@ -50,9 +54,8 @@ impl Registered for Entry {
             };
             let _ = writeln!(o, "  {}: {} ({verdict})", x.source, Iec(x.bytes));
         }
-        if let Some(why) = &r.not_flash {
-            let line = format!("no flash behaviour to measure: the target is {why}; {device_s:.1} device-seconds");
-            let _ = writeln!(o, "{}", wrap(&line, "", ""));
+        if let Some(refused) = r.claim.text() {
+            show::closing(o, &format!("erase block and page {refused}"), device_s);
             return;
         }
         let line = format!(
@@ -69,11 +72,8 @@ impl Registered for Entry {
         let Some(a) = all.align.get() else {
             return Vec::new();
         };
-        if let Some(why) = &a.not_flash {
-            return vec![(
-                "geometry",
-                format!("no flash behaviour to measure: the target is {why}"),
-            )];
+        if let Some(refused) = a.claim.short_text() {
+            return vec![("geometry", refused)];
         }
         let (e, c) = au::best(a, all.au.get());
         let erase = match e {
@@ -125,6 +125,11 @@ impl Registered for Entry {
         let Some(a) = all.align.get() else {
             return Vec::new();
         };
+        if let Some(why) = a.claim.why() {
+            return ["erase block", "page"]
+                .map(|name| refused(name, Unit::Bytes, Better::Neither, why))
+                .into();
+        }
         let mut out = Vec::new();
         let (e, c) = au::best(a, all.au.get());
         if let (Some(e), true) = (e, c >= CONFIDENT) {

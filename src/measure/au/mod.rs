@@ -20,6 +20,7 @@ pub use show::Entry;
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
+use super::claim::{self, Claim};
 use super::slot_writer::{MAX_SLOT_AUS, SlotWriter};
 use crate::safety::ranges::Range;
 use crate::target::{Target, TargetDescription};
@@ -60,8 +61,14 @@ pub struct AuResult {
     /// Why this target cannot show flash behaviour; then no size is claimed.
     #[serde(default)]
     pub not_flash: Option<String>,
+    /// Null where none is claimed.
     pub erase_size_bytes: Option<u64>,
+    /// 0 where nothing is claimed.
     pub confidence: f64,
+    /// Whether an erase block is claimed, and why not: the target is not
+    /// flash, or the writes decided none (the notes say where they stopped).
+    #[serde(flatten)]
+    pub claim: Claim,
     /// The random-write limit the test worked with.
     pub random_aus: Option<u64>,
     pub stride_bytes: u64,
@@ -165,15 +172,36 @@ impl super::Test for Au {
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<AuResult, MeasureError> {
         let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
-        if let Some(why) = &self.medium.not_flash {
-            r.erase_size_bytes = None;
-            r.confidence = 1.0;
-            r.not_flash = Some(why.clone());
-        }
+        r.not_flash = self.medium.not_flash.clone();
+        r.settle();
         Ok(r)
     }
     fn record(out: &AuResult, results: &mut super::Results) {
         results.au.set(out.clone());
+    }
+}
+
+impl AuResult {
+    /// Claim no erase block on a target that is not flash, nor where the
+    /// writes decided none (stopped by the budget, no random-write limit to
+    /// work with, a pair that never overflowed), with no confidence: done
+    /// as the test ends and on every document read back.
+    pub fn settle(&mut self) {
+        if !self.claim.claimed {
+            return;
+        }
+        let why = match (&self.not_flash, self.erase_size_bytes) {
+            (Some(why), _) => claim::not_flash(why),
+            (None, None) => self
+                .notes
+                .last()
+                .cloned()
+                .unwrap_or_else(|| "no distance tried overflowed a random-write slot".into()),
+            (None, Some(_)) => return,
+        };
+        self.erase_size_bytes = None;
+        self.confidence = 0.0;
+        self.claim = Claim::refused(why);
     }
 }
 
@@ -195,6 +223,7 @@ pub fn run(
         not_flash: None,
         erase_size_bytes: None,
         confidence: 0.3,
+        claim: Claim::made(),
         random_aus: None,
         stride_bytes: stride(&o),
         candidates: Vec::new(),

@@ -15,6 +15,10 @@ impl Registered for Entry {
     const COMMAND: &'static str = "au";
     type Output = AuResult;
 
+    fn settle(r: &mut AuResult) {
+        r.settle();
+    }
+
     fn text(r: &AuResult, device_s: f64, o: &mut String) {
         if let Some(n) = r.random_aus {
             let text = format!(
@@ -42,19 +46,18 @@ impl Registered for Entry {
             let _ = writeln!(o, "{}", table::grid(&["distance", "merging", "regions in"], &rows));
         }
         show::notes(o, &r.notes);
-        let v = match &r.not_flash {
-            Some(why) => format!("no erase block claimed: the target is {why}"),
-            None => match r.erase_size_bytes {
-                Some(e) if r.confidence >= CONFIDENT => {
-                    format!("erase block {} (confidence {:.2})", Iec(e), r.confidence)
-                }
-                Some(e) => format!(
-                    "erase block perhaps {} (unsure: confidence {:.2})",
-                    Iec(e),
-                    r.confidence
-                ),
-                None => "no erase block from writes".to_string(),
-            },
+        let v = match (r.claim.short_text(), r.erase_size_bytes) {
+            // The whole reason is the last note, shown above.
+            (Some(refused), _) => format!("erase block {refused}"),
+            (None, Some(e)) if r.confidence >= CONFIDENT => {
+                format!("erase block {} (confidence {:.2})", Iec(e), r.confidence)
+            }
+            (None, Some(e)) => format!(
+                "erase block perhaps {} (unsure: confidence {:.2})",
+                Iec(e),
+                r.confidence
+            ),
+            (None, None) => "no erase block from writes".to_string(),
         };
         show::closing(o, &v, device_s);
     }

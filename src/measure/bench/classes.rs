@@ -136,7 +136,7 @@ const SUSTAINED_POINTS: usize = 5;
 fn sustained_write(tests: &[BenchTest]) -> Option<(f64, String)> {
     let t = tests
         .iter()
-        .filter(|t| t.rw == Rw::Write)
+        .filter(|t| t.rw == Rw::Write && !t.short_sample)
         .max_by_key(|t| t.requests * t.block_size)?;
     let slowest = t.timeline.iter().map(|p| p.bytes_per_sec).fold(f64::INFINITY, f64::min);
     let v = if t.timeline.len() >= SUSTAINED_POINTS && slowest.is_finite() {
@@ -152,13 +152,13 @@ fn sustained_write(tests: &[BenchTest]) -> Option<(f64, String)> {
 fn random_4k(tests: &[BenchTest], rw: Rw) -> Option<(f64, String)> {
     tests
         .iter()
-        .filter(|t| t.rw == rw && t.block_size == 4096)
+        .filter(|t| t.rw == rw && t.block_size == 4096 && !t.short_sample)
         .max_by(|a, b| a.iops.total_cmp(&b.iops))
         .map(|t| (t.iops, t.name.clone()))
 }
 
 /// Verdicts (class name to met or not) and their figures, for every class
-/// whose figures were all measured.
+/// whose figures were all measured, none of them from a short sample.
 pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String, ClassFigures>) {
     let write = sustained_write(tests);
     let read4k = random_4k(tests, Rw::RandRead);
@@ -197,6 +197,64 @@ pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String
         }
     }
     (met, figures)
+}
+
+/// Classes a short sample kept from being judged: what the tests would
+/// have judged without the mark, less what `judged` holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unjudged {
+    /// "C10-style", in the order of [`names`].
+    pub classes: Vec<String>,
+    /// The short samples those classes needed.
+    pub samples: Vec<String>,
+}
+
+/// Which classes short samples kept from being judged; None where none.
+pub fn unjudged(tests: &[BenchTest], judged: &BTreeMap<String, bool>) -> Option<Unjudged> {
+    let unmarked: Vec<BenchTest> = tests
+        .iter()
+        .map(|t| BenchTest {
+            short_sample: false,
+            ..t.clone()
+        })
+        .collect();
+    let (would, figures) = verdicts(&unmarked);
+    let lost: Vec<&str> = names()
+        .filter(|c| would.contains_key(*c) && !judged.contains_key(*c))
+        .collect();
+    let samples: Vec<String> = tests
+        .iter()
+        .filter(|t| t.short_sample)
+        .filter(|t| {
+            lost.iter()
+                .any(|c| figures[*c].figures.iter().any(|f| f.test == t.name))
+        })
+        .map(|t| t.name.clone())
+        .collect();
+    (!lost.is_empty()).then(|| Unjudged {
+        classes: lost.iter().map(|c| format!("{c}-style")).collect(),
+        samples,
+    })
+}
+
+/// Take back each class judged from a short sample (`classes` and their
+/// `figures`): a run stored before the mark judged classes from whatever
+/// it had, two requests included.
+pub fn forget_short(
+    tests: &[BenchTest],
+    classes: &mut BTreeMap<String, bool>,
+    figures: &mut BTreeMap<String, ClassFigures>,
+) {
+    let short = |name: &str| tests.iter().any(|t| t.short_sample && t.name == name);
+    let from_short: Vec<String> = figures
+        .iter()
+        .filter(|(_, f)| f.figures.iter().any(|x| short(&x.test)))
+        .map(|(c, _)| c.clone())
+        .collect();
+    for c in from_short {
+        classes.remove(&c);
+        figures.remove(&c);
+    }
 }
 
 /// The class names in the specification's order (speed, UHS, video,
@@ -246,6 +304,7 @@ mod tests {
                     bytes_per_sec: b,
                 })
                 .collect(),
+            short_sample: false,
         }
     }
 
@@ -268,5 +327,31 @@ mod tests {
         assert_eq!(met.get("A1"), Some(&false), "499 write IOPS is short of 500");
         assert_eq!(fig["A1"].figures.len(), 3);
         assert_eq!(met.get("A2"), Some(&false));
+        // A short sample judges nothing: without the sequential write's
+        // figure no class is decided.
+        let mut tests = tests;
+        tests[0].short_sample = true;
+        let met = verdicts(&tests).0;
+        assert!(met.is_empty());
+        let lost = unjudged(&tests, &met).unwrap();
+        assert_eq!(lost.samples, ["write 1048576"]);
+        assert_eq!(lost.classes.len(), 13, "{:?}", lost.classes);
+        assert_eq!(lost.classes[..2], ["C2-style", "C4-style"]);
+        // A run stored before the mark judged them all from it: read back,
+        // it judges none.
+        let unmarked = tests.clone().map(|t| BenchTest {
+            short_sample: false,
+            ..t
+        });
+        let (mut old_met, mut old_fig) = verdicts(&unmarked);
+        assert_eq!(old_met.len(), 13);
+        forget_short(&tests, &mut old_met, &mut old_fig);
+        assert!(old_met.is_empty() && old_fig.is_empty());
+        // Nothing short: nothing to forget, nothing unjudged.
+        tests[0].short_sample = false;
+        let (mut met, mut fig) = verdicts(&tests);
+        assert_eq!(unjudged(&tests, &met), None);
+        forget_short(&tests, &mut met, &mut fig);
+        assert_eq!(met.len(), 13);
     }
 }

@@ -62,6 +62,13 @@ pub fn pieces(o: &Options) -> Vec<Range> {
 /// requests.
 const RESTORE_FACTOR: f64 = 2.0;
 
+/// What each device-second of a sequential write costs around the test,
+/// where reads are no faster than writes (a slow host's bus, where it
+/// matters): its journal's read of the originals (1), then the write back
+/// and the check, [`RESTORE_FACTOR`] each. A test that runs on for its
+/// floor counts its own time this many times more against the budget.
+pub const AFTER_WRITE: f64 = 1.0 + 2.0 * RESTORE_FACTOR;
+
 #[derive(Debug, Default)]
 pub struct Cost {
     read_bytes_per_sec: Option<f64>,
@@ -115,6 +122,18 @@ impl Cost {
             .iter()
             .map(|&(a, b)| b.min(end).saturating_sub(a.max(start)))
             .sum()
+    }
+
+    /// Device-seconds the restore and check of what earlier tests wrote
+    /// will take after the step, at the sequential rates measured so far
+    /// (none before a rate is known).
+    pub fn restore_s(&self) -> f64 {
+        let Some(read) = self.read_bytes_per_sec.or(self.write_bytes_per_sec) else {
+            return 0.0;
+        };
+        let (read, write) = (read.max(1.0), self.write_bytes_per_sec.unwrap_or(read).max(1.0));
+        let done: u64 = self.written.iter().map(|&(a, b)| b - a).sum();
+        RESTORE_FACTOR * done as f64 * (1.0 / write + 1.0 / read)
     }
 
     /// The largest area, halving from the test's own down to a piece (or
@@ -184,6 +203,7 @@ mod tests {
                 distribution: Vec::new(),
             },
             timeline: Vec::new(),
+            short_sample: false,
         }
     }
 

@@ -15,8 +15,8 @@ mod show;
 
 pub use command::{Args, BenchArgs, DEFAULT_SIZE, options_of};
 use cost::{Cost, pieces};
-pub use result::{BenchTest, Latency, Point, Rw};
-use run::run_counted;
+pub use result::{BenchTest, FLOOR_NS, FLOOR_REQUESTS, Latency, Point, Rw};
+use run::{Reach, run_counted};
 pub use show::Entry;
 
 use serde::{Deserialize, Serialize};
@@ -81,6 +81,18 @@ pub struct BenchResult {
     /// then not judged).
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+impl BenchResult {
+    /// Mark each short sample and take back a class judged from one: as
+    /// the test ends, and on every run read back (runs stored before the
+    /// mark judged classes from a handful of requests).
+    pub fn settle(&mut self) {
+        for t in &mut self.tests {
+            t.settle();
+        }
+        classes::forget_short(&self.tests, &mut self.classes, &mut self.class_figures);
+    }
 }
 
 /// Checks before anything is allocated or looped on.
@@ -222,7 +234,25 @@ impl super::Test for Bench {
                     cut = true;
                 }
             }
-            let test = run_counted(cx.target, &o, (i, n), cx.progress)?;
+            // Past its own limit for its floor, within what the budget
+            // leaves after the later tests' limits (a sequential write's
+            // with what it costs around it) and the restore of what the
+            // earlier ones wrote.
+            let later: u64 = self.options[i + 1..]
+                .iter()
+                .map(|o| match o.rw {
+                    Rw::Write => (o.limit_ns() as f64 * (1.0 + cost::AFTER_WRITE)) as u64,
+                    Rw::Read | Rw::RandRead | Rw::RandWrite | Rw::RandRw => o.limit_ns(),
+                })
+                .sum();
+            let reach = Reach {
+                until_ns: started
+                    .saturating_add(cx.budget_ns)
+                    .saturating_sub(later)
+                    .saturating_sub((cost.restore_s() * 1e9) as u64),
+                after: if o.rw == Rw::Write { cost::AFTER_WRITE } else { 0.0 },
+            };
+            let test = run_counted(cx.target, &o, (i, n), cx.progress, reach)?;
             cost.learn(&o, &test);
             tests.push(test);
         }
@@ -246,6 +276,19 @@ impl super::Test for Bench {
                     judged.join(", ")
                 ));
             }
+        }
+        if let (None, Some(lost)) = (&self.medium.not_flash, classes::unjudged(&tests, &classes)) {
+            notes.push(format!(
+                "{} not judged: a figure {} is a short sample (under {FLOOR_REQUESTS} requests or a \
+                 device-second): {}",
+                lost.classes.join(", "),
+                if lost.classes.len() == 1 {
+                    "it needs"
+                } else {
+                    "they need"
+                },
+                lost.samples.join(", ")
+            ));
         }
         Ok(BenchResult {
             tests,
@@ -390,11 +433,30 @@ mod tests {
 
     #[test]
     fn a_short_budget_cuts_the_random_write_area_and_says_so() {
-        let (full, all) = quick_within(600.0);
+        // Behind at91-mci a 1 MiB write takes 2.5 s: its 64 requests, and
+        // what they cost to put back, need a budget of an hour.
+        let (full, all) = quick_within(3600.0);
         assert!(full.notes.is_empty(), "{:?}", full.notes);
+        assert!(
+            full.tests
+                .iter()
+                .all(|t| !t.short_sample && t.requests >= FLOOR_REQUESTS)
+        );
         assert_eq!(all.ranges_touched, 16, "the random writes cover the whole area");
         let (short, some) = quick_within(40.0);
-        assert_eq!(short.notes.len(), 1, "{:?}", short.notes);
+        // The sequential tests end short of their floor where the budget
+        // leaves them no more (the read went on to 24 s, the write had
+        // none left): marked, and no class is judged from them.
+        let short_ones: Vec<bool> = short.tests.iter().map(|t| t.short_sample).collect();
+        assert_eq!(short_ones, [true, true, false, false]);
+        assert!(short.tests[0].device_s() < 30.0, "{}", short.tests[0].device_s());
+        assert!(short.classes.is_empty(), "{:?}", short.classes);
+        assert_eq!(short.notes.len(), 2, "{:?}", short.notes);
+        assert!(
+            short.notes[1].ends_with("is a short sample (under 64 requests or a device-second): write 1 MiB Q1"),
+            "{}",
+            short.notes[1]
+        );
         assert!(
             short.notes[0].starts_with("randwrite 4 KiB ran in 4 MiB of the 64 MiB area"),
             "{}",

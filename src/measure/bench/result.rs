@@ -99,9 +99,54 @@ pub struct BenchTest {
     pub pattern: String,
     pub block_size: u64,
     pub queue_depth: usize,
+    /// Requests measured (the warm-up's not counted).
     pub requests: u64,
     pub iops: f64,
     pub bytes_per_sec: f64,
     pub latency_ns: Latency,
     pub timeline: Vec<Point>,
+    /// Drawn from fewer than [`FLOOR_REQUESTS`] requests or less than
+    /// [`FLOOR_NS`] of device time (a --size, an area or the step's budget
+    /// ended it first): shown as such, never a headline figure (probe's
+    /// speeds, a class verdict, advice, `results list` and `compare`).
+    #[serde(default)]
+    pub short_sample: bool,
+}
+
+/// The least one figure is drawn from: 64 requests and one device-second,
+/// whichever is reached last (docs/DESIGN.md, "Device time"). A figure
+/// from two requests of a RAM-backed loop device read 2947.86 MB/s, and a
+/// second of a slow card's writes can hold a single one.
+pub const FLOOR_REQUESTS: u64 = 64;
+/// See [`FLOOR_REQUESTS`].
+pub const FLOOR_NS: u64 = 1_000_000_000;
+
+impl BenchTest {
+    /// The device-seconds its measured requests took.
+    pub fn device_s(&self) -> f64 {
+        if self.iops > 0.0 {
+            self.requests as f64 / self.iops
+        } else {
+            0.0
+        }
+    }
+
+    /// Mark it a short sample where it is one: as it is measured, and on
+    /// every run read back (runs stored before the mark).
+    pub fn settle(&mut self) {
+        // (A part in a billion: requests / iops gives back the time it was
+        // computed from, to rounding.)
+        self.short_sample |= self.requests < FLOOR_REQUESTS || self.device_s() * 1e9 < FLOOR_NS as f64 * (1.0 - 1e-9);
+    }
+
+    /// "short sample: 2 requests, 679 µs", where it is one.
+    pub fn short(&self) -> Option<String> {
+        self.short_sample.then(|| {
+            format!(
+                "short sample: {}, {}",
+                crate::units::count(self.requests, "request", "requests"),
+                crate::units::duration_ns(self.device_s() * 1e9)
+            )
+        })
+    }
 }

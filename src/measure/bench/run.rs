@@ -4,7 +4,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::result::{DISTRIBUTION_SHARES, Quantile};
+use super::result::{DISTRIBUTION_SHARES, FLOOR_NS, FLOOR_REQUESTS, Quantile};
 use super::{BenchTest, LONGEST_NS, Latency, Limit, MAX_REQUESTS, Options, Point, Rw, TIMELINE_POINTS, WARMUP_SHARE};
 use crate::measure::MeasureError;
 use crate::random::xorshift as next;
@@ -80,12 +80,34 @@ fn run_parts(
 /// batch; the limit is checked between batches).
 const TIMED_BATCH_MOST: u64 = 1 << 16;
 
-/// One test, the `of.0`th of `of.1`, for the progress bar.
+/// How far past its own limit a test limited by time may go to reach the
+/// floor ([`FLOOR_REQUESTS`] and [`FLOOR_NS`]): while the device time
+/// stays before `until_ns` (what the step's budget leaves), each of the
+/// test's own device-seconds counted `1 + after` times (what it writes is
+/// journalled, put back and read again after the step).
+#[derive(Debug, Clone, Copy)]
+pub struct Reach {
+    pub until_ns: u64,
+    pub after: f64,
+}
+
+#[cfg(test)]
+impl Reach {
+    /// No budget: the floor is always reached (the tests of the tests).
+    pub const UNBOUNDED: Reach = Reach {
+        until_ns: u64::MAX,
+        after: 0.0,
+    };
+}
+
+/// One test, the `of.0`th of `of.1`, for the progress bar; `reach`: how
+/// far it may go for its floor.
 pub fn run_counted(
     t: &mut dyn Target,
     o: &Options,
     of: (usize, usize),
     sink: &dyn crate::measure::Progress,
+    reach: Reach,
 ) -> Result<BenchTest, MeasureError> {
     const PER_TEST: u64 = 1000;
     let progress = |part: f64| {
@@ -107,9 +129,19 @@ pub fn run_counted(
     }
     let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let qd = o.qd as u64;
+    let blocks = o.area.1 / o.bs;
     // The warm-up, not counted: a tenth of the requests, or of the time.
+    // A timed sequential write ends at the end of its area (below), so its
+    // warm-up leaves the area room for the floor: FLOOR_REQUESTS, or a
+    // device-second at the warm-up's pace if that is more (quick's 1 MiB
+    // writes in 64 MiB on sim:demo: a warm-up of 18 had left 46).
     let mut k = 0u64;
     let warm_start = clock(t);
+    let room = |t: &dyn Target, k: u64| {
+        let per_request = clock(t).saturating_sub(warm_start) as f64 / k.max(1) as f64;
+        let need = FLOOR_REQUESTS.max((FLOOR_NS as f64 / per_request.max(1.0)).ceil() as u64);
+        o.rw != Rw::Write || k.saturating_add(need) < blocks
+    };
     loop {
         let count = match o.limit {
             Limit::Bytes(size) => ((size / o.bs) / WARMUP_SHARE).max(qd),
@@ -118,7 +150,9 @@ pub fn run_counted(
         run_parts(t, o, &mut buf, &mut rng, (k, count), &mut |_| {}, &|_, _| false)?;
         k += count;
         let more = match o.limit {
-            Limit::DeviceNs(ns) => clock(t).saturating_sub(warm_start) < ns / WARMUP_SHARE && k < MAX_REQUESTS,
+            Limit::DeviceNs(ns) => {
+                clock(t).saturating_sub(warm_start) < ns / WARMUP_SHARE && k < MAX_REQUESTS && room(t, k)
+            }
             Limit::Bytes(_) => false,
         };
         if !more {
@@ -137,27 +171,48 @@ pub fn run_counted(
     // A timed sequential write ends at the end of its area rather than go
     // round it: a lap rewrites AUs the card may still be merging, and the
     // sustained figure of sim:demo (39 MB/s) dipped to 26 MB/s at each lap
-    // of quick's 64 MiB, which took its U3 and V30 away.
-    let blocks = o.area.1 / o.bs;
+    // of quick's 64 MiB, which took its U3 and V30 away. It goes round only
+    // as far as its floor needs (a RAM disk writes 1 GiB in a second).
     let lapped = |done: u64| o.rw == Rw::Write && done > 0 && k + done >= blocks;
     let mut batch = match o.limit {
         Limit::Bytes(size) => (size / o.bs).div_ceil(TIMELINE_POINTS).max(qd),
         Limit::DeviceNs(_) => 2 * qd,
     };
+    // A test limited by time runs on past its limit (its time, or its
+    // area's end) until it has its floor, or the step's budget ends it;
+    // one limited by size stops at its size, and either may end short.
+    let floor = |t: &dyn Target, done: u64| done >= FLOOR_REQUESTS && clock(t).saturating_sub(start) >= FLOOR_NS;
+    // Whether the floor, at the pace so far, would end past what the budget
+    // leaves (with what the test's writes cost after it): then it ends
+    // short now rather than spend the budget and end short anyway.
+    let out_of_budget = |t: &dyn Target, done: u64| {
+        let elapsed = clock(t).saturating_sub(start) as f64;
+        let per_request = elapsed / done.max(1) as f64;
+        let more = (FLOOR_REQUESTS.saturating_sub(done) as f64 * per_request).max(FLOOR_NS as f64 - elapsed);
+        let end = t.device_time_ns() as f64 + more + (elapsed + more) * reach.after;
+        end >= reach.until_ns as f64
+    };
+    let ended = |t: &dyn Target, done: u64| match o.limit {
+        Limit::Bytes(size) => done >= size / o.bs,
+        Limit::DeviceNs(ns) => {
+            let limit = clock(t).saturating_sub(start) >= ns || lapped(done);
+            done >= MAX_REQUESTS || (limit && (floor(t, done) || out_of_budget(t, done)))
+        }
+    };
     loop {
+        if ended(t, done) {
+            break;
+        }
         let count = match o.limit {
-            Limit::Bytes(size) if done >= size / o.bs => break,
             Limit::Bytes(size) => batch.min(size / o.bs - done),
-            Limit::DeviceNs(ns) if clock(t).saturating_sub(start) >= ns || done >= MAX_REQUESTS || lapped(done) => {
-                break;
-            }
             Limit::DeviceNs(_) => batch,
         };
         let before = clock(t);
-        // A time-limited batch stops at its limit or at the end of a
-        // sequential write's area; one limited by size runs whole.
+        // A time-limited batch stops where the test ends (mid-batch: a
+        // batch sized while writes were quick must not run on once they
+        // merge); one limited by size runs whole.
         let enough = |t: &dyn Target, ran: u64| match o.limit {
-            Limit::DeviceNs(ns) => clock(t).saturating_sub(start) >= ns || lapped(done + ran),
+            Limit::DeviceNs(_) => ended(t, done + ran),
             Limit::Bytes(_) => false,
         };
         let record = &mut |cs: &[Completion]| {
@@ -178,13 +233,15 @@ pub fn run_counted(
             Limit::DeviceNs(ns) => clock(t).saturating_sub(start) as f64 / ns as f64,
         });
         if let Limit::DeviceNs(ns) = o.limit {
+            // A twentieth of the time it runs, its floor's if that is longer.
             let per_request = spent as f64 / count as f64;
-            batch = ((ns as f64 / TIMELINE_POINTS as f64 / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
+            let goal = ns.max(FLOOR_NS) as f64 / TIMELINE_POINTS as f64;
+            batch = ((goal / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
         }
     }
     let elapsed = clock(t).saturating_sub(start).max(1) as f64 / 1e9;
     let q = |p: f64| hist.value_at_quantile(p);
-    Ok(BenchTest {
+    let mut test = BenchTest {
         name: format!("{} {} Q{}", o.rw.name(), crate::units::Iec(o.bs), o.qd),
         rw: o.rw,
         pattern: if o.rw.random() { "random" } else { "sequential" }.into(),
@@ -206,7 +263,10 @@ pub fn run_counted(
                 .collect(),
         },
         timeline,
-    })
+        short_sample: false,
+    };
+    test.settle();
+    Ok(test)
 }
 
 #[cfg(test)]
@@ -234,6 +294,70 @@ mod tests {
         }
     }
 
+    /// A 1 MiB sequential write in 16 MiB on sim:demo (26 ms a request),
+    /// limited to 100 ms: on to its floor, round its area, when the budget
+    /// allows; else it ends short at once. A --size of one request is
+    /// short whatever the budget.
+    #[test]
+    fn a_timed_test_runs_on_to_its_floor_within_the_budget() {
+        let o = Options {
+            rw: Rw::Write,
+            bs: 1 << 20,
+            qd: 1,
+            limit: Limit::DeviceNs(100_000_000),
+            area: (1 << 30, 16 << 20),
+            rwmix_read: 70,
+            seed: 1,
+        };
+        let mut card = SimTarget::from_spec("sim:demo").unwrap();
+        let b = run_counted(&mut card, &o, (0, 1), &(), Reach::UNBOUNDED).unwrap();
+        assert!(
+            b.requests >= FLOOR_REQUESTS && b.device_s() >= 1.0,
+            "{} in {} s",
+            b.requests,
+            b.device_s()
+        );
+        // 64 requests take 1.7 s (the later of the two), checked every
+        // four.
+        assert!(
+            b.requests < FLOOR_REQUESTS + 4,
+            "no further than the floor: {}",
+            b.requests
+        );
+        assert!(!b.short_sample);
+        let mut card = SimTarget::from_spec("sim:demo").unwrap();
+        let now = card.device_time_ns();
+        let tight = Reach {
+            until_ns: now + 500_000_000,
+            after: 0.0,
+        };
+        let b = run_counted(&mut card, &o, (0, 1), &(), tight).unwrap();
+        assert!(
+            b.short_sample && b.device_s() < 0.2,
+            "{} in {} s",
+            b.requests,
+            b.device_s()
+        );
+        let sized = Options {
+            limit: Limit::Bytes(1 << 20),
+            ..o
+        };
+        let b = run_counted(
+            &mut SimTarget::from_spec("sim:demo").unwrap(),
+            &sized,
+            (0, 1),
+            &(),
+            Reach::UNBOUNDED,
+        )
+        .unwrap();
+        assert_eq!((b.requests, b.short_sample), (1, true));
+        assert!(
+            b.short().unwrap().starts_with("short sample: 1 request, 2"),
+            "{:?}",
+            b.short()
+        );
+    }
+
     /// 2^22 random reads of 512 bytes over a 1 PiB card: batches of a
     /// twentieth (209716 requests) and a warm-up of a tenth reach the card
     /// in parts of at most `PART_MOST`, where each was built whole; the
@@ -253,7 +377,7 @@ mod tests {
             rwmix_read: 70,
             seed: 1,
         };
-        let b = run_counted(&mut t, &o, (0, 1), &()).unwrap();
+        let b = run_counted(&mut t, &o, (0, 1), &(), Reach::UNBOUNDED).unwrap();
         assert_eq!(b.requests, 1 << 22);
         assert_eq!(t.most as u64, PART_MOST);
         assert_eq!(b.timeline.len() as u64, TIMELINE_POINTS);

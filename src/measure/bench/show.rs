@@ -5,9 +5,10 @@
 use std::fmt::Write;
 
 use super::classes::{self, Figure as ClassFigure};
-use super::{BenchResult, Rw};
+use super::{BenchResult, FLOOR_REQUESTS, Rw};
 use crate::console::{table, wrap};
-use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::claim::not_claimed;
+use crate::measure::metrics::{Better, Metric, Unit, m, refused};
 use crate::measure::registry::{Registered, Results};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{duration_ns, mb_per_s};
@@ -25,7 +26,12 @@ impl Registered for Entry {
             .map(|t| {
                 let l = &t.latency_ns;
                 vec![
-                    t.name.clone(),
+                    // A short sample's figures are its own, not the card's.
+                    if t.short_sample {
+                        format!("{} *", t.name)
+                    } else {
+                        t.name.clone()
+                    },
                     format!("{:.0}", t.iops),
                     mb_per_s(t.bytes_per_sec),
                     duration_ns(l.p50 as f64),
@@ -39,6 +45,16 @@ impl Registered for Entry {
             "{}",
             table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
         );
+        for t in &r.tests {
+            if let Some(short) = t.short() {
+                let line = format!(
+                    "{}: {short} (a figure needs {FLOOR_REQUESTS} requests and a device-second; --size, the area or \
+                     the step's budget ended it first)",
+                    t.name
+                );
+                let _ = writeln!(o, "{}", wrap(&line, "* ", "  "));
+            }
+        }
         let line = format!(
             "latency per request, from submission to completion; {device_s:.1} device-seconds (--json and \
              `flashlab report` have mean, p90, p99.9 and throughput over time)"
@@ -136,8 +152,19 @@ impl Registered for Entry {
         let mut out = Vec::new();
         if let Some(why) = &b.not_flash {
             out.push(("classes", format!("none judged: the target is {why}")));
-        } else if !b.classes.is_empty() {
-            out.push(("classes", classes_met(b)));
+        } else {
+            // A class a short sample kept from judging is not claimed, and
+            // not "none met".
+            let lost =
+                classes::unjudged(&b.tests, &b.classes).map(|l| format!("short sample: {}", l.samples.join(", ")));
+            match (b.classes.is_empty(), lost) {
+                (true, Some(why)) => out.push(("classes", not_claimed(&why))),
+                (false, Some(why)) => {
+                    out.push(("classes", format!("{}; others {}", classes_met(b), not_claimed(&why))))
+                }
+                (false, None) => out.push(("classes", classes_met(b))),
+                (true, None) => {}
+            }
         }
         if let Some(s) = speeds(b) {
             out.push(("speeds", s));
@@ -172,6 +199,8 @@ impl Registered for Entry {
         ]
     }
 
+    /// Each test's IOPS, rate and p99; "not claimed" where a test is a
+    /// short sample.
     fn metrics(all: &Results) -> Vec<Metric> {
         let Some(b) = all.bench.get() else {
             return Vec::new();
@@ -179,23 +208,25 @@ impl Registered for Entry {
         b.tests
             .iter()
             .flat_map(|t| {
+                let short = t.short();
+                let figure = |what: &str, unit: Unit, better: Better, v: f64| {
+                    let name = format!("{} {what}", t.name);
+                    match &short {
+                        Some(why) => refused(name, unit, better, why),
+                        None => m(name, unit, better, v),
+                    }
+                };
                 [
-                    m(format!("{} IOPS", t.name), Unit::Iops, Better::Higher, t.iops),
-                    m(
-                        format!("{} rate", t.name),
-                        Unit::BytesPerSec,
-                        Better::Higher,
-                        t.bytes_per_sec,
-                    ),
-                    m(
-                        format!("{} p99", t.name),
-                        Unit::Ns,
-                        Better::Lower,
-                        t.latency_ns.p99 as f64,
-                    ),
+                    figure("IOPS", Unit::Iops, Better::Higher, t.iops),
+                    figure("rate", Unit::BytesPerSec, Better::Higher, t.bytes_per_sec),
+                    figure("p99", Unit::Ns, Better::Lower, t.latency_ns.p99 as f64),
                 ]
             })
             .collect()
+    }
+
+    fn settle(r: &mut BenchResult) {
+        r.settle();
     }
 }
 
@@ -216,18 +247,26 @@ fn classes_met(b: &BenchResult) -> String {
 /// Sequential read and write, random 4 KiB read and write at queue depth
 /// one: the figures a buyer compares, as "read 99.6, write 39.2 MB/s; 4K
 /// random read 5857, write 874 IOPS" (one line of an 80-column summary).
+/// A short sample is no such figure: it is left out, and named.
 fn speeds(b: &BenchResult) -> Option<String> {
-    let find = |rw: Rw| b.tests.iter().find(|t| t.rw == rw);
+    let mut short = Vec::new();
+    let mut pick = |t: Option<&super::BenchTest>| match t {
+        Some(t) if t.short_sample => {
+            short.push(t.name.clone());
+            None
+        }
+        t => t.map(|t| (t.bytes_per_sec, t.iops)),
+    };
     let mut seq = Vec::new();
     for (rw, what) in [(Rw::Read, "read"), (Rw::Write, "write")] {
-        if let Some(t) = find(rw) {
-            seq.push(format!("{what} {:.1}", t.bytes_per_sec / 1e6));
+        if let Some((rate, _)) = pick(b.tests.iter().find(|t| t.rw == rw)) {
+            seq.push(format!("{what} {:.1}", rate / 1e6));
         }
     }
     let mut random = Vec::new();
     for (rw, what) in [(Rw::RandRead, "read"), (Rw::RandWrite, "write")] {
-        if let Some(t) = b.tests.iter().find(|t| t.rw == rw && t.block_size == 4096) {
-            random.push(format!("{what} {:.0}", t.iops));
+        if let Some((_, iops)) = pick(b.tests.iter().find(|t| t.rw == rw && t.block_size == 4096)) {
+            random.push(format!("{what} {:.0}", iops));
         }
     }
     let mut parts = Vec::new();
@@ -237,7 +276,13 @@ fn speeds(b: &BenchResult) -> Option<String> {
     if !random.is_empty() {
         parts.push(format!("4K random {} IOPS", random.join(", ")));
     }
-    (!parts.is_empty()).then(|| parts.join("; "))
+    let short = short.join(", ");
+    match (parts.is_empty(), short.is_empty()) {
+        (true, true) => None,
+        (true, false) => Some(not_claimed(&format!("short samples: {short}"))),
+        (false, true) => Some(parts.join("; ")),
+        (false, false) => Some(format!("{} (short samples left out: {short})", parts.join("; "))),
+    }
 }
 
 /// Each test's throughput as a bar, its value on it.
@@ -249,7 +294,17 @@ fn throughput_by_test(b: &BenchResult) -> Chart {
         x_scale: Scale::Linear,
         y_scale: Scale::Linear,
         kind: Kind::Bars,
-        categories: b.tests.iter().map(|t| t.name.clone()).collect(),
+        categories: b
+            .tests
+            .iter()
+            .map(|t| {
+                if t.short_sample {
+                    format!("{} (short sample)", t.name)
+                } else {
+                    t.name.clone()
+                }
+            })
+            .collect(),
         series: vec![Series {
             label: "MB/s".into(),
             points: b
@@ -334,6 +389,30 @@ mod tests {
         assert_eq!(points[0], (5e6, 0.0), "from the fastest request");
         assert_eq!(points[11], (16e6, 50.0), "the median");
         assert_eq!(points[24], (700e6, 100.0), "to the slowest");
+    }
+
+    /// A short sample is no headline: probe's speeds leave it out and name
+    /// it, and a run of nothing else claims no speed.
+    #[test]
+    fn the_speeds_line_leaves_short_samples_out() {
+        let mut b = result(serde_json::json!({"mean": 1.0, "p50": 1, "p90": 1, "p99": 1, "p999": 1, "max": 1}));
+        let mut read = b.tests[0].clone();
+        read.name = "read 1 MiB Q1".into();
+        read.rw = Rw::Read;
+        read.block_size = 1 << 20;
+        read.bytes_per_sec = 99.6e6;
+        b.tests.push(read);
+        assert_eq!(speeds(&b).unwrap(), "read 99.6 MB/s; 4K random write 4 IOPS");
+        b.tests[0].short_sample = true;
+        assert_eq!(
+            speeds(&b).unwrap(),
+            "read 99.6 MB/s (short samples left out: randwrite 4 KiB Q1)"
+        );
+        b.tests[1].short_sample = true;
+        assert_eq!(
+            speeds(&b).unwrap(),
+            "not claimed (short samples: read 1 MiB Q1, randwrite 4 KiB Q1)"
+        );
     }
 
     #[test]

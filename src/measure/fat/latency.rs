@@ -111,6 +111,7 @@ pub(super) fn latency(t: &mut dyn Target, o: Options, until: u64) -> Result<Resu
     let reference = *reference;
     Ok(Ok(FatResult {
         not_flash: None,
+        claim: crate::measure::claim::Claim::made(),
         confidence,
         erase_size_bytes: o.erase,
         fat_area_aus,

@@ -30,6 +30,7 @@ pub use show::Entry;
 pub use slots::MAX_SLOT_AUS;
 
 use super::MeasureError;
+use super::claim::{self, Claim};
 use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
 use crate::target::Target;
@@ -96,11 +97,17 @@ pub struct FatResult {
     #[serde(default)]
     pub not_flash: Option<String>,
     pub erase_size_bytes: u64,
+    /// 0 for no area, and where none is claimed.
     pub fat_area_aus: u64,
     /// How sure the area (or "no area") is: both passes must agree and the
-    /// fast AUs must stand clear of the reference.
+    /// fast AUs must stand clear of the reference. 0 where nothing is
+    /// claimed.
     #[serde(default)]
     pub confidence: f64,
+    /// Whether an area (or "no area") is claimed, and why not: the target
+    /// is not flash, or no AU was examined (the budget ended it first).
+    #[serde(flatten)]
+    pub claim: Claim,
     pub chunk_bytes: u64,
     /// The ordinary AU every candidate is compared with.
     pub reference_au: u64,
@@ -212,18 +219,39 @@ impl super::Test for Fat {
                 self.erase_confidence
             ));
         }
-        if let Some(why) = &self.medium.not_flash {
-            r.fat_area_aus = 0;
-            r.confidence = 1.0;
-            for a in &mut r.aus {
-                a.in_area = false;
-            }
-            r.not_flash = Some(why.clone());
-        }
+        r.not_flash = self.medium.not_flash.clone();
+        r.settle();
         Ok(r)
     }
     fn record(out: &FatResult, results: &mut super::Results) {
         results.fat.set(out.clone());
+    }
+}
+
+impl FatResult {
+    /// Claim no area (nor "no area") on a target that is not flash, nor
+    /// where no AU was examined, with no confidence: done as the test ends
+    /// and on every document read back (runs stored before `claimed` said
+    /// "no FAT area, confidence 1" on a loop device).
+    pub fn settle(&mut self) {
+        if !self.claim.claimed {
+            return;
+        }
+        let why = match &self.not_flash {
+            Some(why) => claim::not_flash(why),
+            None if self.aus.is_empty() && self.confidence == 0.0 => self
+                .notes
+                .last()
+                .cloned()
+                .unwrap_or_else(|| "no AU was examined".into()),
+            None => return,
+        };
+        self.fat_area_aus = 0;
+        self.confidence = 0.0;
+        for a in &mut self.aus {
+            a.in_area = false;
+        }
+        self.claim = Claim::refused(why);
     }
 }
 
@@ -279,7 +307,7 @@ pub fn run(
         match slots::slots(t, &o, progress, budget_ns)? {
             Ok(found) => return Ok(found),
             // Out of time: no second method after it; unsure.
-            Err(stop) if stop.out_of_time => return Ok(unsure(&o, Method::Slots, format!("FAT area: {}", stop.why))),
+            Err(stop) if stop.out_of_time => return Ok(unsure(&o, Method::Slots, stop.why)),
             Err(stop) => stop.why,
         }
     } else {
@@ -290,14 +318,8 @@ pub fn run(
         Ok(r) => r,
         Err(_) => {
             let spent = t.device_time_ns().saturating_sub(started) as f64 / 1e9;
-            return Ok(unsure(
-                &o,
-                Method::Latency,
-                format!(
-                    "FAT area: unsure: stopped after {spent:.0} device-seconds (the step's budget; --budget \
-                     SECONDS gives it more); the slot method had stopped first: {why}"
-                ),
-            ));
+            let saw = format!("no AU told apart; the slot method had stopped first: {why}");
+            return Ok(unsure(&o, Method::Latency, claim::out_of_budget(spent, &saw)));
         }
     };
     r.notes.push(format!(
@@ -309,11 +331,12 @@ pub fn run(
 
 /// No area claimed: the step's budget ended it before an answer.
 fn unsure(o: &Options, method: Method, why: String) -> FatResult {
-    FatResult {
+    let mut r = FatResult {
         not_flash: None,
         erase_size_bytes: o.erase,
         fat_area_aus: 0,
         confidence: 0.0,
+        claim: Claim::made(),
         chunk_bytes: o.chunk,
         reference_au: reference_au(o),
         reference_median_ns: 0.0,
@@ -323,7 +346,9 @@ fn unsure(o: &Options, method: Method, why: String) -> FatResult {
         fits_ns: None,
         overflows_ns: None,
         notes: vec![why],
-    }
+    };
+    r.settle();
+    r
 }
 
 #[cfg(test)]

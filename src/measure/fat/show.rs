@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::{AuRow, FatResult, Method};
 use crate::console::{table, wrap};
-use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::metrics::{Better, Metric, Unit, m, refused};
 use crate::measure::registry::{Registered, Results};
 use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series, value_label};
@@ -16,6 +16,10 @@ pub struct Entry;
 impl Registered for Entry {
     const COMMAND: &'static str = "fat";
     type Output = FatResult;
+
+    fn settle(r: &mut FatResult) {
+        r.settle();
+    }
 
     fn text(r: &FatResult, device_s: f64, o: &mut String) {
         let label = |a: &AuRow| -> String {
@@ -69,8 +73,8 @@ impl Registered for Entry {
             let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
         }
         show::notes(o, &r.notes);
-        let verdict = match (&r.not_flash, r.fat_area_aus) {
-            (Some(why), _) => format!("no FAT area claimed: the target is {why}"),
+        let verdict = match (r.claim.text(), r.fat_area_aus) {
+            (Some(refused), _) => format!("FAT-optimised area {refused}"),
             (None, 0) => format!("no FAT-optimised area ({:.2} sure there is none)", r.confidence),
             (None, n) => format!(
                 "FAT-optimised area: {n} AU{} of {} (confidence {:.2})",
@@ -86,6 +90,9 @@ impl Registered for Entry {
         let Some(f) = all.fat.get() else {
             return Vec::new();
         };
+        if let Some(refused) = f.claim.short_text() {
+            return vec![("FAT area", refused)];
+        }
         let area = match f.fat_area_aus {
             0 => "none: the first AUs are ordinary".to_string(),
             n => format!(
@@ -108,14 +115,17 @@ impl Registered for Entry {
         vec![Figure::Chart(chart(f)), Figure::Note(caption(f))]
     }
 
-    /// The area, where claimed with confidence on something that may be
-    /// flash.
+    /// The area, where claimed with confidence; "not claimed" where the
+    /// run claimed nothing.
     fn metrics(all: &Results) -> Vec<Metric> {
-        match all.fat.get() {
-            Some(f) if f.not_flash.is_none() && f.confidence >= CONFIDENT => {
-                vec![m("FAT area (AUs)", Unit::Count, Better::Higher, f.fat_area_aus as f64)]
-            }
-            _ => Vec::new(),
+        const NAME: &str = "FAT area (AUs)";
+        let Some(f) = all.fat.get() else {
+            return Vec::new();
+        };
+        match f.claim.why() {
+            Some(why) => vec![refused(NAME, Unit::Count, Better::Higher, why)],
+            None if f.confidence >= CONFIDENT => vec![m(NAME, Unit::Count, Better::Higher, f.fat_area_aus as f64)],
+            None => Vec::new(),
         }
     }
 }

@@ -162,6 +162,7 @@ pub(super) fn slots(
     };
     Ok(Ok(FatResult {
         not_flash: None,
+        claim: crate::measure::claim::Claim::made(),
         erase_size_bytes: o.erase,
         fat_area_aus: area,
         confidence,

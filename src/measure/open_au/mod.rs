@@ -15,14 +15,15 @@
 //! budget, and says which.
 
 mod command;
+mod result;
 mod show;
 
 pub use command::Args;
+pub use result::{Level, OpenAuResult, Run, Sweep, cross_check};
 pub use show::Entry;
 
-use serde::{Deserialize, Serialize};
-
 use super::MeasureError;
+use super::claim::Claim;
 use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
 use crate::target::{Request, Target, run_all};
@@ -56,9 +57,6 @@ const EVIDENCE: f64 = 1e4;
 /// passes both tests with probability under 1/(EVIDENCE x this), and the
 /// second costs a merge less (seconds each on a large AU).
 const EVIDENCE_AGAIN: f64 = 1e2;
-/// The confidence of a limit whose collapse did not repeat when judged
-/// again: the likelier reading, but unsure.
-const NOT_REPEATED: f64 = 0.5;
 /// Evidence for "no collapse" is kept at most this strong, so a collapse
 /// that begins late in a count still shows.
 const FLOOR: f64 = 1e-2;
@@ -91,91 +89,6 @@ pub struct Options {
     /// After the sweep, every chunk size from the erase size down at one
     /// AU, at the limit and one past it, like flashbench's table.
     pub full: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Level {
-    pub chunk_bytes: u64,
-    /// flashbench's figure: chunk over mean write latency.
-    pub bytes_per_sec: f64,
-    pub writes: usize,
-    /// This chunk size clearly collapsed against the one-AU run.
-    pub collapsed: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Run {
-    /// A second pass at the limit, to confirm it.
-    #[serde(default)]
-    pub confirmation: bool,
-    pub open_aus: u64,
-    /// Stopped early because it had clearly collapsed.
-    pub aborted: bool,
-    pub collapsed: bool,
-    pub levels: Vec<Level>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sweep {
-    /// Null when nothing collapsed up to `tried_up_to` (a page-mapped FTL,
-    /// or a sweep its budget stopped).
-    pub max_open_aus: Option<u64>,
-    pub tried_up_to: u64,
-    pub runs: Vec<Run>,
-    /// How sure the verdict is (a limit, or no limit up to `tried_up_to`).
-    #[serde(default)]
-    pub confidence: f64,
-    /// The device-time budget ended the sweep after this many seconds,
-    /// before an answer: unsure, and `tried_up_to` is how far it got.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_by_budget_s: Option<f64>,
-    /// Without a limit: a collapse was seen at one more than this, and no
-    /// count below it was tried (imported runs; a bound from above).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_most: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpenAuResult {
-    /// Why this target cannot show flash behaviour; then no limit is claimed.
-    #[serde(default)]
-    pub not_flash: Option<String>,
-    pub erase_size_bytes: u64,
-    pub chunk_bytes: u64,
-    pub linear: Option<Sweep>,
-    pub random: Option<Sweep>,
-    /// How the sweeps were read, where it needs saying.
-    pub notes: Vec<String>,
-}
-
-/// fat's slot method measures the random-write limit another way: 4 KiB
-/// writes, two per AU visit, so once the limit is passed every visit merges
-/// a whole AU. flashbench's random sweep, one chunk per visit, merges about
-/// once per round at one AU past the limit, a faint collapse that noise can
-/// move to the next count. Where fat's confirmed answer (r fit, r + 1
-/// overflow) differs, it becomes the verdict, and a note gives both: on
-/// generated cards the two disagreed on 10 of 300 and fat was right each
-/// time. The sweep's rows stay as measured.
-pub fn cross_check(r: &mut OpenAuResult, fat_limit: u64) {
-    let Some(sw) = r.random.as_mut() else { return };
-    let (said, contradicts) = match sw.max_open_aus {
-        Some(n) => (format!("collapse at {}", n + 1), n != fat_limit),
-        None => (
-            format!("no collapse up to {}", sw.tried_up_to),
-            fat_limit < sw.tried_up_to,
-        ),
-    };
-    if contradicts {
-        sw.max_open_aus = Some(fat_limit);
-        sw.confidence = 0.9;
-        r.notes.push(format!(
-            "random: the sweep alone says {said}; fat's slot test (4 KiB writes, two per AU visit, where \
-             every visit merges once the card's random-write slots are full) found that {fat_limit} AU{} \
-             fit and {} overflow them, and that is the verdict",
-            if fat_limit == 1 { "" } else { "s" },
-            fat_limit + 1
-        ));
-    }
 }
 
 /// Fewest chunks per AU: with few, a write is a large share of the AU and
@@ -307,7 +220,8 @@ struct Sweeper<'a> {
 /// What judging a collapsing count again found (see `Sweeper::judge_again`).
 enum Confirmed {
     Collapse,
-    /// The collapse did not repeat, or the control collapsed too: unsure.
+    /// The collapse did not repeat, or the control collapsed too: nothing
+    /// is claimed.
     NotRepeated,
     /// A region ran out.
     Unsure,
@@ -527,11 +441,18 @@ impl Sweeper<'_> {
             next: vec![0; self.o.max.max(1) as usize],
         };
         let mut runs = Vec::new();
+        // A region used up (many counts on a card of few pages per AU, in
+        // order) ends the sweep with nothing claimed.
         let region_out = |tried: u64, runs: Vec<Run>| Sweep {
             max_open_aus: None,
             tried_up_to: tried,
             runs,
             confidence: 0.0,
+            claim: Claim::refused(if tried == 0 {
+                "an AU's region is too small for the one-AU baseline in order".to_string()
+            } else {
+                format!("each AU's region was used up at {tried} open AUs, with no collapse yet")
+            }),
             stopped_by_budget_s: None,
             at_most: None,
         };
@@ -567,6 +488,7 @@ impl Sweeper<'_> {
                     tried_up_to: lo,
                     runs,
                     confidence: 0.0,
+                    claim: Claim::made(),
                     stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
                     at_most: None,
                 });
@@ -585,16 +507,21 @@ impl Sweeper<'_> {
                             tried_up_to: n,
                             runs,
                             confidence: 0.95,
+                            claim: Claim::made(),
                             stopped_by_budget_s: None,
                             at_most: None,
                         });
                     }
                     Confirmed::NotRepeated => {
                         return Ok(Sweep {
-                            max_open_aus: Some(lo),
+                            max_open_aus: None,
                             tried_up_to: n,
                             runs,
-                            confidence: NOT_REPEATED,
+                            confidence: 0.0,
+                            claim: Claim::refused(format!(
+                                "the collapse at {n} did not repeat when judged again, or {lo} AUs slowed down \
+                                 too (a stall of the path, or a faint collapse): {lo} is the likelier limit"
+                            )),
                             stopped_by_budget_s: None,
                             at_most: None,
                         });
@@ -606,6 +533,7 @@ impl Sweeper<'_> {
                             tried_up_to: lo,
                             runs,
                             confidence: 0.0,
+                            claim: Claim::made(),
                             stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
                             at_most: None,
                         });
@@ -621,6 +549,7 @@ impl Sweeper<'_> {
             tried_up_to: lo,
             runs,
             confidence: 0.9,
+            claim: Claim::made(),
             stopped_by_budget_s: None,
             at_most: None,
         })
@@ -844,15 +773,15 @@ impl super::Test for OpenAu {
             ));
         }
         if let Some(why) = &self.medium.not_flash {
-            // The runs stay in the table; a slowdown here is the medium's.
-            for s in [&mut r.linear, &mut r.random].into_iter().flatten() {
-                s.max_open_aus = None;
-                s.confidence = 1.0;
-            }
-            r.notes
-                .push(format!("no open-AU limit is claimed: the target is {why}"));
+            // The runs stay in the table; a slowdown here is the medium's,
+            // and the notes that read the rows as flash's go.
+            r.notes.clear();
+            r.notes.push(format!(
+                "no open-AU limit is claimed: the target is {why}; a slowdown in the table is the medium's"
+            ));
             r.not_flash = Some(why.clone());
         }
+        r.settle();
         Ok(r)
     }
     fn record(out: &OpenAuResult, results: &mut super::Results) {
@@ -889,21 +818,10 @@ pub fn run(
         None
     };
     let mut notes = Vec::new();
-    for (name, sw) in [("in order", &linear), ("random", &random)] {
-        if let Some(sw) = sw
-            && sw.confidence == NOT_REPEATED
-            && let Some(k) = sw.max_open_aus
-        {
-            notes.push(format!(
-                "{name}: the collapse at {} did not repeat when judged again, or {k} AUs slowed down too \
-                 (a stall of the path, or a faint collapse): {k} is the likelier limit, not claimed",
-                k + 1
-            ));
-        }
-    }
     if let (Some(lin), Some(rnd)) = (linear.as_mut(), &random)
         && let Some(k) = lin.max_open_aus
         && rnd.max_open_aus.is_none()
+        && rnd.claim.claimed
         && rnd.stopped_by_budget_s.is_none()
         && rnd.tried_up_to > k
     {
@@ -920,15 +838,6 @@ pub fn run(
         lin.max_open_aus = None;
         lin.tried_up_to = rnd.tried_up_to;
     }
-    for (name, sw) in [("linear", &linear), ("random", &random)] {
-        if let Some(secs) = sw.as_ref().and_then(|w| w.stopped_by_budget_s) {
-            notes.push(format!(
-                "{name}: unsure: stopped after {secs:.0} device-seconds (the step's budget) with no collapse up to {} \
-                 open AUs; --budget SECONDS gives it more time",
-                sw.as_ref().map_or(0, |w| w.tried_up_to)
-            ));
-        }
-    }
     let mut random = random;
     if o.full {
         let deadline = budget_ns;
@@ -941,14 +850,17 @@ pub fn run(
             rnd.runs.extend(s.table(true, lo, deadline)?);
         }
     }
-    Ok(OpenAuResult {
+    let mut r = OpenAuResult {
         not_flash: None,
         erase_size_bytes: o.erase,
         chunk_bytes: o.chunk,
         linear,
         random,
         notes,
-    })
+    };
+    // A sweep the budget ended claims nothing (its claim says so).
+    r.settle();
+    Ok(r)
 }
 
 #[cfg(test)]

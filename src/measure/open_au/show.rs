@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::{OpenAuResult, Sweep};
-use crate::console::table;
-use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::console::{table, wrap};
+use crate::measure::metrics::{Better, Metric, Unit, m, refused};
 use crate::measure::registry::{Registered, Results};
 use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
@@ -16,6 +16,10 @@ pub struct Entry;
 impl Registered for Entry {
     const COMMAND: &'static str = "open-au";
     type Output = OpenAuResult;
+
+    fn settle(r: &mut OpenAuResult) {
+        r.settle();
+    }
 
     fn text(r: &OpenAuResult, device_s: f64, o: &mut String) {
         let (erase, chunk) = (r.erase_size_bytes, r.chunk_bytes);
@@ -48,27 +52,21 @@ impl Registered for Entry {
                 format!("confidence {:.2}, see the note", sw.confidence)
             } else if sw.confidence >= CONFIDENT {
                 format!("confidence {:.2}", sw.confidence)
-            } else if let Some(secs) = sw.stopped_by_budget_s {
-                format!("unsure: stopped after {secs:.0} device-seconds, the step's budget")
             } else {
                 format!("unsure: confidence {:.2}", sw.confidence)
             };
-            let _ = match sw.max_open_aus {
-                Some(n) => writeln!(
-                    o,
+            let line = match (sw.claim.text(), sw.max_open_aus, sw.at_most) {
+                // A collapse in the rows above is not claimed as a limit.
+                (Some(refused), ..) => format!("{name}: open-AU limit {refused}"),
+                (None, Some(n), _) => format!(
                     "{name}: {n} open AU{} (writes collapse at {}; {sure})",
                     if n == 1 { "" } else { "s" },
                     n + 1
                 ),
-                None if r.not_flash.is_some() => writeln!(o, "{name}: no open-AU limit claimed"),
-                None if sw.at_most.is_some() => writeln!(
-                    o,
-                    "{name}: at most {} open AUs (collapse at {}; {sure})",
-                    sw.at_most.unwrap_or(0),
-                    sw.at_most.unwrap_or(0) + 1
-                ),
-                None => writeln!(o, "{name}: no collapse up to {} open AUs ({sure})", sw.tried_up_to),
+                (None, None, Some(m)) => format!("{name}: at most {m} open AUs (collapse at {}; {sure})", m + 1),
+                (None, None, None) => format!("{name}: no collapse up to {} open AUs ({sure})", sw.tried_up_to),
             };
+            let _ = writeln!(o, "{}", wrap(&line, "", "  "));
         }
         show::notes(o, &r.notes);
         let _ = writeln!(
@@ -83,27 +81,37 @@ impl Registered for Entry {
         let Some(r) = all.open_au.get() else {
             return Vec::new();
         };
-        let show = |s: &Option<Sweep>| match s {
-            Some(s) => {
-                let unsure = if s.confidence >= CONFIDENT { "" } else { " (unsure)" };
-                match (s.max_open_aus, s.at_most) {
-                    (Some(n), _) => format!("{n}{unsure}"),
-                    (None, Some(m)) if s.tried_up_to > 0 => format!("{} to {m}{unsure}", s.tried_up_to),
-                    (None, Some(m)) => format!("at most {m}{unsure}"),
-                    (None, None) => format!("no limit up to {}{unsure}", s.tried_up_to),
-                }
+        // Each order's verdict, or Err(why nothing is claimed). "No limit
+        // up to N" only where the sweep reached N and saw no collapse.
+        let show = |s: &Option<Sweep>| -> Result<String, String> {
+            let Some(s) = s else { return Ok("-".into()) };
+            if let Some(refused) = s.claim.short_text() {
+                return Err(refused);
             }
-            None => "-".to_string(),
+            let unsure = if s.confidence >= CONFIDENT { "" } else { " (unsure)" };
+            Ok(match (s.max_open_aus, s.at_most) {
+                (Some(n), _) => format!("{n}{unsure}"),
+                (None, Some(m)) if s.tried_up_to > 0 => format!("{} to {m}{unsure}", s.tried_up_to),
+                (None, Some(m)) => format!("at most {m}{unsure}"),
+                (None, None) => format!("no limit up to {}{unsure}", s.tried_up_to),
+            })
         };
-        vec![(
-            "open AUs",
-            format!(
-                "{} in order, {} random{}",
-                show(&r.linear),
-                show(&r.random),
-                crate::measure::summary::counted_in(all, r.erase_size_bytes)
-            ),
-        )]
+        let line = match (show(&r.linear), show(&r.random)) {
+            (Err(a), Err(b)) if a == b => a,
+            (linear, random) => {
+                let part = |v: Result<String, String>, order: &str| match v {
+                    Ok(v) => format!("{v} {order}"),
+                    Err(refused) => format!("{order} {refused}"),
+                };
+                format!(
+                    "{}, {}{}",
+                    part(linear, "in order"),
+                    part(random, "random"),
+                    crate::measure::summary::counted_in(all, r.erase_size_bytes)
+                )
+            }
+        };
+        vec![("open AUs", line)]
     }
 
     fn figures(r: &OpenAuResult) -> Vec<Figure> {
@@ -184,7 +192,8 @@ impl Registered for Entry {
         out
     }
 
-    /// Each order's limit, where claimed with confidence.
+    /// Each order's limit, where claimed with confidence; "not claimed"
+    /// where the run claimed nothing.
     fn metrics(all: &Results) -> Vec<Metric> {
         let Some(r) = all.open_au.get() else {
             return Vec::new();
@@ -192,9 +201,67 @@ impl Registered for Entry {
         [("open AUs in order", &r.linear), ("open AUs random", &r.random)]
             .into_iter()
             .filter_map(|(name, s)| {
-                let n = s.as_ref().filter(|s| s.confidence >= CONFIDENT)?.max_open_aus?;
+                let s = s.as_ref()?;
+                if let Some(why) = s.claim.why() {
+                    return Some(refused(name, Unit::Count, Better::Higher, why));
+                }
+                let n = Some(s).filter(|s| s.confidence >= CONFIDENT)?.max_open_aus?;
                 Some(m(name, Unit::Count, Better::Higher, n as f64))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::claim::Claim;
+
+    fn results(linear: Claim, random: Claim) -> Results {
+        let sweep = |claim: Claim| super::super::Sweep {
+            max_open_aus: claim.claimed.then_some(6),
+            tried_up_to: 7,
+            runs: Vec::new(),
+            confidence: if claim.claimed { 0.95 } else { 0.0 },
+            claim,
+            stopped_by_budget_s: None,
+            at_most: None,
+        };
+        let mut r = Results::default();
+        r.open_au.set(OpenAuResult {
+            not_flash: None,
+            erase_size_bytes: 4 << 20,
+            chunk_bytes: 16 << 10,
+            linear: Some(sweep(linear)),
+            random: Some(sweep(random)),
+            notes: Vec::new(),
+        });
+        r
+    }
+
+    /// "No limit up to N" only where the sweep saw none; a refusal says
+    /// why, once where both orders share it.
+    #[test]
+    fn the_summary_says_not_claimed_where_nothing_was() {
+        let loop_device = "the target is a loop device over the file /x.img: the file's filesystem sets its timing";
+        let both = results(Claim::refused(loop_device), Claim::refused(loop_device));
+        assert_eq!(
+            Entry::summary(&both),
+            [(
+                "open AUs",
+                "not claimed (the target is a loop device over the file /x.img)".to_string()
+            )]
+        );
+        let random = results(
+            Claim::made(),
+            Claim::refused("unsure: stopped after 90 device-seconds by the step's budget: ..."),
+        );
+        assert_eq!(
+            Entry::summary(&random)[0].1,
+            "6 in order, random not claimed (unsure: stopped after 90 device-seconds by the step's budget)"
+        );
+        let metrics = Entry::metrics(&both);
+        assert_eq!(metrics.len(), 2);
+        assert!(metrics.iter().all(|m| m.not_claimed.as_deref() == Some(loop_device)));
     }
 }

@@ -23,6 +23,7 @@ pub use show::Entry;
 
 use serde::{Deserialize, Serialize};
 
+use super::claim::{self, Claim};
 use super::{MeasureError, median, robust_sigma};
 use crate::safety::ranges::Range;
 use crate::target::{Target, TargetDescription};
@@ -72,8 +73,15 @@ pub struct PageResult {
     /// Why this target cannot show flash behaviour; then no page is claimed.
     #[serde(default)]
     pub not_flash: Option<String>,
+    /// Null where none is claimed.
     pub page_size_bytes: Option<u64>,
+    /// 0 where nothing is claimed.
     pub confidence: f64,
+    /// Whether a page is claimed, and why not: the target is not flash,
+    /// no size stepped, or only the smallest did (a page of two blocks or
+    /// less, or a smaller one, looks the same there).
+    #[serde(flatten)]
+    pub claim: Claim,
     pub write_bytes: u64,
     pub offset_bytes: u64,
     pub candidates: Vec<Candidate>,
@@ -158,15 +166,35 @@ impl super::Test for Page {
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<PageResult, MeasureError> {
         let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
-        if let Some(why) = &self.medium.not_flash {
-            r.page_size_bytes = None;
-            r.confidence = 1.0;
-            r.not_flash = Some(why.clone());
-        }
+        r.not_flash = self.medium.not_flash.clone();
+        r.settle();
         Ok(r)
     }
     fn record(out: &PageResult, results: &mut super::Results) {
         results.page.set(out.clone());
+    }
+}
+
+impl PageResult {
+    /// Claim no page on a target that is not flash, nor where no size was
+    /// told (see [`PageResult::claim`]), with no confidence: done as the
+    /// test ends and on every document read back.
+    pub fn settle(&mut self) {
+        if !self.claim.claimed {
+            return;
+        }
+        let why = match (&self.not_flash, self.page_size_bytes, self.stopped_by_budget_s) {
+            (Some(why), ..) => claim::not_flash(why),
+            (None, Some(_), _) => return,
+            (None, None, Some(secs)) => claim::out_of_budget(secs, "no size clear yet"),
+            (None, None, None) if self.candidates.first().is_some_and(|c| c.step) => {
+                "the smallest size already steps: a page of two blocks or less, or a smaller one, looks the same".into()
+            }
+            (None, None, None) => "no size shows a second page programmed".into(),
+        };
+        self.page_size_bytes = None;
+        self.confidence = 0.0;
+        self.claim = Claim::refused(why);
     }
 }
 
@@ -301,6 +329,7 @@ fn decide(o: Options, w: u64, mut cands: Vec<Candidate>) -> PageResult {
         not_flash: None,
         page_size_bytes: page,
         confidence,
+        claim: Claim::made(),
         write_bytes: w,
         offset_bytes: o.at,
         candidates: cands,
@@ -356,6 +385,8 @@ mod tests {
     fn a_page_no_larger_than_two_blocks_is_not_claimed() {
         let r = page_of(&[("page_size", "4096"), ("sector_size", "4096")]);
         assert_eq!(r.page_size_bytes, None, "{:#?}", r.candidates);
-        assert!(r.confidence < 0.5);
+        assert_eq!(r.confidence, 0.0, "nothing claimed, nothing to be sure of");
+        assert!(!r.claim.claimed);
+        assert_eq!(r.claim.why(), Some("no size shows a second page programmed"));
     }
 }

@@ -15,6 +15,10 @@ impl Registered for Entry {
     const COMMAND: &'static str = "page";
     type Output = PageResult;
 
+    fn settle(r: &mut PageResult) {
+        r.settle();
+    }
+
     fn text(r: &PageResult, device_s: f64, o: &mut String) {
         let rows: Vec<Vec<String>> = r
             .candidates
@@ -41,17 +45,13 @@ impl Registered for Entry {
         );
         let _ = writeln!(o, "{}", wrap(&text, "", ""));
         let _ = writeln!(o, "{}", table::grid(&["boundary", "extra cost", "pairs", ""], &rows));
-        let verdict = match (&r.not_flash, r.page_size_bytes) {
-            (Some(why), _) => format!("no page claimed: the target is {why}"),
+        let verdict = match (r.claim.text(), r.page_size_bytes) {
+            (Some(refused), _) => format!("page {refused}"),
             (None, Some(p)) if r.confidence >= CONFIDENT => {
                 format!("page {} (confidence {:.2})", Iec(p), r.confidence)
             }
             (None, Some(p)) => format!("page perhaps {} (unsure: confidence {:.2})", Iec(p), r.confidence),
-            (None, None) => format!(
-                "no page size from writes (confidence {:.2}): no step, or one already at the smallest size, \
-                 where a page of two blocks or less looks the same",
-                r.confidence
-            ),
+            (None, None) => "no page size from writes".into(),
         };
         show::closing(o, &verdict, device_s);
     }
