@@ -59,8 +59,8 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
 
 /// A run's findings in a few words: the first two of its summary's
 /// verdicts, each up to its first parenthesis, and "read-only" where a
-/// writing step was skipped for want of --write (issue 26: a read-only and
-/// a --write probe of one device looked the same in the list).
+/// writing step was skipped for want of --write (a read-only and a --write
+/// probe of one device had looked the same in the list).
 fn verdict(d: &RunDocument) -> String {
     const FIRST: [&str; 7] = [
         "erase block",

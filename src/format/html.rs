@@ -85,7 +85,7 @@ fn run_section(id: &str, doc: &RunDocument) -> Markup {
 }
 
 /// A comparison cell: a figure in the units the rest of the tool uses
-/// (issue 26: "757072 µs" where `results compare` says 757.07 ms).
+/// (a cell had read "757072 µs" where `results compare` says 757.07 ms).
 fn cell(unit: Unit, v: f64) -> String {
     match unit {
         Unit::Bytes => Iec(v.max(0.0) as u64).to_string(),
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn comparison_cells_read_in_the_tools_units() {
-        // Issue 26: "757072 µs".
+        // A cell had read "757072 µs".
         assert_eq!(cell(Unit::Ns, 757_072_000.0), "757.07 ms");
         assert_eq!(cell(Unit::Ns, 1_810_497.0), "1.81 ms");
         assert_eq!(cell(Unit::BytesPerSec, 22_630_000.0), "22.63 MB/s");
@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn comparison_columns_are_headed_by_run_and_date() {
-        // Issue 26: the columns were headed "#1" and "#2".
+        // The columns had been headed "#1" and "#2" alone.
         let runs = [
             ("#1".to_string(), run(757_072_000, 1_795_442_912)),
             ("card.json".to_string(), run(1_810_497, 0)),

@@ -129,8 +129,8 @@ pub fn compare(runs: &[&Results]) -> Vec<Row> {
             Better::Lower => known.iter().min_by(|a, b| a.1.total_cmp(&b.1)).copied(),
             Better::Neither => None,
         };
-        // Two runs level at the top: neither is ahead (issue 26 saw a tie
-        // for the largest capacity given to the last run, a damaged card).
+        // Two runs level at the top: neither is ahead (a tie for the
+        // largest capacity had been given to the last run, a damaged card).
         r.best = top
             .filter(|t| known.iter().filter(|k| k.1 == t.1).count() == 1)
             .map(|t| t.0);

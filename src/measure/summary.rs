@@ -167,8 +167,8 @@ pub fn classes_met(classes: &std::collections::BTreeMap<String, bool>) -> Vec<St
 
 /// For a summary line of a test that counted in AUs of `erase`: where that
 /// is not the erase block the summary shows (`--erase-size` given, or the
-/// geometry changed its mind), say so (issue 26: with `--erase-size 3M`
-/// the summary said "erase block 4 MiB" over counts made in 3 MiB AUs).
+/// geometry changed its mind), say so (with `--erase-size 3M` the summary
+/// had said "erase block 4 MiB" over counts made in 3 MiB AUs).
 pub fn counted_in(all: &Results, erase: u64) -> String {
     let Some(a) = all.align.get().filter(|a| a.claim.claimed) else {
         return String::new();

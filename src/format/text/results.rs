@@ -9,7 +9,7 @@ use crate::units::{Iec, date_time, duration_ns};
 
 pub fn list(o: &mut String, l: &Listing) {
     if l.runs.is_empty() {
-        // (issue 26: `--device nothing` said "no runs yet" beside 14 runs)
+        // (`--device nothing` had said "no runs yet" beside 14 runs)
         let line = match &l.device_filter {
             Some(d) => format!(
                 "no run in {} has a device or target containing '{d}' (`flashlab results list` lists them all)",
@@ -61,7 +61,7 @@ fn show(unit: Unit, v: f64) -> String {
 pub fn compare(o: &mut String, c: &Comparison) {
     // A column is headed by the run's id; a file named by a long path gets
     // a letter instead (A, B, ...), given with the path on its line above
-    // (issue 26: three long paths spread the table over 146 lines).
+    // (three long paths had spread the table over 146 lines).
     let labels: Vec<String> = c
         .runs
         .iter()
@@ -94,7 +94,7 @@ pub fn compare(o: &mut String, c: &Comparison) {
         let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
     }
     // Each run's column is headed by its label and when it ran: the day if
-    // the runs span days, else the time (issue 26: "#1" and "#2" alone).
+    // the runs span days, else the time ("#1" and "#2" alone told nothing).
     let when: Vec<String> = c.runs.iter().map(|r| date_time(r.started_unix)).collect();
     let same_day = when.windows(2).all(|w| w[0].get(..10) == w[1].get(..10));
     let mut header: Vec<String> = vec!["figure".into()];
@@ -105,7 +105,7 @@ pub fn compare(o: &mut String, c: &Comparison) {
     header.push("better".into());
     // Figures the same in every run go on one line under the table, and a
     // rate beside its own IOPS (the same figure times the block) is left
-    // to the JSON (issue 26: 26 lines for two runs of one card).
+    // to the JSON (two runs of one card had taken 26 lines).
     let same = |r: &&crate::measure::metrics::Row| r.values.iter().all(|v| v.is_some() && *v == r.values[0]);
     let derived = |r: &&crate::measure::metrics::Row| {
         r.name.ends_with(" rate")

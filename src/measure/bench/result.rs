@@ -42,7 +42,7 @@ pub struct Latency {
     pub max: u64,
     /// The whole distribution, read off the histogram at
     /// [`DISTRIBUTION_SHARES`]: enough points for the report to draw its
-    /// shape (five percentiles showed a step, not the spread; issue 26).
+    /// shape (five percentiles had drawn a step, not the spread).
     /// Empty in runs stored before it was kept.
     #[serde(default)]
     pub distribution: Vec<Quantile>,

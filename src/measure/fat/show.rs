@@ -147,7 +147,7 @@ fn controls(f: &FatResult) -> Vec<(String, f64)> {
 
 /// Each AU's typical write beside its controls, as bars of time: with
 /// one AU examined (a card with no FAT area stops at the first) a bar of
-/// speed alone said nothing (issue 26: one lone bar, ticks "0.00").
+/// speed alone said nothing (one lone bar, its ticks "0.00").
 fn chart(f: &FatResult) -> Chart {
     let aus = f.aus.iter().map(|a| (format!("AU {}", a.au), a.median_ns));
     let controls = controls(f);
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn one_au_is_plotted_beside_the_controls_it_is_judged_by() {
-        // Issue 26: kingston's plot was one lone bar of 0.01 MB/s.
+        // kingston's plot had been one lone bar of 0.01 MB/s.
         let f = kingston();
         let c = chart(&f);
         assert_eq!(c.categories, ["AU 0", "3 ordinary AUs (fit)", "4 ordinary AUs (merge)"]);
