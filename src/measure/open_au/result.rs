@@ -110,9 +110,9 @@ pub fn cross_check(r: &mut OpenAuResult, fat_limit: u64) {
     let (said, contradicts) = match (sw.claim.why(), sw.max_open_aus) {
         // Refused (its budget, a stall of the path): fat's answer fills it.
         (Some(why), _) => (format!("claims nothing ({})", claim::short(why)), true),
-        (None, Some(n)) => (format!("collapse at {}", n + 1), n != fat_limit),
+        (None, Some(n)) => (format!("says collapse at {}", n + 1), n != fat_limit),
         (None, None) => (
-            format!("no collapse up to {}", sw.tried_up_to),
+            format!("says no collapse up to {}", sw.tried_up_to),
             fat_limit < sw.tried_up_to,
         ),
     };
@@ -121,7 +121,7 @@ pub fn cross_check(r: &mut OpenAuResult, fat_limit: u64) {
         sw.confidence = 0.9;
         sw.claim = Claim::made();
         r.notes.push(format!(
-            "random: the sweep alone says {said}; fat's slot test (4 KiB writes, two per AU visit, where \
+            "random: the sweep alone {said}; fat's slot test (4 KiB writes, two per AU visit, where \
              every visit merges once the card's random-write slots are full) found that {fat_limit} AU{} \
              fit and {} overflow them, and that is the verdict",
             if fat_limit == 1 { "" } else { "s" },
