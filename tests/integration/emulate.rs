@@ -695,11 +695,18 @@ fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let a = &v["align"];
-    assert_eq!(
-        (a["page_size_bytes"].as_u64(), a["erase_size_bytes"].as_u64()),
-        (Some(16 << 10), Some(1 << 20)),
-        "{a}\n{session}"
-    );
+    assert_eq!(a["erase_size_bytes"].as_u64(), Some(1 << 20), "{a}\n{session}");
+    // The page where the import gives one; none (flashbench's small rows
+    // too noisy: CI beside a table run and two builds) only on a busy
+    // machine.
+    match a["page_size_bytes"].as_u64() {
+        Some(page) => assert_eq!(page, 16 << 10, "{a}\n{session}"),
+        None => {
+            let busy = cpu_waited_s() - waited_before;
+            let wall = started.elapsed().as_secs_f64();
+            assert!(busy >= 0.1 * wall, "no page on a quiet machine: {a}\n{session}");
+        }
+    }
     // Each limit right where the import is sure of it. Unsure is allowed
     // (flashbench's rows can be too noisy: a random run's first row
     // opening slower even on a quiet machine, a loaded machine's stalls),
