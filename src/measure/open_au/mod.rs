@@ -483,15 +483,7 @@ impl Sweeper<'_> {
                 if !j.latencies.is_empty() {
                     runs.push(self.run_record(n, &j.latencies, false, random));
                 }
-                return Ok(Sweep {
-                    max_open_aus: None,
-                    tried_up_to: lo,
-                    runs,
-                    confidence: 0.0,
-                    claim: Claim::made(),
-                    stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
-                    at_most: None,
-                });
+                return Ok(self.out_of_time(lo, runs));
             }
             runs.push(self.run_record(n, &j.latencies, j.collapsed, random));
             if j.collapsed {
@@ -527,17 +519,7 @@ impl Sweeper<'_> {
                         });
                     }
                     Confirmed::Unsure => return Ok(region_out(lo, runs)),
-                    Confirmed::OutOfTime => {
-                        return Ok(Sweep {
-                            max_open_aus: None,
-                            tried_up_to: lo,
-                            runs,
-                            confidence: 0.0,
-                            claim: Claim::made(),
-                            stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
-                            at_most: None,
-                        });
-                    }
+                    Confirmed::OutOfTime => return Ok(self.out_of_time(lo, runs)),
                 }
             }
             lo = n;
@@ -597,6 +579,20 @@ impl Sweeper<'_> {
             }
         }
         Ok(Confirmed::Collapse)
+    }
+
+    /// A sweep the step's budget ended before an answer: unsure, as far as
+    /// `lo` open AUs.
+    fn out_of_time(&self, lo: u64, runs: Vec<Run>) -> Sweep {
+        Sweep {
+            max_open_aus: None,
+            tried_up_to: lo,
+            runs,
+            confidence: 0.0,
+            claim: Claim::made(),
+            stopped_by_budget_s: Some(self.spent_ns() as f64 / 1e9),
+            at_most: None,
+        }
     }
 
     /// A count's row: `lat` the time of each visit (two writes in random
