@@ -54,6 +54,13 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
     let r = &em.ready;
     let mut doc = RunDocument::new("emulate", None);
     doc.body = Body::Emulating(EmulatingBody { emulate: r.clone() });
+    if let Some((message, hint)) = emulate::scale_warning(r) {
+        doc.warnings.push(crate::document::Note {
+            kind: crate::document::NoteKind::Engine,
+            message,
+            hint: Some(hint),
+        });
+    }
     doc.finish(None);
     // stdout is line-buffered: the device is out before the wait.
     announce(&doc);
@@ -89,11 +96,7 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
         let line = format!("request sizes the card saw: {}", sizes.join(", "));
         crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     }
-    if s.late > 0 {
-        let line = format!(
-            "{} answers came later than the model said (the host could not keep up at this time scale)",
-            s.late
-        );
+    for line in emulate::timing_lines(&s) {
         crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     }
     crate::errln!("detached {device} and unmounted the card's FUSE filesystem");

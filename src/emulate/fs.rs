@@ -2,12 +2,13 @@
 //! writes go through the card model and are answered when the model says
 //! the card completes them, on a wall clock scaled by `time_scale`.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use fuser::{
@@ -15,8 +16,10 @@ use fuser::{
     ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
 };
 
+use super::order::{Order, PATIENCE};
+use super::timing::{Calibrating, Overhead, Waiter};
 use crate::sim::SimTarget;
-use crate::target::{AlignedBuf, Request as Io};
+use crate::target::{AlignedBuf, Op, Request as Io};
 
 /// The name of the one file, under the mount point.
 pub const CARD_FILE: &str = "card";
@@ -37,9 +40,6 @@ pub const MAX_IO: u32 = 1 << 20;
 /// Requests the kernel keeps in flight to the daemon: above the default 12
 /// so fio at QD 32 reaches the model's host queue (same notes, "queue depth").
 pub const MAX_BACKGROUND: u16 = 64;
-/// The last stretch of a wait is spun, not slept: a sleep overshoots by
-/// 50-100 µs (same notes, "timing accuracy").
-const SPIN: Duration = Duration::from_micros(150);
 
 /// What the card saw, for the live counters and the summary.
 #[derive(Debug, Default, Clone)]
@@ -54,11 +54,48 @@ pub struct Stats {
     pub sizes: BTreeMap<u32, u64>,
     /// Most requests inside the model at once.
     pub most_in_flight: u64,
-    /// Requests answered later than the model said (the wait was already
-    /// past when the request arrived or the scheduler was late).
+    /// Answers the card model gave.
+    pub answers: u64,
+    /// Answers that left late ([`is_late`]): the machine did not keep up.
     pub late: u64,
+    /// How late they were together, and the latest, ns past the moment.
+    pub late_sum_ns: u64,
+    pub late_max_ns: u64,
+    /// Requests that came while none was in flight, and by how much more
+    /// than the path's own round trip each came after the previous answer
+    /// (ns, summed): the program's own time between requests, and whatever
+    /// the machine made the program or the path wait.
+    pub idle_arrivals: u64,
+    pub idle_wait_sum_ns: u64,
+    /// When the last answer left.
+    pub last_answer: Option<Instant>,
     /// Requests refused as outside the card or not whole sectors.
     pub refused: u64,
+}
+
+/// The least lateness counted late, ns: sleeps end within a few µs of
+/// their moment here, and the path's own round trip varies by 10 µs.
+const LATE_FLOOR_NS: u64 = 10_000;
+
+/// Whether an answer `late_ns` past its moment, for a request the card
+/// takes `card_ns` (wall) over, is late: by more than a tenth of that time
+/// and more than [`LATE_FLOOR_NS`].
+pub fn is_late(late_ns: u64, card_ns: u64) -> bool {
+    late_ns > LATE_FLOOR_NS.max(card_ns / 10)
+}
+
+thread_local! {
+    /// Each FUSE thread's request buffer, kept: a new zeroed MiB per
+    /// request cost a mapping and its page faults on every answer.
+    static BUF: RefCell<Option<AlignedBuf>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with this thread's buffer of at least [`MAX_IO`] bytes.
+fn with_buf<R>(f: impl FnOnce(&mut AlignedBuf) -> R) -> R {
+    BUF.with(|b| {
+        let mut b = b.borrow_mut();
+        f(b.get_or_insert_with(|| AlignedBuf::new(MAX_IO as usize)))
+    })
 }
 
 /// The state the FUSE threads share.
@@ -70,17 +107,19 @@ pub struct Card {
     origin: Instant,
     /// Wall seconds per model second.
     scale: f64,
-    /// The serving overhead taken off each wait (ns of wall time).
-    overhead_ns: AtomicU64,
-    /// While the overhead is measured, requests are answered at once and
-    /// the model does not see them.
-    calibrating: AtomicBool,
+    waiter: Waiter,
+    /// The path's overhead taken off each wait; unset while it is measured
+    /// (then requests are answered at once and the model does not see
+    /// them).
+    overhead: OnceLock<Overhead>,
+    calibrating: Mutex<Calibrating>,
+    order: Order,
     in_flight: AtomicU64,
     pub stats: Mutex<Stats>,
 }
 
 impl Card {
-    pub fn new(sim: SimTarget, backing: Option<File>, scale: f64) -> Card {
+    pub fn new(sim: SimTarget, backing: Option<File>, scale: f64, waiter: Waiter) -> Card {
         let d = crate::target::Target::description(&sim).clone();
         Card {
             sim: Mutex::new(sim),
@@ -89,16 +128,23 @@ impl Card {
             sector: d.logical_block_size,
             origin: Instant::now(),
             scale,
-            overhead_ns: AtomicU64::new(0),
-            calibrating: AtomicBool::new(true),
+            waiter,
+            overhead: OnceLock::new(),
+            calibrating: Mutex::new(Calibrating::default()),
+            order: Order::default(),
             in_flight: AtomicU64::new(0),
             stats: Mutex::new(Stats::default()),
         }
     }
 
-    pub fn set_overhead(&self, ns: u64) {
-        self.overhead_ns.store(ns, Ordering::SeqCst);
-        self.calibrating.store(false, Ordering::SeqCst);
+    /// What the daemon saw while the overhead is measured.
+    pub fn calibration(&self) -> &Mutex<Calibrating> {
+        &self.calibrating
+    }
+
+    /// Serve the model from now on, taking `o` off each answer.
+    pub fn serve_model(&self, o: Overhead) {
+        let _ = self.overhead.set(o);
     }
 
     /// The model's counters: merges (GC events), open AUs, device time.
@@ -111,30 +157,43 @@ impl Card {
         )
     }
 
-    fn model_now(&self) -> u64 {
-        (self.origin.elapsed().as_nanos() as f64 / self.scale) as u64
-    }
-
-    /// Serve one request: the model's completion time, then the wait until
-    /// it, less the overhead; the data through the model (or the backing
-    /// file). An errno on failure.
-    fn serve(&self, io: Io, buf: &mut AlignedBuf) -> Result<(), Errno> {
+    /// Serve request `unique`, which reached the daemon at `arrived`: into
+    /// the model in the kernel's order, the model's completion time, then
+    /// the wait until it, less the path's overhead; the data through the
+    /// model (or the backing file). An errno on failure.
+    fn serve(&self, io: Io, buf: &mut AlignedBuf, arrived: Instant, unique: u64) -> Result<(), Errno> {
         let len = u64::from(io.len);
         let ss = u64::from(self.sector.max(1));
         if io.offset.checked_add(len).is_none_or(|e| e > self.size)
             || !io.offset.is_multiple_of(ss)
             || !len.is_multiple_of(ss)
         {
+            self.order.seen(unique);
             self.stats.lock().unwrap_or_else(|p| p.into_inner()).refused += 1;
             return Err(Errno::EINVAL);
         }
-        if self.calibrating.load(Ordering::SeqCst) {
+        let Some(overhead) = self.overhead.get() else {
+            self.order.seen(unique);
+            self.calibrating
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .seen
+                .push((io.op, io.len, arrived.elapsed()));
             return Ok(());
-        }
+        };
         let n = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        let arrival = self.model_now();
+        if n == 1 {
+            let mut st = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(gap) = st.last_answer.and_then(|t| arrived.checked_duration_since(t)) {
+                st.idle_arrivals += 1;
+                st.idle_wait_sum_ns += (gap.as_nanos() as u64).saturating_sub(overhead.at(io.op, io.len));
+            }
+        }
+        let arrival = (arrived.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64;
         let served = {
+            self.order.wait_turn(unique, arrived + PATIENCE);
             let mut sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
+            self.order.seen(unique);
             sim.serve_at(arrival, &io, buf)
         };
         let result = match served {
@@ -142,25 +201,36 @@ impl Card {
                 if let Some(f) = &self.backing {
                     let data = &mut buf.as_mut_slice()[..io.len as usize];
                     let moved = match io.op {
-                        crate::target::Op::Read => f.read_exact_at(data, io.offset),
-                        crate::target::Op::Write => f.write_all_at(data, io.offset),
+                        Op::Read => f.read_exact_at(data, io.offset),
+                        Op::Write => f.write_all_at(data, io.offset),
                     };
                     if moved.is_err() {
                         self.in_flight.fetch_sub(1, Ordering::SeqCst);
                         return Err(Errno::EIO);
                     }
                 }
-                let late = self.wait_until(complete);
+                let wall = |model_ns: u64| Duration::from_nanos((model_ns as f64 * self.scale) as u64);
+                let due = self.origin + wall(complete);
+                let due = due
+                    .checked_sub(Duration::from_nanos(overhead.at(io.op, io.len)))
+                    .unwrap_or(due);
+                let late = self.waiter.until(due);
                 let mut st = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+                st.last_answer = Some(Instant::now());
+                st.answers += 1;
                 st.most_in_flight = st.most_in_flight.max(n);
-                st.late += u64::from(late);
+                if is_late(late, wall(complete.saturating_sub(arrival)).as_nanos() as u64) {
+                    st.late += 1;
+                    st.late_sum_ns += late;
+                    st.late_max_ns = st.late_max_ns.max(late);
+                }
                 *st.sizes.entry(io.len).or_default() += 1;
                 match io.op {
-                    crate::target::Op::Read => {
+                    Op::Read => {
                         st.reads += 1;
                         st.bytes_read += len;
                     }
-                    crate::target::Op::Write => {
+                    Op::Write => {
                         st.writes += 1;
                         st.bytes_written += len;
                     }
@@ -174,27 +244,6 @@ impl Card {
         };
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         result
-    }
-
-    /// Wait until model time `complete` (wall: origin + complete x scale,
-    /// less the overhead); true when that moment had already passed by
-    /// more than the overhead.
-    fn wait_until(&self, complete: u64) -> bool {
-        let overhead = Duration::from_nanos(self.overhead_ns.load(Ordering::SeqCst));
-        let due = self.origin + Duration::from_nanos((complete as f64 * self.scale) as u64);
-        let due = due.checked_sub(overhead).unwrap_or(due);
-        let now = Instant::now();
-        if now >= due {
-            return now - due > overhead.max(Duration::from_micros(100));
-        }
-        let left = due - now;
-        if left > SPIN {
-            std::thread::sleep(left - SPIN);
-        }
-        while Instant::now() < due {
-            std::hint::spin_loop();
-        }
-        false
     }
 
     fn attr(&self, ino: INodeNo) -> FileAttr {
@@ -239,7 +288,8 @@ impl Filesystem for CardFs {
         Ok(())
     }
 
-    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+    fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        self.0.order.seen(req.unique().0);
         if parent == INodeNo::ROOT && name == CARD_FILE {
             reply.entry(&TTL, &self.0.attr(CARD_INO), fuser::Generation(0));
         } else {
@@ -247,7 +297,8 @@ impl Filesystem for CardFs {
         }
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+    fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        self.0.order.seen(req.unique().0);
         if ino == INodeNo::ROOT || ino == CARD_INO {
             reply.attr(&TTL, &self.0.attr(ino));
         } else {
@@ -255,7 +306,8 @@ impl Filesystem for CardFs {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        self.0.order.seen(req.unique().0);
         if ino == CARD_INO {
             // Direct I/O: no page cache between the loop device and the card.
             reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
@@ -266,7 +318,7 @@ impl Filesystem for CardFs {
 
     fn read(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -275,20 +327,24 @@ impl Filesystem for CardFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        // The arrival, first thing.
+        let (arrived, unique) = (Instant::now(), req.unique().0);
         if ino != CARD_INO {
+            self.0.order.seen(unique);
             return reply.error(Errno::EISDIR);
         }
         let size = size.min(MAX_IO);
-        let mut buf = AlignedBuf::new(size as usize);
-        match self.0.serve(Io::read(offset, size, 0), &mut buf) {
-            Ok(()) => reply.data(&buf.as_slice()[..size as usize]),
-            Err(e) => reply.error(e),
-        }
+        with_buf(
+            |buf| match self.0.serve(Io::read(offset, size, 0), buf, arrived, unique) {
+                Ok(()) => reply.data(&buf.as_slice()[..size as usize]),
+                Err(e) => reply.error(e),
+            },
+        )
     }
 
     fn write(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -298,25 +354,30 @@ impl Filesystem for CardFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        if ino != CARD_INO {
-            return reply.error(Errno::EISDIR);
-        }
-        let Ok(len) = u32::try_from(data.len()) else {
-            return reply.error(Errno::EINVAL);
+        let (arrived, unique) = (Instant::now(), req.unique().0);
+        let len = match u32::try_from(data.len()) {
+            Ok(len) if len <= MAX_IO && ino == CARD_INO => len,
+            _ => {
+                self.0.order.seen(unique);
+                return reply.error(if ino == CARD_INO { Errno::EINVAL } else { Errno::EISDIR });
+            }
         };
-        let mut buf = AlignedBuf::new(data.len());
-        buf.as_mut_slice().copy_from_slice(data);
-        match self.0.serve(Io::write(offset, len, 0), &mut buf) {
-            Ok(()) => reply.written(len),
-            Err(e) => reply.error(e),
-        }
+        with_buf(|buf| {
+            buf.as_mut_slice()[..data.len()].copy_from_slice(data);
+            match self.0.serve(Io::write(offset, len, 0), buf, arrived, unique) {
+                Ok(()) => reply.written(len),
+                Err(e) => reply.error(e),
+            }
+        })
     }
 
-    fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: LockOwner, reply: ReplyEmpty) {
+    fn flush(&self, req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: LockOwner, reply: ReplyEmpty) {
+        self.0.order.seen(req.unique().0);
         reply.ok();
     }
 
-    fn fsync(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+    fn fsync(&self, req: &Request, _ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        self.0.order.seen(req.unique().0);
         self.0.stats.lock().unwrap_or_else(|p| p.into_inner()).flushes += 1;
         if let Some(f) = &self.0.backing {
             let _ = f.sync_data();
@@ -324,7 +385,8 @@ impl Filesystem for CardFs {
         reply.ok();
     }
 
-    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+    fn readdir(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        self.0.order.seen(req.unique().0);
         if ino != INodeNo::ROOT {
             return reply.error(Errno::ENOTDIR);
         }

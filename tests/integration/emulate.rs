@@ -757,3 +757,4 @@ pub(crate) fn cpu_waited_s() -> f64 {
 }
 
 mod real_path;
+mod timing;

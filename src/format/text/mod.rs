@@ -91,6 +91,13 @@ fn render(doc: &RunDocument) -> String {
                 "  time       scale {} (1 = real time); {:.0} µs serving overhead taken off",
                 r.time_scale, r.overhead_us
             );
+            if r.max_request_bytes > 0 {
+                let _ = writeln!(
+                    o,
+                    "  requests   up to {} each; the loop device splits larger ones",
+                    crate::units::Iec(r.max_request_bytes)
+                );
+            }
         }
     }
     // Notes made while running went to stderr as they happened; the ones
