@@ -29,7 +29,8 @@
 # against the same tests in process: align's 2-8 KiB rows (pre, on and
 # post: the worst of their ratios to the model) and scatter's median and
 # 90th percentile. SCALES chooses the scales (default 1 0.5 0.2 0.1 0.05
-# 0.02 0.01), ROUNDS how many emulations each (default 3, the worst shown).
+# 0.02 0.01), ROUNDS how many emulations each (default 3, the worst shown;
+# EACH=1 shows every round too).
 #
 # LOAD=1 builds this repository (a copy of HEAD, its own target directory,
 # cargo build --release, started again as it ends) beside the measurement,
@@ -101,7 +102,10 @@ start() {
   [ -n "$dev" ] || { echo "emulate $1 gave no device:" >&2; cat "$tmp/out" "$tmp/err" >&2; exit 1; }
 }
 
-# Stop it; sets late to "N/M" (answers late / answers) from its summary.
+# Stop it; sets late to "N/M" (answers late / answers) from its summary,
+# and wait to how much later than the path's round trip, a mean in µs,
+# requests came after the previous answer while none was in flight ("-"
+# where the summary had nothing to say: under 50 µs).
 stop() {
   kill -TERM "$pid"
   wait "$pid" || true
@@ -114,11 +118,15 @@ m=re.search(r'(\d+) of (\d+) answers late', s)
 n=re.search(r'(\d+) reads \(.*?\), (\d+) writes', s)
 total=int(n.group(1))+int(n.group(2)) if n else 0
 print(f'{m.group(1)}/{m.group(2)}' if m else f'0/{total}')" "$s")
+  wait=$(python3 -c "
+import re,sys; s=sys.argv[1]
+m=re.search(r'in flight, a mean ([0-9.]+) (ms|µs) later', s)
+print(round(float(m.group(1)) * (1000 if m.group(2) == 'ms' else 1)) if m else '-')" "$s")
 }
 
 fio_mode() {
-  printf '%-18s %-15s %5s %8s %8s %6s %8s %6s %8s %8s %10s %10s %5s\n' card test busy model fio ratio \
-    real ratio p50_mod p50_fio fio_late real_late busy2
+  printf '%-18s %-15s %5s %8s %8s %6s %8s %6s %8s %8s %10s %8s %10s %5s\n' card test busy model fio ratio \
+    real ratio p50_mod p50_fio fio_late fio_wait real_late busy2
   # rw bs qd seconds (on the model)
   local cells=("randread 4k 1 5" "randread 4k 32 5" "randwrite 4k 1 10" "randwrite 4k 32 10"
     "write 1M 1 5" "write 1M 32 5" "write 128k 1 5")
@@ -177,7 +185,7 @@ PY
         --iodepth="$qd" --ioengine="$eng" --write_lat_log=x --log_avg_msec=0 --per_job_logs=0 \
         --output-format=json >"$tmp/fio.json" 2>/dev/null)
       stop
-      local fio_late=$late b1
+      local fio_late=$late fio_wait=$wait b1
       b1=$(busy)
       # fio's rate over the requests bench counts: from the warm-up's last
       # completion to the last (times in ms).
@@ -200,9 +208,9 @@ PY
       b2=$(busy)
       read -r ri < <(python3 -c "
 import json; t=json.load(open('$tmp/real.json'))['bench']['tests'][0]; print(round(t['iops'],1))")
-      printf '%-18s %-15s %5s %8s %8s %6s %8s %6s %8s %8s %10s %10s %5s\n' "$card" "$rw $bs Q$qd" "$b1" "$mi" "$fi" \
-        "$(python3 -c "print(f'{$fi/$mi:.2f}')")" "$ri" "$(python3 -c "print(f'{$ri/$mi:.2f}')")" "$ml" "$fl" \
-        "$fio_late" "$real_late" "$b2"
+      printf '%-18s %-15s %5s %8s %8s %6s %8s %6s %8s %8s %10s %8s %10s %5s\n' "$card" "$rw $bs Q$qd" "$b1" "$mi" \
+        "$fi" "$(python3 -c "print(f'{$fi/$mi:.2f}')")" "$ri" "$(python3 -c "print(f'{$ri/$mi:.2f}')")" "$ml" "$fl" \
+        "$fio_late" "$fio_wait" "$real_late" "$b2"
     done
   done
 }
@@ -244,11 +252,14 @@ EOF
       done
       # The worst round of each figure (farthest from 1).
       python3 - "$card" "$scale" "$(busy)" "${lates[*]}" "${rows[@]}" <<'EOF'
-import sys
+import os, sys
 card, scale, busy, lates = sys.argv[1:5]
 cols = list(zip(*[map(float, r.split()) for r in sys.argv[5:]]))
 worst = [max(c, key=lambda r: abs(r - 1)) for c in cols]
 print(f'{card:<18} {scale:>6} {busy:>5} {worst[0]:>10.2f} {worst[1]:>10.2f} {worst[2]:>10.2f}  {lates}')
+if os.environ.get('EACH') == '1':
+    for r in sys.argv[5:]:
+        print('  round', ' '.join(f'{float(x):.2f}' for x in r.split()))
 EOF
     done
   done

@@ -91,7 +91,10 @@ print(json.dumps({"erase": p["au_size"], "page": p["page_size"], "linear": p["op
     "$FLASHLAB" probe "$dev" --write --engine "$engine" --json --no-store >"$tmp/real.json" 2>"$tmp/real.err" || true
     wall=$(python3 -c "import time; print(round(time.time() - $start, 1))")
     stop
-    late=$(grep -o '[0-9,]* of [0-9,]* answers late[^;]*' "$tmp/emulate.err" | head -1 || true)
+    # The summary is wrapped at 80 columns: one line first. Its words:
+    # "N of M answers late (a mean X past their moment, the latest Y): the
+    # machine did not keep up; ...".
+    late=$(tr '\n' ' ' <"$tmp/emulate.err" | tr -s ' ' | grep -o '[0-9,]* of [0-9,]* answers late[^:]*' | head -1 || true)
     row+=", \"$engine\": $(verdicts "$tmp/real.json"), \"${engine}_wall\": $wall, \"${engine}_late\": \"$late\""
   done
   rows+=("$row}")

@@ -16,9 +16,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long a request waits for a lower number that has not reached this
-/// code: more than a thread takes to copy a 1 MiB write out of the kernel,
-/// short beside a card's write.
-pub const PATIENCE: Duration = Duration::from_millis(2);
+/// code: more than a real-time thread takes to copy a 512 KiB write out of
+/// the kernel (the split pieces came 10-20 µs apart), and short beside a
+/// card's write, since numbers fuser answers by itself come to nothing.
+pub const PATIENCE: Duration = Duration::from_micros(500);
 /// How long past that a request waits for lower numbers that have arrived
 /// (they wait for the model, which takes 0.6 ms to take in a 512 KiB
 /// write): only a thread that never came back would make it wait so long.
