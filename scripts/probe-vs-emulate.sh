@@ -13,6 +13,7 @@
 #   sudo ENGINES=psync scripts/probe-vs-emulate.sh sim:demo,capacity=256M
 #   sudo ROWS=rows.jsonl scripts/probe-vs-emulate.sh   # also keep each card's row
 #   sudo ROWS_ONLY=rows.jsonl scripts/probe-vs-emulate.sh   # table from kept rows
+#   sudo KEEP=dir scripts/probe-vs-emulate.sh   # keep every run's JSON and stderr
 #
 # Without SPECs: demo, kingston-sa04g and toshiba-7au (each at 256-512 MiB,
 # so capacity's reads stay short), then HARD generated cards of the hard
@@ -67,6 +68,9 @@ print(json.dumps({
     "error": (d.get("error") or {}).get("message")}))' "$1"
 }
 
+# KEEP=DIR: a copy of FILE as DIR/N-NAME, N the card's number in this run.
+keep() { if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$1" "$KEEP/$n-$2"; fi; }
+
 rows=()
 if [ -n "${ROWS_ONLY:-}" ]; then
   mapfile -t rows <"$ROWS_ONLY"
@@ -79,6 +83,9 @@ p = json.load(sys.stdin)["params"]
 print(json.dumps({"erase": p["au_size"], "page": p["page_size"], "linear": p["open_aus_linear"],
                   "random": p["open_aus_random"], "fat": p["fat_area_aus"]}))')
   "$FLASHLAB" probe "$spec" --json --no-store >"$tmp/model.json" 2>/dev/null || true
+  n=$((${n:-0} + 1))
+  keep "$tmp/model.json" model.json
+  printf '%s\n' "$spec" >"$tmp/spec" && keep "$tmp/spec" spec
   row="{\"spec\": $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$spec"), \"truth\": $truth, \"model\": $(verdicts "$tmp/model.json")"
   for engine in "${engines[@]}"; do
     : >"$tmp/out"
@@ -91,6 +98,9 @@ print(json.dumps({"erase": p["au_size"], "page": p["page_size"], "linear": p["op
     "$FLASHLAB" probe "$dev" --write --engine "$engine" --json --no-store >"$tmp/real.json" 2>"$tmp/real.err" || true
     wall=$(python3 -c "import time; print(round(time.time() - $start, 1))")
     stop
+    keep "$tmp/real.json" "$engine.json"
+    keep "$tmp/real.err" "$engine.err"
+    keep "$tmp/emulate.err" "$engine.emulate.err"
     # The summary is wrapped at 80 columns: one line first. Its words:
     # "N of M answers late (a mean X past their moment, the latest Y): the
     # machine did not keep up; ...".
