@@ -34,7 +34,7 @@ const CARD_INO: INodeNo = INodeNo(2);
 /// never the inode number the loop driver reads.
 const TTL: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 /// Largest FUSE write, and the read size asked for: 1 MiB, the largest
-/// libfuse 3.14 accepts (`../shared/notes/fuse-loop-path.md`, "request
+/// libfuse 3.14 accepts (`docs/notes/fuse-loop-path.md`, "request
 /// splitting"); the loop queue splits larger I/O itself.
 pub const MAX_IO: u32 = 1 << 20;
 /// Requests the kernel keeps in flight to the daemon: above the default 12

@@ -5,7 +5,7 @@
 //! This kernel has /dev/fuse and loop but no ublk, nbd or device-mapper, so
 //! the card is one file in a FUSE filesystem (fuser, mounted directly as
 //! root), with a loop device in direct-I/O mode over it. What that path
-//! does to requests was measured first (`../shared/notes/fuse-loop-path.md`).
+//! does to requests was measured first (`docs/notes/fuse-loop-path.md`).
 //! Each request is answered when the card model says the card completes it
 //! ([`crate::sim::SimTarget::serve_at`]), on a wall clock scaled by
 //! `--time-scale`; the serving overhead, measured at start, is taken off.
@@ -433,7 +433,7 @@ const IDLE_WAIT_SHOWN_NS: u64 = 50_000;
 /// fio at its 128-segment limit, where the buffer's pages broke (52 + 972
 /// KiB, 4 + 1020 KiB, 220 + ...), and sim:kingston-sa04g, paying for the
 /// partial pages, took 1 MiB writes at 2.2 of the model's 5.1 a second.
-/// The kernel only lowers the limit (`../shared/notes/fuse-loop-path.md`,
+/// The kernel only lowers the limit (`docs/notes/fuse-loop-path.md`,
 /// "request splitting"), to a page at least. What it passes on, read back.
 fn limit_requests(dev: &str, card_max: u64) -> u64 {
     let Some(name) = Path::new(dev).file_name() else {

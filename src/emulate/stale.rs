@@ -6,7 +6,7 @@
 //! (SIGSTOP, Ctrl-Z, a debugger) hangs them in uninterruptible sleep, where
 //! no signal reaches the waiting programs. The way out is to abort its FUSE
 //! connection, found by the mount's device number
-//! (`../shared/notes/fuse-loop-path.md`, "stopped daemon"). A live
+//! (`docs/notes/fuse-loop-path.md`, "stopped daemon"). A live
 //! emulation is ended only on the user's word (`emulate --cleanup --force
 //! PID`), and only connections of mounts recorded here, under the name
 //! every emulation mounts with, are aborted.

@@ -1,7 +1,7 @@
 //! Scoring characterisations of generated cards against their truth: exact
 //! rates per verdict and the calibration of confidence (docs/DESIGN.md, "Verdicts and confidence": of the
 //! verdicts given with confidence at least 0.9, at least 90% right, and so
-//! on down the scale). Used by the property tests and `examples/calibration`.
+//! on down the scale). Used by the property tests and `examples/calibration.rs`.
 
 use crate::measure::Results;
 use crate::sim::generate::Truth;

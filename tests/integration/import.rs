@@ -201,7 +201,7 @@ fn a_broken_row_inside_a_table_is_an_error_naming_its_line_and_a_cut_last_row_a_
         "{err}"
     );
     assert!(!db.exists(), "nothing is stored");
-    // bradfa/flashbench flashbench issue #16's output, as the issue quotes it, ends
+    // The output quoted in flashbench issue #16 (docs/SOURCES.md) ends
     // mid-row; its negative diffs have no unit.
     let cut = dir.path().join("issue16.txt");
     std::fs::write(

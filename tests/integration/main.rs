@@ -3,6 +3,7 @@
 
 mod bench;
 mod capacity;
+mod citations;
 mod conformance;
 mod contract;
 mod decode;

@@ -46,7 +46,7 @@ const LONE_PAGE_PENALTY: f64 = 6.0;
 /// splitting.
 const MIN_STEP_NS: f64 = 2_000.0;
 /// Largest page the fit considers. NAND pages are a few KiB to tens of
-/// KiB (the experts' readings in ../shared/real/flashbench/README.md: 8
+/// KiB (the experts' readings in tests/fixtures/flashbench/README.md: 8
 /// KiB read two at a time; the simulator's pages: 4-64 KiB), a few times
 /// that where planes or dies are read together. Without a bound, a 2 MiB
 /// AU's rows could be split into a "page" at 2 MiB and an "erase block" at
@@ -394,7 +394,7 @@ fn position(a: u64, i: usize, block: u64, size: u64) -> u64 {
 
 /// The posterior as a probability of being right. The fit's posterior is
 /// honest when it is near certain, but below 0.9 it overstates: on generated
-/// cards (examples/calibration, seeds 1-4, 7, 11: jitter to 25%, outliers,
+/// cards (examples/calibration.rs, seeds 1-4, 7, 11: jitter to 25%, outliers,
 /// slow hosts) a size given at 0.5-0.9 was right about a third of the time.
 /// The model comparison assumes the rows' errors are independent and normal,
 /// which jitter and the host's own timing are not.
