@@ -1,0 +1,167 @@
+//! Where a stage writes and reads: the dense region, the flush past it,
+//! the sample blocks and the read probes, each from the options and the
+//! card's size alone.
+
+use super::{BLOCK, Options};
+use crate::safety::ranges::Range;
+
+/// Sample blocks written in each narrowing stage: 32 small writes in 32
+/// AUs narrow the window 33-fold, so a 64 GB card is resolved to the block
+/// in five stages.
+pub const SAMPLES: u64 = 32;
+/// Sample blocks of the first stage, over the whole card (the card's last
+/// block besides). Each lands in an AU of its own and costs a merge there,
+/// once written and once written back: up to 15 s each on a card of 128
+/// MiB AUs and 4 KiB pages (sim::generate's hard family), so 32 of them
+/// took 13 device-minutes. Two still catch writes lost past any real
+/// size (the last block is always among them) and the read probes catch a
+/// wrap; the narrowing stages, which only a fake card needs, take 32.
+pub const SURVEY_SAMPLES: u64 = 2;
+/// Most read probes: their spacing grows with the card past this.
+const MAX_PROBES: u64 = 1 << 16;
+/// Writes of the dense region.
+pub(super) const CHUNK: u64 = 1 << 20;
+
+/// The dense region, clipped to a small target.
+pub(super) fn dense(o: &Options, size: u64, block: u64) -> Range {
+    let len = o.push.min(size.saturating_sub(o.skip) / 2) / block * block;
+    Range { offset: o.skip, len }
+}
+
+/// The flush written as it is, from `start` to `end` clipped to the target
+/// short of its last block, without the `taken` blocks (samples and canary,
+/// ascending): a block written with its own bytes after its tag would only
+/// read back the tag, but two declared ranges must not overlap.
+pub(super) fn as_is(start: u64, end: u64, size: u64, block: u64, taken: &[Range]) -> Vec<Range> {
+    let end = end.min(size.saturating_sub(BLOCK.max(block)) / block * block);
+    let mut out = Vec::new();
+    let mut at = start;
+    for s in taken {
+        if s.end() <= at || s.offset >= end {
+            continue;
+        }
+        if s.offset > at {
+            out.push(Range {
+                offset: at,
+                len: s.offset - at,
+            });
+        }
+        at = s.end();
+    }
+    if end > at {
+        out.push(Range {
+            offset: at,
+            len: end - at,
+        });
+    }
+    out
+}
+
+/// `ranges` cut into chunks less a block each.
+pub(super) fn chunked(ranges: &[Range], b: u64) -> Vec<Range> {
+    ranges
+        .iter()
+        .flat_map(|r| {
+            (0..r.len.div_ceil(CHUNK)).filter_map(move |k| {
+                let len = (CHUNK - b).min(r.len - k * CHUNK);
+                (len > 0).then_some(Range {
+                    offset: r.offset + k * CHUNK,
+                    len,
+                })
+            })
+        })
+        .collect()
+}
+
+/// The rest of the survey's flush past the dense region.
+pub(super) fn extra(o: &Options, size: u64, block: u64, taken: &[Range]) -> Vec<Range> {
+    let d = dense(o, size, block);
+    as_is(d.end(), d.end() + o.flush.saturating_sub(d.len), size, block, taken)
+}
+
+/// Where the flush of a narrowing stage starts: after the survey, the
+/// stages take turns between the bytes after the skipped start and the
+/// same length past them. A cache that keeps its order when a block it
+/// holds is written again lets nothing go for blocks the last stage wrote
+/// (the emulated 48 MiB cache card kept this stage's samples through a
+/// flush over the survey's region, and 1.31 GiB was called usable of 1).
+pub(super) fn flush_start(o: &Options, lap: u64, size: u64, block: u64) -> u64 {
+    let other = (o.skip + o.flush).div_ceil(block) * block;
+    // On a card with no room for a second region the turns are all the
+    // first's; the canary then tells whether the flush still let the
+    // samples go (`StageResult::unflushed`).
+    if lap % 2 == 1 && other + o.flush + BLOCK.max(block) <= size {
+        other
+    } else {
+        o.skip.div_ceil(block) * block
+    }
+}
+
+/// Sample blocks of a stage, ascending. The first stage spreads them over
+/// the card past the dense region and always includes its last block;
+/// later ones spread them over the window, or cover it whole once it is
+/// small enough.
+pub(super) fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block: u64) -> Vec<Range> {
+    let b = BLOCK.max(block);
+    let d = dense(o, size, block);
+    let (lo, hi) = window.unwrap_or((d.end(), size));
+    if hi <= lo {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let samples = if window.is_some() { SAMPLES } else { SURVEY_SAMPLES };
+    if window.is_some() && hi - lo <= SAMPLES * b {
+        let mut at = lo;
+        while at < hi {
+            let len = b.min(hi - at);
+            out.push(Range { offset: at, len });
+            at += len;
+        }
+        return out;
+    }
+    for k in 1..=samples {
+        let at = (lo + (hi - lo) / (samples + 1) * k) / b * b;
+        if at >= lo && at + b <= hi && out.last().is_none_or(|r: &Range| r.end() <= at) {
+            out.push(Range { offset: at, len: b });
+        }
+    }
+    if window.is_none() && size >= b && size - d.end() >= b {
+        let last = (size - b) / block * block;
+        if out.last().is_none_or(|r| r.end() <= last) {
+            out.push(Range {
+                offset: last,
+                len: size - last,
+            });
+        }
+    }
+    out
+}
+
+/// Read probes of the first stage: every `push` bytes from the start past
+/// the skipped bytes, and the card's last block, so that for any real size
+/// N up to the announced size less the skip, one lands on the dense region
+/// through the wrap.
+pub(super) fn probes(o: &Options, size: u64, block: u64) -> Vec<u64> {
+    let d = dense(o, size, block);
+    if d.len == 0 {
+        return Vec::new();
+    }
+    let step = d.len.max(size.div_ceil(MAX_PROBES)).div_ceil(block) * block;
+    let b = BLOCK.max(block);
+    let mut out: Vec<u64> = (1..)
+        .map(|k| d.offset + k * step)
+        .take_while(|&a| a + b <= size)
+        .collect();
+    let last = size.saturating_sub(b) / block * block;
+    if last >= d.end() && out.last() != Some(&last) {
+        out.push(last);
+    }
+    out
+}
+
+/// Bytes the first stage writes after its samples: the dense region and
+/// the rest of the flush.
+pub(super) fn flushed(o: &Options, size: u64, block: u64) -> u64 {
+    let s = samples(o, None, size, block);
+    dense(o, size, block).len + extra(o, size, block, &s).iter().map(|r| r.len).sum::<u64>()
+}
