@@ -1,0 +1,294 @@
+//! From a parsed command line to the command's run document: the shared
+//! groups resolved once, then one function per command that needs more
+//! than a call.
+
+use std::path::{Path, PathBuf};
+
+use super::schema::{Cli, Command, DebugAction, ImportSource, ResultsAction, SimAction};
+use super::{Output, chosen, output, print};
+use crate::args::{Common, Engine, WriteArgs};
+use crate::command::{debug, offline, probe, restore, results};
+use crate::document::RunDocument;
+use crate::document::bodies::{Body, ReportBody, ReportWritten};
+use crate::error::CliResult;
+use crate::measure::registry::TestCommand;
+use crate::runner::Resolved;
+use crate::runner::session::Consent;
+use crate::target::real::EngineChoice;
+
+/// The shared groups, resolved once: the target (the built-in card when
+/// none is given, said so), the engine (the command's own --engine, else
+/// one given before the command, else auto), the consent, the store.
+fn resolve(common: &Common, write: Option<&WriteArgs>, before: Option<Engine>) -> Resolved {
+    let target = common.target.clone().unwrap_or_else(|| {
+        let line = format!(
+            "no TARGET given: measuring {}, the built-in simulated card",
+            crate::target::spec::DEFAULT_TARGET
+        );
+        crate::errln!("{}", crate::console::wrap(&line, "", ""));
+        crate::args::Target::default_card()
+    });
+    crate::console::stdio::set_verbose(common.verbose);
+    Resolved {
+        target,
+        engine: engine(common.engine, before),
+        consent: write.map(Consent::from).unwrap_or_default(),
+        store: if common.no_store {
+            None
+        } else {
+            common.db.clone().or_else(crate::store::default_path)
+        },
+    }
+}
+
+fn engine(own: Option<Engine>, before: Option<Engine>) -> EngineChoice {
+    own.or(before).unwrap_or(Engine::Auto).into()
+}
+
+pub(super) fn run(cli: Cli) -> CliResult<Output> {
+    let before = cli.engine_before;
+    let json = cli.json;
+    let mut result = dispatch(cli.command, json, before);
+    // A Ctrl-C or SIGTERM that came after the last write (while the last
+    // step restored its data) is honoured now: the run stops with its
+    // signal's exit code, its results printed and saved.
+    if let (Some(signal), Ok(Output::Doc(_))) = (crate::safety::signals::pending(), &result)
+        && let Ok(Output::Doc(doc)) = std::mem::replace(&mut result, Ok(Output::Raw(String::new())))
+    {
+        result = Err(crate::error::interrupted(signal).with_document(*doc));
+    }
+    result
+}
+
+fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<Output> {
+    let doc = match command {
+        Command::Info { common, registers } => crate::command::info(&resolve(&common, None, before), registers)?,
+        Command::Test(t) => return test(&t, json, before),
+        Command::Probe {
+            common,
+            erase_size,
+            html,
+            write,
+        } => probe_with_report(&common, erase_size, html, &write, before)?,
+        Command::Results { db, action } => return results_action(db.as_deref(), action),
+        Command::Report { runs, output, db } => report(runs, output, db.as_deref())?,
+        Command::Sim { action } => return sim(action),
+        Command::Emulate {
+            spec,
+            time_scale,
+            backing,
+            json,
+            cleanup,
+            force,
+        } => return emulate(spec, time_scale, backing, json, cleanup, force),
+        Command::Import { source } => import(source)?,
+        // They print a script and a manual page, never a JSON document
+        // (--json printed roff).
+        ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {
+            let example = if matches!(c, Command::Man { .. }) {
+                "`flashlab man > flashlab.1`"
+            } else {
+                "`flashlab completions bash > flashlab.bash`"
+            };
+            return Err(crate::error::CliError::usage(
+                "man and completions print a manual page or a shell script, not JSON".to_string(),
+            )
+            .hint(format!("drop --json, as in {example}")));
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "flashlab", &mut out);
+            return Ok(Output::Raw(String::from_utf8_lossy(&out).into_owned()));
+        }
+        Command::Man { command, dir } => return super::man::man(&command, dir.as_deref()),
+        Command::Decode { register, hex, mmc } => offline::decode(register.into(), &hex.join(" "), mmc)?,
+        Command::Restore {
+            what,
+            force,
+            set_aside,
+            journal_dir,
+            engine: e,
+        } => restore::run(what.as_deref(), force, set_aside, journal_dir, engine(e.engine, before))?,
+        Command::Debug {
+            action:
+                DebugAction::WritePattern {
+                    target,
+                    ranges,
+                    passes,
+                    pause_ms,
+                    opts,
+                    engine: e,
+                },
+        } => debug::run(
+            &target,
+            ranges,
+            passes,
+            pause_ms,
+            &Consent::from(&opts),
+            engine(e.engine, before),
+        )?,
+    };
+    Ok(Output::Doc(Box::new(doc)))
+}
+
+/// A measuring test.
+fn test(t: &TestCommand, json: bool, before: Option<Engine>) -> CliResult<Output> {
+    let r = resolve(t.common(), t.consent(), before);
+    let doc = crate::command::test(t, &r)?;
+    // scatter --csv: the points, in the format that draws them elsewhere.
+    if let (TestCommand::Scatter(a), false) = (t, json)
+        && a.csv
+    {
+        return Ok(Output::As(Box::new(doc), Box::new(crate::format::csv::Csv)));
+    }
+    Ok(Output::Doc(Box::new(doc)))
+}
+
+/// `probe`, and its report with --html.
+fn probe_with_report(
+    common: &Common,
+    erase_size: Option<u64>,
+    html: Option<PathBuf>,
+    write: &WriteArgs,
+    before: Option<Engine>,
+) -> CliResult<RunDocument> {
+    let r = resolve(common, Some(write), before);
+    // A report that cannot be written is refused before the probe, not after.
+    if let Some(path) = &html {
+        output::check_report_path(path, &[&r.target.text])?;
+    }
+    let doc = probe::probe(&r, erase_size)?;
+    if let Some(path) = html {
+        output::write_report(&path, &crate::format::one(&doc))?;
+        crate::errln!("report written to {}", path.display());
+    }
+    Ok(doc)
+}
+
+/// `results list`, `show`, `compare`, `export` and `import`.
+fn results_action(db: Option<&Path>, action: ResultsAction) -> CliResult<Output> {
+    let doc = match action {
+        ResultsAction::List { device } => results::list(db, device.as_deref())?,
+        ResultsAction::Show { id } => results::show(db, id)?,
+        ResultsAction::Compare { runs } => results::compare(db, &runs)?,
+        ResultsAction::Export { id } => return Ok(Output::Raw(results::export(db, id)?)),
+        ResultsAction::Import { file } => results::import(db, &file)?,
+    };
+    Ok(Output::Doc(Box::new(doc)))
+}
+
+/// `report`: the HTML report of stored runs or run documents.
+fn report(runs: Vec<String>, output: Option<PathBuf>, db: Option<&Path>) -> CliResult<RunDocument> {
+    // A name from the runs where none is given (`report 1`
+    // refused without -o): ids as they are, files by their stem.
+    let output = output.unwrap_or_else(|| {
+        let names: Vec<String> = runs
+            .iter()
+            .map(|w| {
+                let stem = Path::new(w)
+                    .file_stem()
+                    .map_or(w.clone(), |s| s.to_string_lossy().into_owned());
+                stem.chars()
+                    .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' })
+                    .collect()
+            })
+            .collect();
+        PathBuf::from(format!("flashlab-report-{}.html", names.join("-")))
+    });
+    output::check_report_path(&output, &[])?;
+    let loaded = runs
+        .iter()
+        .map(|w| results::load(db, w))
+        .collect::<CliResult<Vec<_>>>()?;
+    // Not over the bytes of a device or file a run measured.
+    let targets: Vec<&str> = loaded
+        .iter()
+        .filter_map(|(_, d)| d.target.as_ref())
+        .filter(|t| t.kind != crate::target::TargetKind::Sim)
+        .map(|t| t.spec.as_str())
+        .collect();
+    output::check_report_path(&output, &targets)?;
+    output::write_report(&output, &loaded)?;
+    let mut doc = RunDocument::new("report", None);
+    doc.body = Body::Report(ReportBody {
+        report: ReportWritten {
+            path: output.display().to_string(),
+            runs,
+        },
+    });
+    doc.finish(None);
+    Ok(doc)
+}
+
+/// `sim list`, `show` (as TOML with --toml) and `reproduce`.
+fn sim(action: SimAction) -> CliResult<Output> {
+    let doc = match action {
+        SimAction::List => offline::sim_list(),
+        SimAction::Show { profile, toml: true } => {
+            return Ok(Output::As(
+                Box::new(offline::sim_show(&profile)?),
+                Box::new(crate::format::toml::Toml),
+            ));
+        }
+        SimAction::Show { profile, toml: false } => offline::sim_show(&profile)?,
+        SimAction::Reproduce { experiment } => offline::sim_reproduce(&experiment)?,
+    };
+    Ok(Output::Doc(Box::new(doc)))
+}
+
+/// `emulate`: serve a card until stopped, or clean up after one; it
+/// prints its own documents as it goes.
+fn emulate(
+    spec: Option<String>,
+    time_scale: f64,
+    backing: Option<PathBuf>,
+    json: bool,
+    cleanup: bool,
+    force: Option<u32>,
+) -> CliResult<Output> {
+    match (cleanup, spec) {
+        (true, _) => crate::command::emulate::cleanup(force)?,
+        (false, Some(spec)) => {
+            let format = chosen(json);
+            crate::command::emulate::run(
+                &crate::emulate::Options {
+                    spec,
+                    time_scale,
+                    backing,
+                },
+                &|doc| {
+                    print(doc, &*format);
+                },
+            )?
+        }
+        (false, None) => {
+            return Err(crate::error::CliError::usage("emulate needs a SPEC (sim:PROFILE)")
+                .hint("for example `flashlab emulate sim:demo`; `flashlab sim list` names the profiles"));
+        }
+    }
+    Ok(Output::Raw(String::new()))
+}
+
+/// `import flashbench`.
+fn import(source: ImportSource) -> CliResult<RunDocument> {
+    let ImportSource::Flashbench {
+        files,
+        column,
+        device,
+        command,
+        db,
+        no_store,
+    } = source;
+    crate::command::import::flashbench(&crate::command::import::Options {
+        inputs: files,
+        column,
+        device,
+        command,
+        store: if no_store {
+            None
+        } else {
+            db.or_else(crate::store::default_path)
+        },
+    })
+}

@@ -1,0 +1,448 @@
+//! The command line as clap reads it: every command, its arguments and
+//! its help text, and the run document's name for each command.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::args::{Common, Engine, WriteArgs};
+use crate::measure::registry::TestCommand;
+use crate::registers::RegisterKind;
+use crate::safety::ranges::Range;
+
+/// `decode`'s register: clap's side of [`RegisterKind`].
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Register {
+    Cid,
+    Csd,
+    Scr,
+    Ssr,
+}
+
+impl From<Register> for RegisterKind {
+    fn from(r: Register) -> Self {
+        match r {
+            Register::Cid => RegisterKind::Cid,
+            Register::Csd => RegisterKind::Csd,
+            Register::Scr => RegisterKind::Scr,
+            Register::Ssr => RegisterKind::Ssr,
+        }
+    }
+}
+
+/// What flash storage really is and how it really behaves.
+#[derive(Debug, Parser)]
+#[command(
+    name = "flashlab",
+    version,
+    about,
+    long_about = "What flash storage really is and how it really behaves: SD and microSD cards, eMMC, \
+CompactFlash, USB sticks and SSDs, identified down to their SD/MMC registers and measured: erase-block (AU) \
+and page size from read latencies, how many AUs stay open for writes, the FAT-optimised area, throughput \
+and latency as fio measures them, SD class verdicts, and fake capacity as f3probe finds it.\n\n\
+Nothing is written without --write, and what a writing step overwrites is journalled first, restored and \
+read back after it, also after a crash (`flashlab restore`). Every verdict carries a confidence that means \
+what it says: a file, a loop device or a noisy reader gets no confident geometry. Every writing step has a \
+budget of device time (--budget) and says \"unsure\" when it ends before the answer.\n\n\
+Without a target, commands measure sim:demo, a simulated card; `flashlab sim list` names the others. Runs \
+are saved in a results store (SQLite) for `flashlab results` and `flashlab report`.",
+    after_help = "Examples:
+  flashlab probe                      the built-in simulated card, every step
+  sudo flashlab info /dev/mmcblk0     what the card says of itself (read-only)
+  sudo flashlab probe /dev/mmcblk0 --write --html card.html
+  flashlab results list",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Print exactly one JSON document on stdout and nothing else there.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// `flashlab --engine E COMMAND`, as earlier versions took it: the same
+    /// as the command's own --engine, which wins when both are given.
+    #[arg(long = "engine", value_enum, hide = true)]
+    pub engine_before: Option<Engine>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Identify a device: sizes, block sizes, transport, partitions, mounts, and the
+    /// SD/MMC registers decoded (read-only).
+    #[command(after_help = "Examples:
+  flashlab info                      the built-in simulated card
+  flashlab info /dev/mmcblk0         a card in an SD slot: registers decoded
+  flashlab info /dev/sdb --json      a USB reader, as JSON")]
+    Info {
+        #[command(flatten)]
+        common: Common,
+        /// Every decoded register field (about ninety on an SD card), not
+        /// only the summary.
+        #[arg(long)]
+        registers: bool,
+    },
+    /// Everything at once: identify, align and scatter; then au, page,
+    /// open-au, fat, capacity and bench's quick preset (these write: on a
+    /// real target only with --write, data preserved); then advice. A
+    /// one-screen summary first; the run is saved, --html draws it.
+    #[command(after_help = "Examples:
+  flashlab probe                             the built-in simulated card
+  flashlab probe /dev/mmcblk0                read-only steps only
+  flashlab probe /dev/mmcblk0 --write --html card.html")]
+    Probe {
+        #[command(flatten)]
+        common: Common,
+        /// The erase size, when align cannot see it (as its hint says).
+        #[arg(long, value_name = "SIZE", value_parser = crate::args::erase_size)]
+        erase_size: Option<u64>,
+        /// Also write the HTML report of this run to FILE.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
+    /// The measuring tests: align, scatter, au, page, open-au, fat,
+    /// capacity, bench (each in its own folder under src/measure).
+    #[command(flatten)]
+    Test(TestCommand),
+    /// The runs saved in the results store: list, show, compare, export,
+    /// import.
+    #[command(after_help = "Examples:
+  flashlab results list --device kingston
+  flashlab results compare 3 7
+  flashlab results export 3 > run.json && flashlab results import run.json --db other.sqlite")]
+    Results {
+        /// The results store (default: $FLASHLAB_DB, else
+        /// $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+        #[command(subcommand)]
+        action: ResultsAction,
+    },
+    /// An HTML report of stored runs (by id) or run documents (files from
+    /// --json or `results export`); several make a comparison. One
+    /// self-contained file: inline SVG plots, no network.
+    #[command(after_help = "Examples:
+  flashlab report 3 -o card.html
+  flashlab report 3 7 run.json -o comparison.html")]
+    Report {
+        /// Run ids (`flashlab results list`) or JSON files.
+        #[arg(required = true, value_name = "ID|FILE")]
+        runs: Vec<String>,
+        /// Where the report goes (default: flashlab-report-ID[-ID...].html
+        /// in the current directory).
+        #[arg(short, long, value_name = "FILE.html")]
+        output: Option<PathBuf>,
+        /// The results store ids are read from (default: $FLASHLAB_DB, else
+        /// $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Read what another tool printed into a stored run: flashbench's -a,
+    /// --open-au, --find-fat and --scatter output, judged by flashlab's own
+    /// rules.
+    #[command(after_help = "Examples:
+  flashlab import flashbench run.txt             a saved flashbench session
+  xclip -o | flashlab import flashbench -        pasted from a mailing list
+  flashlab import flashbench a.txt open-au.txt   several files of one card")]
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
+    /// Simulated cards: list the built-in profiles, show one's parameters, and
+    /// reproduce the published measurements they are judged against.
+    #[command(after_help = "Examples:
+  flashlab sim list
+  flashlab sim show kingston-sa04g --toml > my-card.toml
+  flashlab sim reproduce all              the published tables, cell by cell")]
+    Sim {
+        #[command(subcommand)]
+        action: SimAction,
+    },
+    /// Decode an SD/MMC register pasted as hex (sysfs, spaced bytes, 0x words).
+    #[command(after_help = "Examples:
+  flashlab decode cid $(cat /sys/block/mmcblk0/device/cid)
+  flashlab decode csd 400e00325b5900001d177f800a40008d")]
+    Decode {
+        #[arg(value_enum)]
+        register: Register,
+        /// The register's hex; several arguments are joined with spaces.
+        #[arg(required = true, num_args = 1..)]
+        hex: Vec<String>,
+        /// Decode CID/CSD with the MMC/eMMC layout instead of SD's.
+        #[arg(long)]
+        mmc: bool,
+    },
+    /// List pending preservation journals, or restore one (JOURNAL or TARGET) and
+    /// verify it, after a crash or power cut during a writing test.
+    #[command(after_help = "Examples:
+  flashlab restore                     list pending journals
+  flashlab restore /dev/mmcblk0        put back what a crashed run wrote
+  flashlab restore --set-aside J.fljournal   give up on a damaged journal")]
+    Restore {
+        /// A journal file or the target it belongs to; none lists them.
+        #[arg(value_name = "JOURNAL|TARGET")]
+        what: Option<String>,
+        /// Restore even if the target's size or serial no longer matches.
+        #[arg(long)]
+        force: bool,
+        /// Give up on a pending journal (damaged, or out of reach for good):
+        /// it is renamed and kept for inspection, no run counts it as
+        /// pending any more, and its bytes are NOT put back.
+        #[arg(long, requires = "what", conflicts_with = "force")]
+        set_aside: bool,
+        /// Where the journals are (default: /var/lib/flashlab/journals for
+        /// root, else $XDG_STATE_HOME/flashlab/journals). Journals in any
+        /// other directory are found too, through the register every run
+        /// keeps in /var/tmp/flashlab/pending.
+        #[arg(long, value_name = "DIR")]
+        journal_dir: Option<PathBuf>,
+        #[command(flatten)]
+        engine: crate::args::EngineOpt,
+    },
+    /// Serve a simulated card as a real block device (/dev/loopN over a FUSE
+    /// file), in real time, until Ctrl-C or SIGTERM: dd, fio, f3probe, mkfs
+    /// and flashlab itself then run against a card whose geometry is known.
+    /// Needs root and /dev/fuse.
+    #[command(after_help = "Examples:
+  sudo flashlab emulate sim:kingston-sa04g            prints /dev/loopN, serves until Ctrl-C
+  sudo flashlab emulate sim:demo,capacity=1G --time-scale 0.1   ten times faster than the card
+  sudo flashlab emulate sim:demo --backing card.img   the data survives a restart
+  sudo flashlab emulate --cleanup                     remove what a killed emulation left
+  sudo flashlab emulate --cleanup --force PID         end a stopped emulation that hangs its device")]
+    Emulate {
+        /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
+        #[arg(value_name = "SPEC", required_unless_present = "cleanup")]
+        spec: Option<String>,
+        /// Wall seconds per second of the card's time: 1 is real time, 0.1
+        /// ten times faster.
+        #[arg(long, default_value_t = 1.0, value_parser = time_scale, value_name = "F")]
+        time_scale: f64,
+        /// Keep the card's data in FILE (a regular file of the card's size,
+        /// made if missing) instead of memory, so a filesystem on it
+        /// survives a restart.
+        #[arg(long, value_name = "FILE")]
+        backing: Option<PathBuf>,
+        /// Print the device as one JSON document on stdout (the summary
+        /// still goes to stderr at the end).
+        #[arg(long)]
+        json: bool,
+        /// Only detach and unmount what emulations killed earlier left.
+        #[arg(long, conflicts_with_all = ["spec", "backing", "time_scale"])]
+        cleanup: bool,
+        /// With --cleanup: end the running emulation PID (a stopped one
+        /// hangs its device's I/O), failing what waits on it with EIO.
+        #[arg(long, value_name = "PID", requires = "cleanup")]
+        force: Option<u32>,
+    },
+    /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
+    #[command(
+        after_help = "Examples:\n  flashlab completions bash > /etc/bash_completion.d/flashlab\n  flashlab completions zsh > ~/.zfunc/_flashlab"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// The manual pages (roff): flashlab(1) on stdout, one command's page, or
+    /// every page into a directory.
+    #[command(after_help = "Examples:
+  sudo mkdir -p /usr/local/share/man/man1
+  sudo flashlab man --dir /usr/local/share/man/man1 && man flashlab-probe
+  flashlab man probe | man -l -")]
+    Man {
+        /// One command's page (flashlab-probe(1) for `probe`; `results list` for a nested one)
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+        /// Write flashlab.1 and a page per command (flashlab-probe.1 ...) into DIR
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<std::path::PathBuf>,
+    },
+    /// Internal workloads for testing the write path (not a stable interface).
+    #[command(hide = true)]
+    Debug {
+        #[command(subcommand)]
+        action: DebugAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DebugAction {
+    /// Overwrite declared ranges with a pattern through the preserving write path.
+    WritePattern {
+        #[arg(value_parser = crate::args::target)]
+        target: crate::args::Target,
+        /// OFFSET+LENGTH, repeatable.
+        #[arg(long = "range", required = true, value_parser = crate::args::range)]
+        ranges: Vec<Range>,
+        #[arg(long, default_value_t = 1)]
+        passes: u32,
+        /// Sleep between writes (for signal tests).
+        #[arg(long, default_value_t = 0)]
+        pause_ms: u64,
+        #[command(flatten)]
+        opts: crate::args::WriteArgs,
+        #[command(flatten)]
+        engine: crate::args::EngineOpt,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsAction {
+    /// The stored runs, newest first.
+    #[command(after_help = "Examples:
+  flashlab results list
+  flashlab results list --device kingston    runs of one card (its key, name or target)")]
+    List {
+        /// Only runs whose device (key or name) or target contains this.
+        #[arg(long)]
+        device: Option<String>,
+    },
+    /// A stored run, as its command printed it.
+    #[command(after_help = "Examples:
+  flashlab results show 3
+  flashlab results show 3 --json")]
+    Show {
+        /// The run's id (`flashlab results list`).
+        #[arg(value_parser = crate::args::run_id)]
+        id: i64,
+    },
+    /// Runs side by side: each figure, its difference from the first run,
+    /// and which run is better on it.
+    #[command(after_help = "Examples:
+  flashlab results compare 1 2
+  flashlab results compare 3 other-card.json    a stored run beside a file")]
+    Compare {
+        /// Run ids or JSON files, at least two.
+        #[arg(required = true, num_args = 2.., value_name = "ID|FILE")]
+        runs: Vec<String>,
+    },
+    /// A stored run's document as JSON, for `results import` elsewhere.
+    #[command(after_help = "Examples:
+  flashlab results export 3 > run.json")]
+    Export {
+        /// The run's id (`flashlab results list`).
+        #[arg(value_parser = crate::args::run_id)]
+        id: i64,
+    },
+    /// Store a run document (from --json or `results export`); a run
+    /// already stored is recognised and not stored twice.
+    #[command(after_help = "Examples:
+  flashlab results import run.json
+  flashlab results import run.json --db other.sqlite")]
+    Import {
+        /// A run document: what `--json` or `results export` printed.
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SimAction {
+    /// Built-in card profiles and host presets, with their sources.
+    #[command(after_help = "Examples:
+  flashlab sim list
+  flashlab sim list --json")]
+    List,
+    /// Every parameter of a profile (or `PROFILE,key=value...`), with units.
+    #[command(after_help = "Examples:
+  flashlab sim show kingston-sa04g
+  flashlab sim show demo,au_size=8M --toml > card.toml    then: flashlab probe sim:card.toml")]
+    Show {
+        /// A built-in profile (`flashlab sim list`), with `,key=value`
+        /// overrides if wanted.
+        profile: String,
+        /// Print a TOML file that `sim:FILE.toml` reads back.
+        #[arg(long)]
+        toml: bool,
+    },
+    /// Replay a published measurement's own workload (AT91 boot reads, fio
+    /// on an eMMC with and without the MMC software queue, CompactFlash PIO
+    /// timings, flashbench's patterns) on its simulated card and compare
+    /// every published cell with the model's.
+    #[command(after_help = "Examples:
+  flashlab sim reproduce at91
+  flashlab sim reproduce all --json")]
+    Reproduce {
+        /// Which publication: at91, hsq, cf, flashbench, or all.
+        #[arg(value_parser = ["at91", "hsq", "cf", "flashbench", "all"])]
+        experiment: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportSource {
+    /// flashbench's text output (Arnd Bergmann's flashbench): every table in
+    /// the files, judged together as runs of one card, with notes where
+    /// flashbench's own output misleads; stored like any run.
+    #[command(after_help = "Examples:
+  flashlab import flashbench run.txt
+  flashlab import flashbench - < pasted.txt --device \"Kingston 4GB\"
+  flashlab import flashbench cards.txt --column A    one card of a side-by-side table")]
+    Flashbench {
+        /// Files holding flashbench's output (shell prompts, mail quoting
+        /// and other text around the tables are skipped), or - for stdin.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<String>,
+        /// The card's column, when a table lays several cards side by side.
+        #[arg(long, value_name = "NAME")]
+        column: Option<String>,
+        /// A name for the card in `results list`, when no CID is pasted with
+        /// the output (a CID gives the key flashlab's own runs of the card have).
+        #[arg(long, value_name = "NAME")]
+        device: Option<String>,
+        /// flashbench's command line, for tables pasted without theirs (the
+        /// number of open AUs, --random and --erasesize shape the reading).
+        #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+        command: Option<String>,
+        /// The results store (SQLite) the run is saved in (default:
+        /// $FLASHLAB_DB, else $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// Do not save the run in the results store.
+        #[arg(long)]
+        no_store: bool,
+    },
+}
+
+impl Command {
+    /// The command's words, as the run document's `command` names them.
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Command::Info { .. } => "info",
+            Command::Probe { .. } => "probe",
+            Command::Test(t) => t.name(),
+            Command::Results { action, .. } => match action {
+                ResultsAction::List { .. } => "results list",
+                ResultsAction::Show { .. } => "results show",
+                ResultsAction::Compare { .. } => "results compare",
+                ResultsAction::Export { .. } => "results export",
+                ResultsAction::Import { .. } => "results import",
+            },
+            Command::Report { .. } => "report",
+            Command::Sim { action } => match action {
+                SimAction::List => "sim list",
+                SimAction::Show { .. } => "sim show",
+                SimAction::Reproduce { .. } => "sim reproduce",
+            },
+            Command::Decode { .. } => "decode",
+            Command::Restore { .. } => "restore",
+            Command::Debug { .. } => "debug write-pattern",
+            Command::Emulate { .. } => "emulate",
+            Command::Import {
+                source: ImportSource::Flashbench { .. },
+            } => "import flashbench",
+            Command::Completions { .. } => "completions",
+            Command::Man { .. } => "man",
+        }
+    }
+}
+
+/// `--time-scale`: a finite factor within [`crate::emulate::SCALE_RANGE`].
+fn time_scale(s: &str) -> Result<f64, String> {
+    let (lo, hi) = crate::emulate::SCALE_RANGE;
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a time scale from {lo} to {hi} (1 is real time)")),
+    }
+}
