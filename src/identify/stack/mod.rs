@@ -18,11 +18,17 @@
 //! permission to open a loop device (not root), the path text in sysfs is the
 //! fallback.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+mod loop_ioctl;
+mod users;
+
+pub use users::{Held, file_locked, mounts_of_device, mounts_of_file, persistent_writers, writers_of};
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use self::loop_ioctl::loop_status;
 use super::sysfs::Host;
 
 /// A regular file by identity (device and inode), the way the kernel's loop
@@ -191,70 +197,6 @@ fn read_u64(path: &Path) -> Option<u64> {
 fn major_minor(text: &str) -> Option<(u32, u32)> {
     let (a, b) = text.trim().split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// `struct loop_info64` of `<linux/loop.h>`, which `LOOP_GET_STATUS64` fills.
-#[repr(C)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
-    lo_number: u32,
-    lo_encrypt_type: u32,
-    lo_encrypt_key_size: u32,
-    lo_flags: u32,
-    lo_file_name: [u8; 64],
-    lo_crypt_name: [u8; 64],
-    lo_encrypt_key: [u8; 32],
-    lo_init: [u64; 2],
-}
-
-/// `LOOP_GET_STATUS64` from `<linux/loop.h>`.
-const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
-
-/// The kernel's `new_decode_dev` (include/linux/kdev_t.h): how
-/// `LOOP_GET_STATUS64` encodes device numbers, which differs from the C
-/// library's encoding for large minors.
-fn kernel_decode_dev(dev: u64) -> (u32, u32) {
-    let major = ((dev & 0xfff00) >> 8) as u32;
-    let minor = ((dev & 0xff) | ((dev >> 12) & 0xfff00)) as u32;
-    (major, minor)
-}
-
-/// What the kernel says a loop device shows: (backing, offset). None when
-/// the device cannot be opened (not root) or is not a loop device.
-fn loop_status(node: &Path) -> Option<(Node, u64)> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(node)
-        .ok()?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: `info` is an owned, fully initialised `struct loop_info64`
-    // of exactly the kernel's layout, valid for writes for the whole call;
-    // the descriptor is open for the call (borrowed from `f`, dropped after).
-    // On failure the kernel writes nothing and the zeroed value is unused.
-    let (rc, info) = unsafe {
-        let mut info: LoopInfo64 = std::mem::zeroed();
-        let rc = libc::ioctl(f.as_raw_fd(), LOOP_GET_STATUS64, &mut info as *mut LoopInfo64);
-        (rc, info)
-    };
-    if rc != 0 {
-        return None;
-    }
-    let backing = if info.lo_rdevice != 0 {
-        let (ma, mi) = kernel_decode_dev(info.lo_rdevice);
-        Node::device(ma, mi)
-    } else {
-        let (ma, mi) = kernel_decode_dev(info.lo_device);
-        Node::file(FileKey {
-            dev: rustix::fs::makedev(ma, mi),
-            ino: info.lo_inode,
-        })
-    };
-    Some((backing, info.lo_offset))
 }
 
 /// A snapshot of the block devices, loop devices and what they rest on.
@@ -620,174 +562,6 @@ pub fn mount_source(host: &Host, path: &Path) -> Option<PathBuf> {
     best.map(|(_, s)| PathBuf::from(s))
 }
 
-/// What a process may hold open: a regular file by key, or a block device by
-/// number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Held {
-    File(FileKey),
-    Device(u32, u32),
-}
-
-impl From<Node> for Held {
-    fn from(n: Node) -> Held {
-        match n {
-            Node::Device { major, minor } => Held::Device(major, minor),
-            Node::File { dev, ino } => Held::File(FileKey { dev, ino }),
-        }
-    }
-}
-
-/// Other processes that can write `what`, as "NAME (pid N)": one holding it
-/// open for writing (a virtual machine running from an image, fuse2fs
-/// serving it, a `dd` onto the card), or holding a shared writable mapping
-/// of it, which writes the file with no descriptor left open. Read-only
-/// openers (udev probing a device after a write) do no harm and are not
-/// listed. Only processes this user may inspect are seen, which for root is
-/// all of them.
-pub fn writers_of(host: &Host, what: Held) -> Vec<String> {
-    let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir(&host.proc) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for p in procs.filter_map(Result::ok) {
-        let pid = p.file_name().to_string_lossy().into_owned();
-        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if writes_by_fd(&p.path(), what) || writes_by_mapping(&p.path(), what) {
-            let comm = read_trimmed(&p.path().join("comm")).unwrap_or_else(|| "?".into());
-            out.push(format!("{comm} (pid {pid})"));
-        }
-    }
-    out
-}
-
-/// An open descriptor of `what` that is not read-only.
-fn writes_by_fd(proc_pid: &Path, what: Held) -> bool {
-    let Ok(fds) = std::fs::read_dir(proc_pid.join("fd")) else {
-        return false;
-    };
-    for fd in fds.filter_map(Result::ok) {
-        let Ok(meta) = std::fs::metadata(fd.path()) else {
-            continue;
-        };
-        let same = match what {
-            Held::File(k) => meta.is_file() && meta.dev() == k.dev && meta.ino() == k.ino,
-            Held::Device(ma, mi) => {
-                meta.file_type().is_block_device()
-                    && (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev())) == (ma, mi)
-            }
-        };
-        if !same {
-            continue;
-        }
-        let info = std::fs::read_to_string(proc_pid.join("fdinfo").join(fd.file_name())).unwrap_or_default();
-        let flags = info
-            .lines()
-            .find_map(|l| l.strip_prefix("flags:"))
-            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-            .unwrap_or(0);
-        if flags & libc::O_ACCMODE as u32 != libc::O_RDONLY as u32 {
-            return true;
-        }
-    }
-    false
-}
-
-/// A shared, writable mapping of the file `what` in /proc/PID/maps
-/// (`addr perms offset major:minor inode path`, device numbers in hex).
-fn writes_by_mapping(proc_pid: &Path, what: Held) -> bool {
-    let Held::File(key) = what else { return false };
-    let Ok(maps) = std::fs::read_to_string(proc_pid.join("maps")) else {
-        return false;
-    };
-    let (ma, mi) = key.major_minor();
-    maps.lines().any(|line| {
-        let mut f = line.split_ascii_whitespace();
-        let (Some(_), Some(perms), Some(_), Some(dev), Some(ino)) = (f.next(), f.next(), f.next(), f.next(), f.next())
-        else {
-            return false;
-        };
-        let p = perms.as_bytes();
-        if p.len() < 4 || p[1] != b'w' || p[3] != b's' {
-            return false;
-        }
-        let Some((a, b)) = dev.split_once(':') else {
-            return false;
-        };
-        u32::from_str_radix(a, 16) == Ok(ma) && u32::from_str_radix(b, 16) == Ok(mi) && ino.parse() == Ok(key.ino)
-    })
-}
-
-/// Processes able to write the target's bytes under any name (open for
-/// writing, or a shared writable mapping), seen again on each of several
-/// scans over about a second. Tools that scan devices (`losetup`, `blkid`,
-/// udev) open them read-write for an instant; they are not users, and
-/// counting one that passed by would make two runs on two different devices
-/// refuse each other at random.
-pub fn persistent_writers(host: &Host, aliases: &Aliases) -> Vec<String> {
-    let scan = || {
-        let mut w: Vec<String> = aliases
-            .target
-            .into_iter()
-            .chain(aliases.others.iter().map(|a| a.node))
-            .flat_map(|n| writers_of(host, Held::from(n)))
-            .collect();
-        w.sort();
-        w.dedup();
-        w
-    };
-    let mut held_by = scan();
-    for _ in 0..5 {
-        if held_by.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let again = scan();
-        held_by.retain(|w| again.contains(w));
-    }
-    held_by
-}
-
-/// Mount points whose source is the regular file `key` (a FUSE filesystem
-/// such as fuse2fs serving an image): the file is in use, though no loop
-/// device shows it.
-pub fn mounts_of_file(host: &Host, key: FileKey) -> Vec<String> {
-    let Ok(mountinfo) = std::fs::read_to_string(host.proc.join("self/mountinfo")) else {
-        return Vec::new();
-    };
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let source = super::mounts::unescape(right.split(' ').nth(1)?);
-            let point = super::mounts::unescape(left.split(' ').nth(4)?);
-            (source.starts_with('/') && FileKey::of(Path::new(&source)) == Some(key)).then_some(point)
-        })
-        .collect()
-}
-
-/// Mounts and swap on exactly the block device `major:minor` (not on its
-/// partitions, which are names of their own), as reasons.
-pub fn mounts_of_device(host: &Host, major: u32, minor: u32, node: &Path) -> Vec<String> {
-    let nodes = [node.display().to_string()];
-    let mut out: Vec<String> = std::fs::read_to_string(host.proc.join("self/mountinfo"))
-        .map(|m| super::mounts::mounts_of(&m, &[format!("{major}:{minor}")], &nodes))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|m| format!("{} is mounted on {}", m.source, m.mount_point))
-        .collect();
-    if let Ok(s) = std::fs::read_to_string(host.proc.join("swaps")) {
-        out.extend(
-            super::mounts::swaps_of(&s, &nodes)
-                .into_iter()
-                .map(|s| format!("{s} is swap")),
-        );
-    }
-    out
-}
-
 /// The block device a path's filesystem lives on. `st_dev` names it for
 /// ordinary filesystems; btrfs and overlays report an anonymous device
 /// (major 0), so then the mount table's source is asked.
@@ -803,23 +577,9 @@ pub fn device_of_path(host: &Host, path: &Path) -> Option<(u32, u32)> {
         .then(|| (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev())))
 }
 
-/// Whether a flashlab run holds the lock of a file target (for `info`).
-pub fn file_locked(path: &Path) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-    else {
-        return false;
-    };
-    matches!(
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockShared),
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use super::loop_ioctl::kernel_decode_dev;
     use super::*;
 
     #[test]
