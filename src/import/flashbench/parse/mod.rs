@@ -1,0 +1,272 @@
+//! flashbench's printed output, read back into typed tables.
+//!
+//! The formats are flashbench's own (bradfa/flashbench at d783b1b,
+//! flashbench.c and vm.c, read to learn the format, nothing copied):
+//! - `-a`: `align N\tpre T\ton T\tpost T\tdiff T`, rows from the largest
+//!   boundary down to twice the block size; each time through
+//!   `snprintf(buf, 8, ...)`, so "%.3g" plus ns, µs, ms or "%.4gs" — and a
+//!   negative diff always takes the ns branch and loses its unit (and
+//!   perhaps its last digits) to the 8-byte buffer: "-412331" or "-49389n"
+//!   (github.com/bradfa/flashbench issue #16);
+//! - `--open-au`: one row per chunk size from the erase size down to the
+//!   block size, `SIZE RATE` (sizes "%0.3gKiB", rates "%.03gM/s", each padded
+//!   to 7 characters);
+//! - `--find-fat`: the same rows with one rate per erase block (`--fat-nr`,
+//!   6 by default);
+//! - `--scatter`: `MiB\tms` pairs, "%f\t%f".
+//!
+//! Around the tables people paste prompts, mail quoting ("> "), terminal
+//! escapes, CID lines and fdisk output; tables may be cut (a user's ^C, an
+//! archive's excerpt) or have their line breaks collapsed. Lines that are
+//! not tables are skipped; a row that starts like flashbench's but does not
+//! read is an error naming its line, unless it is the last of its table
+//! (then it was cut, and the import says so).
+
+mod invocation;
+mod reader;
+mod rows;
+mod tokens;
+
+pub use invocation::command_line;
+pub use reader::parse;
+
+use std::fmt;
+
+/// flashbench's defaults (its `parse_arguments`): used where the command
+/// line was not pasted with the table.
+pub const DEFAULT_BLOCKSIZE: u64 = 16 << 10;
+pub const DEFAULT_ERASESIZE: u64 = 4 << 20;
+pub const DEFAULT_OPEN_AU_NR: u64 = 2;
+
+/// Largest size or count read from a file: anything larger is not from a
+/// flash card's flashbench run (and keeps every product below u64).
+const MAX_SIZE: u64 = 1 << 50;
+const MAX_COUNT: u64 = 1 << 20;
+/// Most rows of one table and most points of a scatter: flashbench's
+/// scatter prints at most 2^16 (its `scatter_order` limit).
+const MAX_ROWS: usize = 1 << 16;
+
+/// The options of a flashbench command line that shape its tables.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Invocation {
+    /// 1-based line the command was on.
+    pub line: usize,
+    pub text: String,
+    pub align: bool,
+    pub open_au: bool,
+    pub find_fat: bool,
+    pub scatter: bool,
+    pub random: bool,
+    pub blocksize: Option<u64>,
+    pub erasesize: Option<u64>,
+    pub open_au_nr: Option<u64>,
+    pub fat_nr: Option<u64>,
+    /// Values the import could not read (a shell variable), by option.
+    pub unread: Vec<String>,
+}
+
+/// How a row's diff was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Diff {
+    /// As printed, with its unit.
+    Printed,
+    /// Negative and printed without a unit (flashbench issue #16): read as ns.
+    NoUnit,
+    /// Printed without a unit and with digits lost: taken from pre/on/post.
+    Recomputed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlignRow {
+    pub line: usize,
+    pub boundary: u64,
+    pub pre_ns: f64,
+    pub on_ns: f64,
+    pub post_ns: f64,
+    pub diff_ns: f64,
+    pub diff: Diff,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlignRun {
+    pub invocation: Option<Invocation>,
+    pub rows: Vec<AlignRow>,
+    /// The line of a row cut off mid-way, left out.
+    pub cut: Option<usize>,
+}
+
+/// One chunk size's rates: one for `--open-au`, one per AU for
+/// `--find-fat`, one per column of a table of several cards. `None` where
+/// a cell was empty or cut.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateRow {
+    pub line: usize,
+    pub chunk: u64,
+    pub rates: Vec<Option<f64>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateKind {
+    OpenAu,
+    FindFat,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateRun {
+    pub kind: RateKind,
+    pub invocation: Option<Invocation>,
+    pub rows: Vec<RateRow>,
+    pub cut: Option<usize>,
+}
+
+/// A table with a header naming its columns ("Size  CardA  CardB"), as
+/// people lay several cards' `--open-au` runs side by side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnTable {
+    pub line: usize,
+    pub names: Vec<String>,
+    /// Where each name starts on its line: a row's cells go to the nearest
+    /// (a blank cell leaves no token).
+    pub name_columns: Vec<usize>,
+    pub invocation: Option<Invocation>,
+    pub rows: Vec<RateRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterRun {
+    pub line: usize,
+    /// (offset in MiB, latency in ms), as printed.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Everything read from one input.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    pub align: Vec<AlignRun>,
+    pub rates: Vec<RateRun>,
+    pub columns: Vec<ColumnTable>,
+    pub scatter: Vec<ScatterRun>,
+    /// A CID register in hex (32 digits after a line naming `cid`).
+    pub cid: Option<(usize, String)>,
+    /// The device size fdisk printed ("..., 3904897024 bytes").
+    pub size_bytes: Option<u64>,
+    pub lines: usize,
+}
+
+impl Parsed {
+    /// Give tables pasted without a command line this one.
+    pub fn assume(&mut self, inv: &Invocation) {
+        for a in &mut self.align {
+            a.invocation.get_or_insert_with(|| inv.clone());
+        }
+        for r in &mut self.rates {
+            r.invocation.get_or_insert_with(|| inv.clone());
+        }
+        for c in &mut self.columns {
+            c.invocation.get_or_insert_with(|| inv.clone());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.align.is_empty() && self.rates.is_empty() && self.columns.is_empty() && self.scatter.is_empty()
+    }
+}
+
+/// Why an input cannot be read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseError {
+    /// A row that starts like flashbench's but does not read, inside a table.
+    Row { line: usize, text: String, why: String },
+    /// A number past what any card's run prints.
+    TooLarge { line: usize, what: String },
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Row { line, text, why } => write!(f, "line {line}: '{text}' is not a flashbench row: {why}"),
+            ParseError::TooLarge { line, what } => {
+                write!(f, "line {line}: {what} is larger than any flashbench run prints")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::invocation::shell_number;
+    use super::tokens::{rate, size, time};
+    use super::*;
+
+    #[test]
+    fn times_sizes_and_rates_read_as_flashbench_prints_them() {
+        assert_eq!(time("735µs"), Some((735_000.0, true)));
+        assert_eq!(time("1.08ms"), Some((1_080_000.0, true)));
+        assert_eq!(time("5.85us"), Some((5850.0, true)));
+        assert_eq!(time("1e+03µs"), Some((1_000_000.0, true)));
+        assert_eq!(time("-412331"), Some((-412_331.0, false)));
+        assert_eq!(time("-49389n"), Some((-49_389.0, false)));
+        assert_eq!(
+            time("412331"),
+            None,
+            "a positive number without a unit is not flashbench's"
+        );
+        assert_eq!(size("1.5MiB"), Some(3 << 19));
+        assert_eq!(size("512B"), Some(512));
+        assert_eq!(rate("912K/s"), Some(912_000.0));
+        assert_eq!(rate("47K/s(*)"), Some(47_000.0));
+        assert_eq!(shell_number("$[4*1024*1024]"), Some(4 << 20));
+        assert_eq!(shell_number("${preferred_erase_size:-4194304}"), Some(4 << 20));
+        assert_eq!(shell_number("$ERASE"), None);
+        assert_eq!(
+            shell_number("$[99999999999 * 99999999999]"),
+            None,
+            "overflow is refused"
+        );
+    }
+
+    #[test]
+    fn quoting_escapes_and_collapsed_lines_are_read() {
+        let p = parse(
+            "> # ./flashbench -O -0 7  -b 512 /dev/block/mmcblk0p9\n> 4MiB    6.32M/s\n> 2MiB    8.63M/s\n\
+             > ^[[A^[[D^[[A1MiB  12.3M/s\n> ^C\n\
+             # ./flashbench -O -0 21 -b 512 /dev/x 4MiB 11.2M/s 2MiB 12.4M/s 1MiB 4.65M/s\n",
+        )
+        .unwrap();
+        assert_eq!(p.rates.len(), 2);
+        let a = &p.rates[0];
+        assert_eq!(a.invocation.as_ref().unwrap().open_au_nr, Some(7));
+        assert_eq!(a.invocation.as_ref().unwrap().blocksize, Some(512));
+        assert_eq!(
+            a.rows.iter().map(|r| r.chunk).collect::<Vec<_>>(),
+            [4 << 20, 2 << 20, 1 << 20]
+        );
+        assert_eq!(p.rates[1].rows.len(), 3);
+        assert_eq!(p.rates[1].invocation.as_ref().unwrap().open_au_nr, Some(21));
+    }
+
+    #[test]
+    fn a_row_cut_at_the_end_is_marked_and_one_broken_inside_is_an_error() {
+        let p = parse("align 8192 pre 1ms on 1.2ms post 1ms diff 200µs\nalign 4096 pre 1.04ms\n").unwrap();
+        assert_eq!(p.align[0].rows.len(), 1);
+        assert_eq!(p.align[0].cut, Some(2));
+        let e = parse("align 8192 pre 1ms on 1.2ms post 1ms diff 200µs\nalign 4096 pre 1x on 2 post 3 diff 4\n")
+            .unwrap_err();
+        assert!(matches!(e, ParseError::Row { line: 2, .. }), "{e}");
+    }
+
+    #[test]
+    fn issue_16s_unitless_diffs_are_nanoseconds_or_recomputed() {
+        let p = parse(
+            "align 34359738368\tpre 986µs\ton 1.01ms\tpost 1.87ms\tdiff -412331\n\
+             align 17179869184\tpre 690µs\ton 1.01ms\tpost 1.44ms\tdiff -49389n\n\
+             align 8589934592\tpre 5ms\ton 3ms\tpost 5ms\tdiff -200000\n",
+        )
+        .unwrap();
+        let r = &p.align[0].rows;
+        assert_eq!((r[0].diff_ns, r[0].diff), (-412_331.0, Diff::NoUnit));
+        assert_eq!((r[1].diff_ns, r[1].diff), (-49_389.0, Diff::NoUnit));
+        // -2,000,000 ns printed as "-200000" (cut): pre/on/post say so.
+        assert_eq!((r[2].diff_ns, r[2].diff), (-2_000_000.0, Diff::Recomputed));
+    }
+}
