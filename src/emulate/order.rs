@@ -210,8 +210,10 @@ mod tests {
         let o2 = o.clone();
         let six = std::thread::spawn(move || {
             o2.wait_turn(6, Instant::now() + Duration::from_millis(5));
+            // When 6 entered: before it is seen, which is what lets 8 go.
+            let entered = Instant::now();
             o2.seen(6);
-            Instant::now()
+            entered
         });
         while !o.lock().arrived.contains(&6) {
             std::thread::sleep(Duration::from_millis(1));
