@@ -38,9 +38,6 @@ fn say(topic: &'static str, text: String) -> Advice {
     }
 }
 
-/// Advice from whatever results exist, confident verdicts only (an unsure
-/// erase block, limit or area gives no advice); a test that did not run adds
-/// nothing.
 /// Everything probe measured that advice reads.
 #[derive(Default, Clone, Copy)]
 pub struct Measured<'a> {
@@ -59,7 +56,6 @@ pub struct Measured<'a> {
 /// Verdicts that were measured on something that may be flash and came
 /// out below the confidence advice needs.
 fn unsure_verdicts(m: &Measured) -> Vec<&'static str> {
-    let sure = |p: f64| p >= super::CONFIDENT;
     let mut out = Vec::new();
     if let Some(a) = m.align.filter(|a| a.not_flash.is_none()) {
         if !sure(super::au::best(a, m.au).1) {
@@ -114,6 +110,14 @@ fn refused_verdicts(m: &Measured) -> Vec<String> {
     out
 }
 
+/// Whether a verdict is confident enough to draw advice from.
+fn sure(p: f64) -> bool {
+    p >= super::CONFIDENT
+}
+
+/// Advice from whatever results exist, confident verdicts only (an unsure
+/// erase block, limit or area gives no advice); a test that did not run adds
+/// nothing.
 pub fn advise(m: &Measured) -> Vec<Advice> {
     let Measured {
         info,
@@ -124,10 +128,43 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         fat,
         capacity,
         bench,
-        pending_journal,
+        pending_journal: _,
     } = *m;
+    let mut out = cautions(m);
+    out.extend(capacity.and_then(capacity_warning));
+    out.extend(kernel_erase_guess(info));
+    out.extend(bench.and_then(random_writes));
+    // The erase size and page as probe states them (reads and writes).
+    let erase = align
+        .map(|a| super::au::best(a, au))
+        .filter(|(_, c)| sure(*c))
+        .and_then(|(e, _)| e);
+    let page_size = align
+        .map(|a| super::page::best(a, page))
+        .filter(|(_, c)| sure(*c))
+        .and_then(|(p, _)| p);
+    let align = align.filter(|a| sure(a.confidence));
+    let fat = fat.filter(|f| f.not_flash.is_none() && sure(f.confidence));
+    if let Some(e) = erase {
+        out.extend(erase_block_layout(info, e, page_size));
+    }
+    out.extend(fat_cluster(page_size));
+    if let Some(a) = align {
+        out.extend(erase_size_disagreements(a, erase));
+    }
+    if let Some(o) = open_au {
+        out.extend(open_aus(o));
+    }
+    out.extend(fat.map(fat_area));
+    out
+}
+
+/// What must be read before any advice: a journal still to restore, and
+/// the verdicts no advice is drawn from (refused, or unsure). A step of its
+/// own because it speaks of the run, not of the card, and comes first.
+fn cautions(m: &Measured) -> Vec<Advice> {
     let mut out = Vec::new();
-    if let Some(j) = pending_journal {
+    if let Some(j) = m.pending_journal {
         out.push(say(
             "pending_journal",
             format!(
@@ -160,154 +197,174 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
             ),
         ));
     }
-    if let Some(c) = capacity {
-        use super::capacity::Verdict;
-        match c.verdict {
-            Verdict::Fake => out.push(say(
-                "fake",
-                format!(
-                    "warning: this card is FAKE: it announces {} but holds only {}; anything written past byte {} \
-                     is lost. Return it, or use only the first {} (one partition ending there)",
-                    Iec(c.announced_bytes),
-                    Iec(c.usable_bytes),
-                    c.last_good_byte,
-                    Iec(c.usable_bytes)
-                ),
-            )),
-            Verdict::Damaged => out.push(say(
-                "damaged",
-                format!(
-                    "warning: {} lost data or refused I/O (first at byte {}): copy off what matters \
-                     and replace the card",
-                    crate::units::count(c.bad_regions.len() as u64, "region", "regions"),
-                    c.bad_regions.first().map_or(0, |b| b.offset)
-                ),
-            )),
-            Verdict::Genuine => {}
-        }
+    out
+}
+
+/// A fake or damaged card: a warning about the card itself, which no layout
+/// mends, so it stands apart from (and before) the layout advice.
+fn capacity_warning(c: &super::capacity::CapacityResult) -> Option<Advice> {
+    use super::capacity::Verdict;
+    match c.verdict {
+        Verdict::Fake => Some(say(
+            "fake",
+            format!(
+                "warning: this card is FAKE: it announces {} but holds only {}; anything written past byte {} \
+                 is lost. Return it, or use only the first {} (one partition ending there)",
+                Iec(c.announced_bytes),
+                Iec(c.usable_bytes),
+                c.last_good_byte,
+                Iec(c.usable_bytes)
+            ),
+        )),
+        Verdict::Damaged => Some(say(
+            "damaged",
+            format!(
+                "warning: {} lost data or refused I/O (first at byte {}): copy off what matters \
+                 and replace the card",
+                crate::units::count(c.bad_regions.len() as u64, "region", "regions"),
+                c.bad_regions.first().map_or(0, |b| b.offset)
+            ),
+        )),
+        Verdict::Genuine => None,
     }
-    if let Some(pe) = info.and_then(|i| i.mmc.as_ref())
-        && pe.preferred_erase_size_source == "kernel_capacity_guess"
-        && let Some(bytes) = pe.preferred_erase_size_bytes
-    {
-        out.push(say(
+}
+
+/// The kernel's erase size where it only guessed it: a step of its own
+/// because it reads the device's registers, not a measurement, and warns
+/// about the tools that trust them.
+fn kernel_erase_guess(info: Option<&DeviceInfo>) -> Option<Advice> {
+    let pe = info.and_then(|i| i.mmc.as_ref())?;
+    let bytes = pe.preferred_erase_size_bytes?;
+    (pe.preferred_erase_size_source == "kernel_capacity_guess").then(|| {
+        say(
             "kernel_erase_guess",
             format!(
                 "the kernel's preferred erase size ({}, sysfs preferred_erase_size) is only its guess from the \
                  capacity (the card states no AU): partitioning tools that read it may align to the wrong size",
                 Iec(bytes)
             ),
-        ));
+        )
+    })
+}
+
+/// What the card suits, from bench's best random 4 KiB write: the one
+/// piece of advice drawn from speed rather than geometry.
+fn random_writes(b: &super::bench::BenchResult) -> Option<Advice> {
+    if b.not_flash.is_some() {
+        return None;
     }
-    if let Some(b) = bench.filter(|b| b.not_flash.is_none())
-        && let Some(t) = b
-            .tests
-            .iter()
-            .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096 && !t.short_sample)
-            .max_by(|x, y| x.iops.total_cmp(&y.iops))
-    {
-        // A1's floor (SD spec 6.00, 4.16): 500 random 4 KiB write IOPS.
-        let text = if t.iops >= 500.0 {
-            format!(
-                "{:.0} random 4 KiB writes per second: suits an OS root, apps, databases",
-                t.iops
-            )
-        } else {
-            format!(
-                "only {:.0} random 4 KiB writes per second (A1 asks 500): slow as an OS root or for databases; \
-                 keep it for large files (photos, video, backups)",
-                t.iops
-            )
-        };
-        out.push(say("random_writes", text));
-    }
-    let sure = |p: f64| p >= super::CONFIDENT;
-    // The erase size and page as probe states them (reads and writes).
-    let erase = align
-        .map(|a| super::au::best(a, au))
-        .filter(|(_, c)| sure(*c))
-        .and_then(|(e, _)| e);
-    let page_size = align
-        .map(|a| super::page::best(a, page))
-        .filter(|(_, c)| sure(*c))
-        .and_then(|(p, _)| p);
-    let align = align.filter(|a| sure(a.confidence));
-    let fat = fat.filter(|f| f.not_flash.is_none() && sure(f.confidence));
-    if let Some(e) = erase {
-        // Bradford, Flashbenching: "Knowing how big each eraseblock is can be used to align
-        // your partitioning scheme with the underlying media."
-        let bad: Vec<String> = info
-            .map(|i| i.partitions.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(
-                |p| match (p.start_bytes.is_multiple_of(e), p.size_bytes.is_multiple_of(e)) {
-                    (false, _) => Some(format!("{} starts at {}", p.name, p.start_bytes)),
-                    // The next partition starts where this one ends.
-                    (true, false) => Some(format!("{} ends at {}", p.name, p.start_bytes + p.size_bytes)),
-                    (true, true) => None,
-                },
-            )
-            .collect();
-        if bad.is_empty() {
-            out.push(say(
-                "align_partitions",
-                format!("start and end partitions at multiples of {} (the erase block)", Iec(e)),
-            ));
-        } else {
-            out.push(say(
-                "misaligned_partitions",
-                format!(
-                    "{}: not a multiple of the {} erase block, so writes near every block edge cost two blocks; \
-                     repartition at multiples of {}",
-                    bad.join(", "),
-                    Iec(e),
-                    Iec(e)
-                ),
-            ));
-        }
-        if e >= FS_BLOCK && e.is_multiple_of(FS_BLOCK) {
-            // Arnd Bergmann, "Optimizing Linux with cheap flash drives" (LWN
-            // 428584): tell ext4 the erase block as its stripe so it allocates
-            // and writes in whole erase blocks.
-            // The page only where it is known (by the reads or the writes).
-            let stride = page_size.filter(|p| *p >= FS_BLOCK).map_or(1, |p| p / FS_BLOCK);
-            out.push(say(
-                "ext4_layout",
-                format!(
-                    "ext4: mkfs.ext4 -b {FS_BLOCK} -E stride={stride},stripe-width={} (stripe: erase block)",
-                    e / FS_BLOCK
-                ),
-            ));
-        }
-        if e >= F2FS_SEGMENT && e.is_multiple_of(F2FS_SEGMENT) {
-            out.push(say(
-                "f2fs_layout",
-                format!(
-                    "f2fs: mkfs.f2fs -s {} (a section of {} segments of 2 MiB: one erase block)",
-                    e / F2FS_SEGMENT,
-                    e / F2FS_SEGMENT
-                ),
-            ));
-        }
-    }
-    if let Some(p) = page_size.filter(|p| *p >= 1024 && p.is_power_of_two()) {
-        // A cluster smaller than the page makes the card program a whole
-        // page for part of it (Bradford, Flashbenching: partial-page writes cost a
-        // read-modify-write).
+    let t = b
+        .tests
+        .iter()
+        .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096 && !t.short_sample)
+        .max_by(|x, y| x.iops.total_cmp(&y.iops))?;
+    // A1's floor (SD spec 6.00, 4.16): 500 random 4 KiB write IOPS.
+    let text = if t.iops >= 500.0 {
+        format!(
+            "{:.0} random 4 KiB writes per second: suits an OS root, apps, databases",
+            t.iops
+        )
+    } else {
+        format!(
+            "only {:.0} random 4 KiB writes per second (A1 asks 500): slow as an OS root or for databases; \
+             keep it for large files (photos, video, backups)",
+            t.iops
+        )
+    };
+    Some(say("random_writes", text))
+}
+
+/// The layout a confident erase block `e` asks for: partitions on its
+/// multiples, then ext4's stripe and f2fs's section sized to it. One step
+/// because all three are the same block told to different tools.
+fn erase_block_layout(info: Option<&DeviceInfo>, e: u64, page_size: Option<u64>) -> Vec<Advice> {
+    let mut out = Vec::new();
+    // Bradford, Flashbenching: "Knowing how big each eraseblock is can be used to align
+    // your partitioning scheme with the underlying media."
+    let bad: Vec<String> = info
+        .map(|i| i.partitions.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(
+            |p| match (p.start_bytes.is_multiple_of(e), p.size_bytes.is_multiple_of(e)) {
+                (false, _) => Some(format!("{} starts at {}", p.name, p.start_bytes)),
+                // The next partition starts where this one ends.
+                (true, false) => Some(format!("{} ends at {}", p.name, p.start_bytes + p.size_bytes)),
+                (true, true) => None,
+            },
+        )
+        .collect();
+    if bad.is_empty() {
         out.push(say(
-            "fat_cluster",
+            "align_partitions",
+            format!("start and end partitions at multiples of {} (the erase block)", Iec(e)),
+        ));
+    } else {
+        out.push(say(
+            "misaligned_partitions",
             format!(
-                "FAT/exFAT: clusters of {} or more, the page (mkfs.vfat -S 512 -s {}, mkfs.exfat -c {})",
-                Iec(p),
-                (p / 512).min(128),
-                Iec(p).to_string().replace(' ', "").replace("iB", "")
+                "{}: not a multiple of the {} erase block, so writes near every block edge cost two blocks; \
+                 repartition at multiples of {}",
+                bad.join(", "),
+                Iec(e),
+                Iec(e)
             ),
         ));
     }
-    if let Some(refs) = align.map(|a| &a.references) {
-        for r in refs.iter().filter(|r| r.agrees == Some(false)) {
-            out.push(say(
+    if e >= FS_BLOCK && e.is_multiple_of(FS_BLOCK) {
+        // Arnd Bergmann, "Optimizing Linux with cheap flash drives" (LWN
+        // 428584): tell ext4 the erase block as its stripe so it allocates
+        // and writes in whole erase blocks.
+        // The page only where it is known (by the reads or the writes).
+        let stride = page_size.filter(|p| *p >= FS_BLOCK).map_or(1, |p| p / FS_BLOCK);
+        out.push(say(
+            "ext4_layout",
+            format!(
+                "ext4: mkfs.ext4 -b {FS_BLOCK} -E stride={stride},stripe-width={} (stripe: erase block)",
+                e / FS_BLOCK
+            ),
+        ));
+    }
+    if e >= F2FS_SEGMENT && e.is_multiple_of(F2FS_SEGMENT) {
+        out.push(say(
+            "f2fs_layout",
+            format!(
+                "f2fs: mkfs.f2fs -s {} (a section of {} segments of 2 MiB: one erase block)",
+                e / F2FS_SEGMENT,
+                e / F2FS_SEGMENT
+            ),
+        ));
+    }
+    out
+}
+
+/// FAT's cluster from a confident page: a step of its own because it needs
+/// the page alone, and stands even where no erase block was found.
+fn fat_cluster(page_size: Option<u64>) -> Option<Advice> {
+    let p = page_size.filter(|p| *p >= 1024 && p.is_power_of_two())?;
+    // A cluster smaller than the page makes the card program a whole
+    // page for part of it (Bradford, Flashbenching: partial-page writes cost a
+    // read-modify-write).
+    Some(say(
+        "fat_cluster",
+        format!(
+            "FAT/exFAT: clusters of {} or more, the page (mkfs.vfat -S 512 -s {}, mkfs.exfat -c {})",
+            Iec(p),
+            (p / 512).min(128),
+            Iec(p).to_string().replace(' ', "").replace("iB", "")
+        ),
+    ))
+}
+
+/// Each stated erase size (the card's, the kernel's) a confident align
+/// contradicts: advice to trust the measurement over what tools read.
+fn erase_size_disagreements(align: &AlignResult, erase: Option<u64>) -> Vec<Advice> {
+    align
+        .references
+        .iter()
+        .filter(|r| r.agrees == Some(false))
+        .map(|r| {
+            say(
                 "erase_size_disagrees",
                 format!(
                     "{} says {}, but the reads show {}: trust the measurement for alignment, it is what the \
@@ -316,71 +373,79 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
                     Iec(r.bytes),
                     erase.map_or("no erase block".to_string(), |e| Iec(e).to_string())
                 ),
-            ));
-        }
-    }
-    if let Some(o) = open_au {
-        // open-au's own notes (how its sweep and fat's slot test were
-        // reconciled) are measurement detail, shown by `open-au` and in the
-        // report, not advice.
-        let limit =
-            |s: &Option<super::open_au::Sweep>| s.as_ref().filter(|s| sure(s.confidence)).and_then(|s| s.max_open_aus);
-        if let Some(k) = limit(&o.linear) {
-            if k >= GOOD_OPEN_AUS {
-                out.push(say(
-                    "open_aus",
-                    format!("{k} AUs open for in-order writes: several files can be written at once"),
-                ));
-            } else {
-                out.push(say(
-                    "few_open_aus",
-                    format!(
-                        "only {} open at once for in-order writes: writing more than {} or streams \
-                         at a time makes the card copy whole erase blocks (tens of times slower); a log-structured \
-                         filesystem with few logs (f2fs -o active_logs=2) or one writer at a time avoids it",
-                        crate::units::count(k, "AU", "AUs"),
-                        crate::units::count(k, "file", "files")
-                    ),
-                ));
-            }
-        }
-        if let Some(k) = limit(&o.random)
-            && k < ENOUGH_RANDOM_OPEN_AUS
-        {
+            )
+        })
+        .collect()
+}
+
+/// How many files to write at once, from open-au's confident limits: a
+/// step of its own because it advises on use (writers, filesystems), not
+/// on layout.
+fn open_aus(o: &OpenAuResult) -> Vec<Advice> {
+    let mut out = Vec::new();
+    // open-au's own notes (how its sweep and fat's slot test were
+    // reconciled) are measurement detail, shown by `open-au` and in the
+    // report, not advice.
+    let limit =
+        |s: &Option<super::open_au::Sweep>| s.as_ref().filter(|s| sure(s.confidence)).and_then(|s| s.max_open_aus);
+    if let Some(k) = limit(&o.linear) {
+        if k >= GOOD_OPEN_AUS {
             out.push(say(
-                "few_random_open_aus",
-                format!(
-                    "only {} out-of-order writes: a filesystem's scattered metadata updates will \
-                     stall it (the Flashbenching blog post wants at least {ENOUGH_RANDOM_OPEN_AUS}); prefer FAT/exFAT with its \
-                     metadata in the first AUs, or f2fs",
-                    if k == 1 { "1 AU takes".to_string() } else { format!("{k} AUs take") }
-                ),
-            ));
-        }
-    }
-    if let Some(f) = fat {
-        if f.fat_area_aus > 0 {
-            // Bradford, Flashbenching: the first erase blocks may be backed by faster flash,
-            // "important when using the card with the FAT filesystem as all
-            // the metadata is stored in the beginning of the disk".
-            out.push(say(
-                "fat_area",
-                format!(
-                    "the first {} ({}) take small random writes cheaply: keep the factory FAT layout, or put \
-                     filesystem metadata there",
-                    Iec(f.fat_area_aus * f.erase_size_bytes),
-                    crate::units::count(f.fat_area_aus, "AU", "AUs")
-                ),
+                "open_aus",
+                format!("{k} AUs open for in-order writes: several files can be written at once"),
             ));
         } else {
             out.push(say(
-                "no_fat_area",
-                "no FAT-optimised area: the first AUs are ordinary, so a reformat with another layout loses nothing"
-                    .into(),
+                "few_open_aus",
+                format!(
+                    "only {} open at once for in-order writes: writing more than {} or streams \
+                     at a time makes the card copy whole erase blocks (tens of times slower); a log-structured \
+                     filesystem with few logs (f2fs -o active_logs=2) or one writer at a time avoids it",
+                    crate::units::count(k, "AU", "AUs"),
+                    crate::units::count(k, "file", "files")
+                ),
             ));
         }
     }
+    if let Some(k) = limit(&o.random)
+        && k < ENOUGH_RANDOM_OPEN_AUS
+    {
+        out.push(say(
+            "few_random_open_aus",
+            format!(
+                "only {} out-of-order writes: a filesystem's scattered metadata updates will \
+                 stall it (the Flashbenching blog post wants at least {ENOUGH_RANDOM_OPEN_AUS}); prefer FAT/exFAT with its \
+                 metadata in the first AUs, or f2fs",
+                if k == 1 { "1 AU takes".to_string() } else { format!("{k} AUs take") }
+            ),
+        ));
+    }
     out
+}
+
+/// Whether the card has a FAT-optimised area, from fat's confident
+/// verdict: the last step, as it advises on keeping or changing the
+/// factory format.
+fn fat_area(f: &FatResult) -> Advice {
+    if f.fat_area_aus > 0 {
+        // Bradford, Flashbenching: the first erase blocks may be backed by faster flash,
+        // "important when using the card with the FAT filesystem as all
+        // the metadata is stored in the beginning of the disk".
+        say(
+            "fat_area",
+            format!(
+                "the first {} ({}) take small random writes cheaply: keep the factory FAT layout, or put \
+                 filesystem metadata there",
+                Iec(f.fat_area_aus * f.erase_size_bytes),
+                crate::units::count(f.fat_area_aus, "AU", "AUs")
+            ),
+        )
+    } else {
+        say(
+            "no_fat_area",
+            "no FAT-optimised area: the first AUs are ordinary, so a reformat with another layout loses nothing".into(),
+        )
+    }
 }
 
 #[cfg(test)]
