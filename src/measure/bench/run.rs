@@ -100,6 +100,12 @@ impl Reach {
     };
 }
 
+/// The test's own device time: a piece of the area journalled mid-test
+/// (its originals read first) is not the test's throughput.
+fn clock(t: &dyn Target) -> u64 {
+    t.device_time_ns().saturating_sub(t.own_time_ns())
+}
+
 /// One test, the `of.0`th of `of.1`, for the progress bar; `reach`: how
 /// far it may go for its floor.
 pub fn run_counted(
@@ -116,18 +122,31 @@ pub fn run_counted(
             of.1 as u64 * PER_TEST,
         )
     };
-    // The test's own device time: a piece of the area journalled mid-test
-    // (its originals read first) is not the test's throughput.
-    let clock = |t: &dyn Target| t.device_time_ns().saturating_sub(t.own_time_ns());
-    // Incompressible data: a seeded stream, not zeros a card could compress.
     super::check(o, t.description())?;
+    let mut buf = incompressible(o)?;
+    let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let k = warm_up(t, o, &mut buf, &mut rng)?;
+    let timed = timed_batches(t, o, (&mut buf, &mut rng), k, reach, &progress)?;
+    Ok(figures(o, timed))
+}
+
+/// The buffer the test writes from, a queue's worth of requests: its own
+/// step because what the card is given decides what it does with it.
+fn incompressible(o: &Options) -> Result<AlignedBuf, MeasureError> {
+    // Incompressible data: a seeded stream, not zeros a card could compress.
     let mut buf = crate::measure::buffer(o.bs.saturating_mul(o.qd as u64))?;
     let mut fill = o.seed | 1;
     for w in buf.as_mut_slice().chunks_mut(8) {
         let v = next(&mut fill).to_le_bytes();
         w.copy_from_slice(&v[..w.len()]);
     }
-    let mut rng = o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    Ok(buf)
+}
+
+/// The warm-up: requests that run and are not counted, so the timed
+/// batches start on a card already busy with this test. Returns how many
+/// requests it drew, where the timed batches go on from.
+fn warm_up(t: &mut dyn Target, o: &Options, buf: &mut AlignedBuf, rng: &mut u64) -> Result<u64, MeasureError> {
     let qd = o.qd as u64;
     let blocks = o.area.1 / o.bs;
     // The warm-up, not counted: a tenth of the requests, or of the time.
@@ -147,7 +166,7 @@ pub fn run_counted(
             Limit::Bytes(size) => ((size / o.bs) / WARMUP_SHARE).max(qd),
             Limit::DeviceNs(_) => 2 * qd,
         };
-        run_parts(t, o, &mut buf, &mut rng, (k, count), &mut |_| {}, &|_, _| false)?;
+        run_parts(t, o, buf, rng, (k, count), &mut |_| {}, &|_, _| false)?;
         k += count;
         let more = match o.limit {
             Limit::DeviceNs(ns) => {
@@ -159,6 +178,33 @@ pub fn run_counted(
             break;
         }
     }
+    Ok(k)
+}
+
+/// What the timed batches measured, for [`figures`].
+struct Timed {
+    hist: Histogram<u64>,
+    timeline: Vec<Point>,
+    /// Requests run, and their bytes.
+    done: u64,
+    bytes: u64,
+    /// The test's own device-seconds.
+    elapsed_s: f64,
+}
+
+/// The timed batches, every latency into the histogram and one timeline
+/// point a batch, from request `k` on (after the warm-up): the step that
+/// decides when the test ends (its limit, its floor, the budget's reach).
+fn timed_batches(
+    t: &mut dyn Target,
+    o: &Options,
+    (buf, rng): (&mut AlignedBuf, &mut u64),
+    k: u64,
+    reach: Reach,
+    progress: &dyn Fn(f64),
+) -> Result<Timed, MeasureError> {
+    let qd = o.qd as u64;
+    let blocks = o.area.1 / o.bs;
     // 1 ns to an hour at 3 significant digits (fio's percentiles carry
     // three); a request slower than an hour is counted as an hour.
     let mut hist =
@@ -220,7 +266,7 @@ pub fn run_counted(
                 hist.saturating_record(c.duration_ns.max(1));
             }
         };
-        let (count, moved) = run_parts(t, o, &mut buf, &mut rng, (k + done, count), record, &enough)?;
+        let (count, moved) = run_parts(t, o, buf, rng, (k + done, count), record, &enough)?;
         let spent = clock(t).saturating_sub(before).max(1);
         bytes += moved;
         done += count;
@@ -239,7 +285,27 @@ pub fn run_counted(
             batch = ((goal / per_request) as u64).clamp(qd, TIMED_BATCH_MOST.max(qd));
         }
     }
-    let elapsed = clock(t).saturating_sub(start).max(1) as f64 / 1e9;
+    let elapsed_s = clock(t).saturating_sub(start).max(1) as f64 / 1e9;
+    Ok(Timed {
+        hist,
+        timeline,
+        done,
+        bytes,
+        elapsed_s,
+    })
+}
+
+/// The test's figures from what the timed batches measured: rates and
+/// the latency quantiles, then whether the sample is short. Its own step
+/// because it reads the measurement and touches the target no more.
+fn figures(o: &Options, m: Timed) -> BenchTest {
+    let Timed {
+        hist,
+        timeline,
+        done,
+        bytes,
+        elapsed_s: elapsed,
+    } = m;
     let q = |p: f64| hist.value_at_quantile(p);
     let mut test = BenchTest {
         name: format!("{} {} Q{}", o.rw.name(), crate::units::Iec(o.bs), o.qd),
@@ -266,7 +332,7 @@ pub fn run_counted(
         short_sample: false,
     };
     test.settle();
-    Ok(test)
+    test
 }
 
 #[cfg(test)]
