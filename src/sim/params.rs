@@ -117,6 +117,11 @@ fn bad(key: &str, value: &str, why: impl Into<String>) -> ParamError {
     }
 }
 
+/// A combination [`Params::validate`] rejects: `key` is the one at fault.
+fn impossible(key: &'static str, why: String) -> Result<(), ParamError> {
+    Err(ParamError::Impossible { key, why })
+}
+
 fn quoted(s: &str) -> String {
     format!("\"{s}\"")
 }
@@ -488,10 +493,16 @@ impl Params {
 
     /// Reject impossible combinations, naming the key at fault.
     pub fn validate(&self) -> Result<(), ParamError> {
-        let imp = |key, why: String| Err(ParamError::Impossible { key, why });
-        // Bounds first, so nothing below (or in the model) can overflow or
-        // allocate without limit: sizes a real card could have, times a real
-        // card could take.
+        self.validate_bounds()?;
+        self.validate_geometry()?;
+        self.validate_faults()?;
+        self.validate_host()
+    }
+
+    /// Every size, time and count within what is accepted. Bounds first, so
+    /// nothing below (or in the model) can overflow or allocate without
+    /// limit: sizes a real card could have, times a real card could take.
+    fn validate_bounds(&self) -> Result<(), ParamError> {
         let bounds: [(&'static str, u64, u64); 5] = [
             ("capacity", self.capacity, MAX_CAPACITY),
             ("page_size", self.page_size, MAX_PAGE),
@@ -501,39 +512,47 @@ impl Params {
         ];
         for (key, v, max) in bounds {
             if v > max {
-                return imp(key, format!("{v} is more than the largest accepted, {max}"));
+                return impossible(key, format!("{v} is more than the largest accepted, {max}"));
             }
         }
         for k in KEYS.iter().filter(|k| k.unit == "ns") {
             let v: u64 = self.get(k.key).parse().unwrap_or(0);
             if v > MAX_NS {
-                return imp(k.key, format!("{v} ns is more than {} s", MAX_NS / 1_000_000_000));
+                return impossible(k.key, format!("{v} ns is more than {} s", MAX_NS / 1_000_000_000));
             }
         }
         if self.clock_hz > MAX_CLOCK_HZ {
-            return imp("clock_hz", format!("{} is more than {MAX_CLOCK_HZ}", self.clock_hz));
+            return impossible("clock_hz", format!("{} is more than {MAX_CLOCK_HZ}", self.clock_hz));
         }
         if self.bad_ranges.len() > MAX_BAD_RANGES {
-            return imp("bad_ranges", format!("more than {MAX_BAD_RANGES} ranges"));
+            return impossible("bad_ranges", format!("more than {MAX_BAD_RANGES} ranges"));
         }
+        Ok(())
+    }
+
+    /// The card's layout, each unit whole in the one above it: sectors,
+    /// pages, AUs, and the AU counts (open AUs, the FAT area) within the
+    /// card. A step of its own because everything after it counts in these
+    /// units.
+    fn validate_geometry(&self) -> Result<(), ParamError> {
         if !matches!(self.sector_size, 512 | 4096) {
-            return imp("sector_size", format!("{} is neither 512 nor 4096", self.sector_size));
+            return impossible("sector_size", format!("{} is neither 512 nor 4096", self.sector_size));
         }
         let s = u64::from(self.sector_size);
         if self.capacity == 0 || !self.capacity.is_multiple_of(s) {
-            return imp(
+            return impossible(
                 "capacity",
                 format!("{} is zero or not a multiple of the {s}-byte sector", self.capacity),
             );
         }
         if self.page_size == 0 || !self.page_size.is_multiple_of(s) {
-            return imp(
+            return impossible(
                 "page_size",
                 format!("{} is zero or not a multiple of the sector", self.page_size),
             );
         }
         if self.au_size == 0 || !self.au_size.is_multiple_of(self.page_size) {
-            return imp(
+            return impossible(
                 "au_size",
                 // In bytes: 4194000 as "4.00 MiB" looked like 4 MiB.
                 format!(
@@ -545,11 +564,11 @@ impl Params {
             );
         }
         if self.au_size > self.capacity {
-            return imp("au_size", format!("{} is larger than the capacity", Iec(self.au_size)));
+            return impossible("au_size", format!("{} is larger than the capacity", Iec(self.au_size)));
         }
         let aus = self.capacity / self.au_size;
         if self.open_aus_linear == 0 || self.open_aus_linear > aus {
-            return imp(
+            return impossible(
                 "open_aus_linear",
                 format!(
                     "{} must be between 1 and the {aus} AUs of the card",
@@ -558,21 +577,29 @@ impl Params {
             );
         }
         if self.open_aus_random > aus {
-            return imp(
+            return impossible(
                 "open_aus_random",
                 format!("{} is more than the {aus} AUs of the card", self.open_aus_random),
             );
         }
         if self.fat_area_aus > aus {
-            return imp(
+            return impossible(
                 "fat_area_aus",
                 format!("{} is more than the {aus} AUs of the card", self.fat_area_aus),
             );
         }
+        Ok(())
+    }
+
+    /// The faults a card is made with, a fake's real size, chain and cache
+    /// and the ranges that fail, each inside the card and in whole sectors:
+    /// a step of its own because these keys only make a card worse.
+    fn validate_faults(&self) -> Result<(), ParamError> {
+        let s = u64::from(self.sector_size);
         if let Some(real) = self.real_capacity
             && (real == 0 || real > self.capacity || !real.is_multiple_of(s))
         {
-            return imp(
+            return impossible(
                 "real_capacity",
                 format!("{real} must be a non-zero multiple of the sector, at most the capacity"),
             );
@@ -583,14 +610,14 @@ impl Params {
                 _ => false,
             };
             if !ok {
-                return imp(
+                return impossible(
                     "fake_module",
                     "a chain fake needs real_capacity and a fake_module above it, at most the capacity, a multiple of the sector".into(),
                 );
             }
         }
         if self.write_cache > MAX_WRITE_CACHE || !self.write_cache.is_multiple_of(s) {
-            return imp(
+            return impossible(
                 "write_cache",
                 format!(
                     "{} must be a multiple of the sector, at most {MAX_WRITE_CACHE}",
@@ -600,26 +627,33 @@ impl Params {
         }
         for &(start, len) in &self.bad_ranges {
             if len == 0 || start.checked_add(len).is_none_or(|e| e > self.capacity) {
-                return imp(
+                return impossible(
                     "bad_ranges",
                     format!("{start}+{len} is empty or passes the end of the card"),
                 );
             }
         }
+        Ok(())
+    }
+
+    /// The host's side of the bus: its width, clock, command size and
+    /// queue, none of them zero. The last step: it speaks of the host the
+    /// card sits behind, not of the card.
+    fn validate_host(&self) -> Result<(), ParamError> {
         if !matches!(self.bus_width, 1 | 4 | 8) {
-            return imp("bus_width", format!("{} is not 1, 4 or 8", self.bus_width));
+            return impossible("bus_width", format!("{} is not 1, 4 or 8", self.bus_width));
         }
         if self.clock_hz == 0 {
-            return imp("clock_hz", "must not be zero".into());
+            return impossible("clock_hz", "must not be zero".into());
         }
         if self.max_blocks_per_cmd == 0 {
-            return imp("max_blocks_per_cmd", "must be at least 1".into());
+            return impossible("max_blocks_per_cmd", "must be at least 1".into());
         }
         if self.queue_depth == 0 || self.in_flight == 0 {
-            return imp("in_flight", "queue_depth and in_flight must be at least 1".into());
+            return impossible("in_flight", "queue_depth and in_flight must be at least 1".into());
         }
         if self.in_flight > self.queue_depth {
-            return imp(
+            return impossible(
                 "in_flight",
                 format!("{} in flight exceeds queue_depth {}", self.in_flight, self.queue_depth),
             );
