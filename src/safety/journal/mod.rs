@@ -398,6 +398,174 @@ fn read_header(path: &Path, r: &mut impl Read) -> Result<(Header, u64), SafetyEr
     Ok((header, (MAGIC.len() + 4 + n as usize + 4) as u64))
 }
 
+/// The two commit slots as read: each `(generation, committed)` where its
+/// checksum holds, and how many records the journal vouches for.
+struct Slots {
+    a: Option<(u64, u64)>,
+    b: Option<(u64, u64)>,
+    /// Where they are in the journal, for messages.
+    at: u64,
+    committed: u64,
+}
+
+/// Read the commit slots after the header, at `slots_at`: a step of its
+/// own because how many records are committed decides, record by record,
+/// whether damage is a crash's torn tail or lost originals.
+fn read_slots(path: &Path, r: &mut impl Read, slots_at: u64) -> Result<Slots, SafetyError> {
+    let mut slots = [0u8; 2 * HEAD];
+    r.read_exact(&mut slots)
+        .map_err(|_| corrupt(path, "commit slots (cut short)".into()))?;
+    let (a, b) = (read_slot(&slots[..HEAD]), read_slot(&slots[HEAD..]));
+    let committed = match (a, b) {
+        (None, None) => return Err(corrupt(path, format!("both commit slots (journal bytes {slots_at}..)"))),
+        (Some(a), Some(b)) => a.1.max(b.1),
+        (Some(s), None) | (None, Some(s)) => s.1,
+    };
+    Ok(Slots {
+        a,
+        b,
+        at: slots_at,
+        committed,
+    })
+}
+
+/// Read and check every record from `pos` to `file_len`: returns them and
+/// whether a torn tail (past the `committed` ones) ended the reading. A
+/// step of its own: it walks the file, where the steps after it judge the
+/// records as a whole.
+fn read_records(
+    path: &Path,
+    r: &mut impl Read,
+    header: &Header,
+    (mut pos, file_len): (u64, u64),
+    committed: u64,
+) -> Result<(Vec<Record>, bool), SafetyError> {
+    let mut records: Vec<Record> = Vec::new();
+    let mut data = vec![0u8; CHUNK];
+    let mut torn_tail = false;
+    while pos < file_len {
+        let seq = records.len() as u64;
+        let uncommitted = seq >= committed;
+        let at = pos;
+        let here = |what: &str| {
+            corrupt(
+                path,
+                format!("record {seq} at journal byte {at} ({what}; {committed} records were committed)"),
+            )
+        };
+        if file_len - pos < HEAD as u64 {
+            if uncommitted {
+                torn_tail = true;
+                break;
+            }
+            return Err(here("cut short"));
+        }
+        let mut h = [0u8; HEAD];
+        r.read_exact(&mut h).map_err(|e| io(path, e))?;
+        let head_ok = &h[..4] == RECORD && crc32fast::hash(&h[..24]) == word(&h, 24);
+        if !head_ok {
+            // A crash may leave garbage where an uncommitted record was
+            // being appended; anywhere else it is damage.
+            if uncommitted {
+                torn_tail = true;
+                break;
+            }
+            return Err(here("damaged record head"));
+        }
+        let offset = dword(&h, 8);
+        let len = word(&h, 16);
+        if u64::from(word(&h, 4)) != seq {
+            return Err(here(&format!(
+                "carries sequence number {}: records reordered or duplicated",
+                word(&h, 4)
+            )));
+        }
+        if len == 0 || len as usize > CHUNK {
+            return Err(here("impossible length"));
+        }
+        pos += HEAD as u64;
+        if file_len - pos < u64::from(len) {
+            if uncommitted {
+                torn_tail = true;
+                break;
+            }
+            return Err(here("cut short"));
+        }
+        let d = &mut data[..len as usize];
+        r.read_exact(d).map_err(|e| io(path, e))?;
+        let end = offset.checked_add(u64::from(len));
+        if crc32fast::hash(d) != word(&h, 20) {
+            if uncommitted {
+                torn_tail = true;
+                break;
+            }
+            return Err(corrupt(
+                path,
+                format!(
+                    "bytes {offset}..{} of the target (record {seq}, checksum does not match)",
+                    end.unwrap_or(u64::MAX)
+                ),
+            ));
+        }
+        let inside = end.is_some_and(|end| header.ranges.iter().any(|&[o, l]| offset >= o && end <= o + l));
+        if !inside {
+            return Err(here(&format!("bytes {offset}.. lie outside the declared ranges")));
+        }
+        records.push(Record {
+            offset,
+            len,
+            at: pos,
+            crc: word(&h, 20),
+        });
+        pos += u64::from(len);
+    }
+    Ok((records, torn_tail))
+}
+
+/// The records read against the slots: every committed one present, and
+/// a damaged slot only as a crash leaves it. A step of its own because it
+/// needs the whole file read, where each record was judged alone.
+fn check_ending(path: &Path, records: &[Record], torn_tail: bool, slots: &Slots) -> Result<(), SafetyError> {
+    let committed = slots.committed;
+    if (records.len() as u64) < committed {
+        return Err(corrupt(
+            path,
+            format!(
+                "its end: {committed} records were committed but only {} remain; the journal was cut short",
+                records.len()
+            ),
+        ));
+    }
+    // A commit syncs its records, then writes slot A, then slot B, and
+    // nothing follows a crash. So a crash while writing A leaves B one
+    // commit behind the complete records, and a crash while writing B
+    // leaves A counting every record; any other damaged slot is damage.
+    let present = records.len() as u64;
+    let slot_fault = match (slots.a, slots.b) {
+        (None, Some(_)) => torn_tail || present <= committed,
+        (Some(_), None) => torn_tail || present != committed,
+        _ => false,
+    };
+    if slot_fault {
+        return Err(corrupt(path, format!("a commit slot (journal bytes {}..)", slots.at)));
+    }
+    Ok(())
+}
+
+/// No two records cover the same byte: the last check, since it sorts
+/// the records as a whole, and a duplicate would put back two originals.
+fn check_no_overlap(path: &Path, records: &[Record]) -> Result<(), SafetyError> {
+    let mut sorted: Vec<(u64, u64)> = records.iter().map(|r| (r.offset, u64::from(r.len))).collect();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0].0 + w[0].1 > w[1].0) {
+        return Err(corrupt(
+            path,
+            format!("records for bytes {}.. and {}.. overlap: duplicated", w[0].0, w[1].0),
+        ));
+    }
+    Ok(())
+}
+
 impl Journal {
     /// Who owns the journal file (who made it, or root).
     pub fn owner(&self) -> Result<u32, SafetyError> {
@@ -447,126 +615,12 @@ impl Journal {
         (&file).seek(SeekFrom::Start(0)).map_err(|e| io(path, e))?;
         let mut r = std::io::BufReader::with_capacity(CHUNK, &file);
         let (header, slots_at) = read_header(path, &mut r)?;
-        let mut slots = [0u8; 2 * HEAD];
-        r.read_exact(&mut slots)
-            .map_err(|_| corrupt(path, "commit slots (cut short)".into()))?;
-        let (a, b) = (read_slot(&slots[..HEAD]), read_slot(&slots[HEAD..]));
-        let committed = match (a, b) {
-            (None, None) => return Err(corrupt(path, format!("both commit slots (journal bytes {slots_at}..)"))),
-            (Some(a), Some(b)) => a.1.max(b.1),
-            (Some(s), None) | (None, Some(s)) => s.1,
-        };
-        let mut pos = slots_at + 2 * HEAD as u64;
+        let slots = read_slots(path, &mut r, slots_at)?;
+        let pos = slots_at + 2 * HEAD as u64;
         r.seek(SeekFrom::Start(pos)).map_err(|e| io(path, e))?;
-        let mut records: Vec<Record> = Vec::new();
-        let mut data = vec![0u8; CHUNK];
-        let mut torn_tail = false;
-        while pos < file_len {
-            let seq = records.len() as u64;
-            let uncommitted = seq >= committed;
-            let at = pos;
-            let here = |what: &str| {
-                corrupt(
-                    path,
-                    format!("record {seq} at journal byte {at} ({what}; {committed} records were committed)"),
-                )
-            };
-            if file_len - pos < HEAD as u64 {
-                if uncommitted {
-                    torn_tail = true;
-                    break;
-                }
-                return Err(here("cut short"));
-            }
-            let mut h = [0u8; HEAD];
-            r.read_exact(&mut h).map_err(|e| io(path, e))?;
-            let head_ok = &h[..4] == RECORD && crc32fast::hash(&h[..24]) == word(&h, 24);
-            if !head_ok {
-                // A crash may leave garbage where an uncommitted record was
-                // being appended; anywhere else it is damage.
-                if uncommitted {
-                    torn_tail = true;
-                    break;
-                }
-                return Err(here("damaged record head"));
-            }
-            let offset = dword(&h, 8);
-            let len = word(&h, 16);
-            if u64::from(word(&h, 4)) != seq {
-                return Err(here(&format!(
-                    "carries sequence number {}: records reordered or duplicated",
-                    word(&h, 4)
-                )));
-            }
-            if len == 0 || len as usize > CHUNK {
-                return Err(here("impossible length"));
-            }
-            pos += HEAD as u64;
-            if file_len - pos < u64::from(len) {
-                if uncommitted {
-                    torn_tail = true;
-                    break;
-                }
-                return Err(here("cut short"));
-            }
-            let d = &mut data[..len as usize];
-            r.read_exact(d).map_err(|e| io(path, e))?;
-            let end = offset.checked_add(u64::from(len));
-            if crc32fast::hash(d) != word(&h, 20) {
-                if uncommitted {
-                    torn_tail = true;
-                    break;
-                }
-                return Err(corrupt(
-                    path,
-                    format!(
-                        "bytes {offset}..{} of the target (record {seq}, checksum does not match)",
-                        end.unwrap_or(u64::MAX)
-                    ),
-                ));
-            }
-            let inside = end.is_some_and(|end| header.ranges.iter().any(|&[o, l]| offset >= o && end <= o + l));
-            if !inside {
-                return Err(here(&format!("bytes {offset}.. lie outside the declared ranges")));
-            }
-            records.push(Record {
-                offset,
-                len,
-                at: pos,
-                crc: word(&h, 20),
-            });
-            pos += u64::from(len);
-        }
-        if (records.len() as u64) < committed {
-            return Err(corrupt(
-                path,
-                format!(
-                    "its end: {committed} records were committed but only {} remain; the journal was cut short",
-                    records.len()
-                ),
-            ));
-        }
-        // A commit syncs its records, then writes slot A, then slot B, and
-        // nothing follows a crash. So a crash while writing A leaves B one
-        // commit behind the complete records, and a crash while writing B
-        // leaves A counting every record; any other damaged slot is damage.
-        let present = records.len() as u64;
-        let slot_fault = match (a, b) {
-            (None, Some(_)) => torn_tail || present <= committed,
-            (Some(_), None) => torn_tail || present != committed,
-            _ => false,
-        };
-        if slot_fault {
-            return Err(corrupt(path, format!("a commit slot (journal bytes {slots_at}..)")));
-        }
-        let mut sorted: Vec<(u64, u64)> = records.iter().map(|r| (r.offset, u64::from(r.len))).collect();
-        sorted.sort_unstable();
-        if let Some(w) = sorted.windows(2).find(|w| w[0].0 + w[0].1 > w[1].0) {
-            return Err(corrupt(
-                path,
-                format!("records for bytes {}.. and {}.. overlap: duplicated", w[0].0, w[1].0),
-            ));
-        }
+        let (records, torn_tail) = read_records(path, &mut r, &header, (pos, file_len), slots.committed)?;
+        check_ending(path, &records, torn_tail, &slots)?;
+        check_no_overlap(path, &records)?;
         drop(r);
         Ok(Journal {
             path: path.to_path_buf(),
@@ -575,7 +629,7 @@ impl Journal {
             registry: Registry::system(),
             header,
             records,
-            committed,
+            committed: slots.committed,
             torn_tail,
         })
     }
