@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use crate::console::table;
 use crate::identify::DeviceInfo;
+use crate::identify::mmc::MmcInfo;
 use crate::units::Iec;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -79,6 +80,19 @@ fn serial(i: &DeviceInfo) -> String {
 /// The summary and the notes that matter first, then the block layer;
 /// every register field only with `detail` (`info --registers`).
 pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
+    heading(o, i);
+    let mut rows = block_layer(i);
+    rows.extend(users(i));
+    let _ = writeln!(o, "{}", table::key_values(&rows));
+    if let Some(mmc) = &i.mmc {
+        registers(o, mmc, detail);
+    }
+}
+
+/// The device in a line (path, name, size, transport, whether in use),
+/// the card's own summary and the notes: what a reader needs before the
+/// table, so it comes first and apart from it.
+fn heading(o: &mut String, i: &DeviceInfo) {
     let name = [i.vendor.as_deref(), i.model.as_deref()]
         .into_iter()
         .flatten()
@@ -108,6 +122,12 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
         let _ = writeln!(o, "{}", super::wrap(n, "note: ", "      "));
     }
     let _ = writeln!(o);
+}
+
+/// The table's rows for what the block layer says of the device: sizes,
+/// flags and names. A step of its own because every device has each of
+/// these rows, where the rows after them come and go.
+fn block_layer(i: &DeviceInfo) -> Vec<(String, String)> {
     let hint = i
         .capacity_hint
         .map(|h| {
@@ -119,7 +139,7 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
             )
         })
         .unwrap_or_default();
-    let mut rows: Vec<(String, String)> = vec![
+    vec![
         ("path".into(), i.path.clone()),
         ("transport".into(), i.transport.clone()),
         ("size".into(), format!("{} bytes ({}){hint}", i.size_bytes, i.size_iec)),
@@ -138,7 +158,15 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
         ("vendor".into(), opt(&i.vendor)),
         ("serial".into(), serial(i)),
         ("firmware".into(), opt(&i.firmware)),
-    ];
+    ]
+}
+
+/// The table's rows for what sits on and around the device: what it is
+/// part of, its partitions, mounts, swaps, holders and aliases, then
+/// whether it is in use. A step of its own because these decide whether
+/// a writing test may run on it.
+fn users(i: &DeviceInfo) -> Vec<(String, String)> {
+    let mut rows = Vec::new();
     if let Some(p) = &i.parent {
         rows.push(("partition of".into(), p.clone()));
     }
@@ -179,30 +207,34 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
             "no".into()
         },
     ));
-    let _ = writeln!(o, "{}", table::key_values(&rows));
-    if let Some(mmc) = &i.mmc {
-        if detail {
-            let _ = writeln!(o, "\n{} card registers", mmc.card_type);
-            if let Ok(v) = serde_json::to_value(mmc) {
-                let _ = writeln!(o, "{}", table::json_fields(&v));
-            }
-        } else {
-            let present: Vec<&str> = [
-                ("CID", mmc.cid.is_some()),
-                ("CSD", mmc.csd.is_some()),
-                ("SCR", mmc.scr.is_some()),
-                ("SSR", mmc.ssr.is_some()),
-            ]
-            .into_iter()
-            .filter_map(|(n, p)| p.then_some(n))
-            .collect();
-            let line = format!(
-                "{} card registers decoded ({}): `flashlab info --registers` lists every field",
-                mmc.card_type,
-                present.join(", ")
-            );
-            let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
+    rows
+}
+
+/// The card's registers after the table: every field with `detail`, else
+/// which were decoded and how to see them. Last and apart, because only
+/// an SD/MMC card has them.
+fn registers(o: &mut String, mmc: &MmcInfo, detail: bool) {
+    if detail {
+        let _ = writeln!(o, "\n{} card registers", mmc.card_type);
+        if let Ok(v) = serde_json::to_value(mmc) {
+            let _ = writeln!(o, "{}", table::json_fields(&v));
         }
+    } else {
+        let present: Vec<&str> = [
+            ("CID", mmc.cid.is_some()),
+            ("CSD", mmc.csd.is_some()),
+            ("SCR", mmc.scr.is_some()),
+            ("SSR", mmc.ssr.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(n, p)| p.then_some(n))
+        .collect();
+        let line = format!(
+            "{} card registers decoded ({}): `flashlab info --registers` lists every field",
+            mmc.card_type,
+            present.join(", ")
+        );
+        let _ = writeln!(o, "{}", super::wrap(&line, "", ""));
     }
 }
 
