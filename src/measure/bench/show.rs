@@ -20,129 +20,10 @@ impl Registered for Entry {
     type Output = BenchResult;
 
     fn text(r: &BenchResult, device_s: f64, o: &mut String) {
-        let rows: Vec<Vec<String>> = r
-            .tests
-            .iter()
-            .map(|t| {
-                let l = &t.latency_ns;
-                vec![
-                    // A short sample's figures are its own, not the card's.
-                    if t.short_sample {
-                        format!("{} *", t.name)
-                    } else {
-                        t.name.clone()
-                    },
-                    format!("{:.0}", t.iops),
-                    mb_per_s(t.bytes_per_sec),
-                    duration_ns(l.p50 as f64),
-                    duration_ns(l.p99 as f64),
-                    duration_ns(l.max as f64),
-                ]
-            })
-            .collect();
-        let _ = writeln!(
-            o,
-            "{}",
-            table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
-        );
-        for t in &r.tests {
-            if let Some(short) = t.short() {
-                let line = format!(
-                    "{}: {short} (a figure needs {FLOOR_REQUESTS} requests and a device-second; --size, the area or \
-                     the step's budget ended it first)",
-                    t.name
-                );
-                let _ = writeln!(o, "{}", wrap(&line, "* ", "  "));
-            }
+        tests_text(r, device_s, o);
+        if !r.classes.is_empty() {
+            classes_text(r, o);
         }
-        let line = format!(
-            "latency per request, from submission to completion; {device_s:.1} device-seconds (--json and \
-             `flashlab report` have mean, p90, p99.9 and throughput over time)"
-        );
-        let _ = writeln!(o, "{}", wrap(&line, "", ""));
-        if let Some(why) = &r.not_flash {
-            let _ = writeln!(
-                o,
-                "{}",
-                wrap(&format!("no SD class verdicts: the target is {why}"), "", "")
-            );
-        }
-        for n in &r.notes {
-            let _ = writeln!(o, "{}", wrap(n, "note: ", "      "));
-        }
-        if r.classes.is_empty() {
-            return;
-        }
-        let _ = writeln!(o, "{}", wrap(&format!("SD classes, {}:", classes::CAVEAT), "", ""));
-        let num = |v: f64| {
-            if v >= 100.0 || v.fract() == 0.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{v:.1}")
-            }
-        };
-        // Each family's best class met and first missed (C10 and no C
-        // above it, say); -v lists all thirteen (all of them had made
-        // bench's text 35 lines).
-        let judged: Vec<(&str, bool)> = classes::names()
-            .filter_map(|name| Some((name, *r.classes.get(name)?)))
-            .collect();
-        let family = |n: &str| n.chars().next();
-        let all = crate::console::stdio::verbose();
-        let shown = |name: &str| {
-            all || {
-                let mine: Vec<&(&str, bool)> = judged.iter().filter(|j| family(j.0) == family(name)).collect();
-                let best = mine.iter().rev().find(|j| j.1).map(|j| j.0);
-                let missed = mine.iter().find(|j| !j.1).map(|j| j.0);
-                best == Some(name) || missed == Some(name)
-            }
-        };
-        let rows: Vec<Vec<String>> = classes::names()
-            .filter(|name| shown(name))
-            .filter_map(|name| Some((r.class_figures.get(name)?, r.classes.get(name)?)))
-            .map(|(f, met)| {
-                let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.contains("IOPS")).collect();
-                let mb = f.figures.iter().find(|x| x.what.contains("MB/s"));
-                let side = |pick: &dyn Fn(&ClassFigure) -> f64| {
-                    let mut parts = Vec::new();
-                    if !iops.is_empty() {
-                        let v: Vec<String> = iops.iter().map(|x| num(pick(x))).collect();
-                        parts.push(format!("{} IOPS", v.join(" / ")));
-                    }
-                    if let Some(m) = mb {
-                        parts.push(format!("{} MB/s", num(pick(m))));
-                    }
-                    parts.join(", ")
-                };
-                vec![
-                    f.label.clone(),
-                    if *met { "yes" } else { "no" }.to_string(),
-                    side(&|x| x.needed),
-                    side(&|x| x.measured),
-                ]
-            })
-            .collect();
-        let _ = writeln!(
-            o,
-            "{}",
-            table::grid(&["class", "met", "needs (read / write)", "measured"], &rows)
-        );
-        let _ = writeln!(
-            o,
-            "{}",
-            wrap(
-                &format!(
-                    "(IOPS: random 4 KiB; MB/s: the slowest stretch of the longest sequential write{})",
-                    if all || rows.len() == judged.len() {
-                        ""
-                    } else {
-                        "; each family's best met and first missed, -v lists every class"
-                    }
-                ),
-                "",
-                " "
-            )
-        );
     }
 
     fn summary(all: &Results) -> Vec<(&'static str, String)> {
@@ -228,6 +109,138 @@ impl Registered for Entry {
     fn settle(r: &mut BenchResult) {
         r.settle();
     }
+}
+
+/// Each test's row, the reason for every short sample, then what the
+/// figures mean and the notes: a step of its own because every bench has
+/// it, where the classes below come only from a preset that judges them.
+fn tests_text(r: &BenchResult, device_s: f64, o: &mut String) {
+    let rows: Vec<Vec<String>> = r
+        .tests
+        .iter()
+        .map(|t| {
+            let l = &t.latency_ns;
+            vec![
+                // A short sample's figures are its own, not the card's.
+                if t.short_sample {
+                    format!("{} *", t.name)
+                } else {
+                    t.name.clone()
+                },
+                format!("{:.0}", t.iops),
+                mb_per_s(t.bytes_per_sec),
+                duration_ns(l.p50 as f64),
+                duration_ns(l.p99 as f64),
+                duration_ns(l.max as f64),
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "{}",
+        table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
+    );
+    for t in &r.tests {
+        if let Some(short) = t.short() {
+            let line = format!(
+                "{}: {short} (a figure needs {FLOOR_REQUESTS} requests and a device-second; --size, the area or \
+                 the step's budget ended it first)",
+                t.name
+            );
+            let _ = writeln!(o, "{}", wrap(&line, "* ", "  "));
+        }
+    }
+    let line = format!(
+        "latency per request, from submission to completion; {device_s:.1} device-seconds (--json and \
+         `flashlab report` have mean, p90, p99.9 and throughput over time)"
+    );
+    let _ = writeln!(o, "{}", wrap(&line, "", ""));
+    if let Some(why) = &r.not_flash {
+        let _ = writeln!(
+            o,
+            "{}",
+            wrap(&format!("no SD class verdicts: the target is {why}"), "", "")
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "{}", wrap(n, "note: ", "      "));
+    }
+}
+
+/// The SD classes judged, each with what it needs and what was measured:
+/// a step of its own because it chooses which classes to show (with -v,
+/// every one).
+fn classes_text(r: &BenchResult, o: &mut String) {
+    let _ = writeln!(o, "{}", wrap(&format!("SD classes, {}:", classes::CAVEAT), "", ""));
+    let num = |v: f64| {
+        if v >= 100.0 || v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    // Each family's best class met and first missed (C10 and no C
+    // above it, say); -v lists all thirteen (all of them had made
+    // bench's text 35 lines).
+    let judged: Vec<(&str, bool)> = classes::names()
+        .filter_map(|name| Some((name, *r.classes.get(name)?)))
+        .collect();
+    let family = |n: &str| n.chars().next();
+    let all = crate::console::stdio::verbose();
+    let shown = |name: &str| {
+        all || {
+            let mine: Vec<&(&str, bool)> = judged.iter().filter(|j| family(j.0) == family(name)).collect();
+            let best = mine.iter().rev().find(|j| j.1).map(|j| j.0);
+            let missed = mine.iter().find(|j| !j.1).map(|j| j.0);
+            best == Some(name) || missed == Some(name)
+        }
+    };
+    let rows: Vec<Vec<String>> = classes::names()
+        .filter(|name| shown(name))
+        .filter_map(|name| Some((r.class_figures.get(name)?, r.classes.get(name)?)))
+        .map(|(f, met)| {
+            let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.contains("IOPS")).collect();
+            let mb = f.figures.iter().find(|x| x.what.contains("MB/s"));
+            let side = |pick: &dyn Fn(&ClassFigure) -> f64| {
+                let mut parts = Vec::new();
+                if !iops.is_empty() {
+                    let v: Vec<String> = iops.iter().map(|x| num(pick(x))).collect();
+                    parts.push(format!("{} IOPS", v.join(" / ")));
+                }
+                if let Some(m) = mb {
+                    parts.push(format!("{} MB/s", num(pick(m))));
+                }
+                parts.join(", ")
+            };
+            vec![
+                f.label.clone(),
+                if *met { "yes" } else { "no" }.to_string(),
+                side(&|x| x.needed),
+                side(&|x| x.measured),
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "{}",
+        table::grid(&["class", "met", "needs (read / write)", "measured"], &rows)
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        wrap(
+            &format!(
+                "(IOPS: random 4 KiB; MB/s: the slowest stretch of the longest sequential write{})",
+                if all || rows.len() == judged.len() {
+                    ""
+                } else {
+                    "; each family's best met and first missed, -v lists every class"
+                }
+            ),
+            "",
+            " "
+        )
+    );
 }
 
 /// The application class met (A2 over A1), the best speed, UHS and video
