@@ -155,27 +155,13 @@ impl Shares {
     }
 }
 
+/// Every step of probe, in its phases: the reading steps, the writing
+/// steps (or why they were skipped), capacity and bench, then what probe
+/// concludes from them.
 fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     let shares = Shares::new(r);
     r.doc().extras.skipped.set(Vec::new());
-    let info = r.identify().ok();
-    r.doc().extras.info = info.clone().into();
-    r.publish();
-    let references = r.references();
-    let medium = r.medium();
-    let a = r.run(&align::Align {
-        references,
-        medium: medium.clone(),
-    })?;
-    let size = r.description().size_bytes;
-    let length = PROBE_SCATTER.min(size - size % 4096);
-    if length > 0 {
-        r.run(&scatter::Scatter {
-            offset: 0,
-            length,
-            block: None,
-        })?;
-    }
+    let (info, a, medium) = reading_steps(r)?;
     let real = r.is_real();
     let write = r.consent().write;
     if a.not_flash.is_some() {
@@ -205,43 +191,97 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         );
     }
     if may_write {
-        let d = r.description().clone();
-        let skip = capacity::DEFAULT_SKIP;
-        let push = capacity::default_push(&d, skip);
-        let options = capacity::Options::new(skip, push, capacity::DEFAULT_FLUSH);
-        let survey = capacity::Stage {
-            options,
-            window: None,
-            flush: true,
-            canary: None,
-            lap: 0,
-            flush_budget_ns: u64::MAX,
-        };
-        match survey.plan(&d) {
-            Ok(_) => {
-                shares.give(r, 2);
-                let found = capacity::steps(r, options)?;
-                r.update(|res| res.capacity.set(found));
-            }
-            Err(e) => skip_step(r, format!("capacity: {e}"), None),
-        }
-        let quick = bench::BenchArgs {
-            preset: Some(bench::Preset::Quick),
-            rwmix_read: 50,
-            ..Default::default()
-        };
-        let test = bench::Bench {
-            options: bench::options_of(&d, &quick),
-            medium,
-        };
-        match test.plan(&d) {
-            Ok(_) => {
-                shares.give(r, 1);
-                r.run(&test)?;
-            }
-            Err(e) => skip_step(r, format!("bench: {e}"), None),
-        }
+        capacity_and_bench(r, medium, &shares)?;
     }
+    conclude(r, info.as_ref(), &a, real)
+}
+
+/// probe's reading steps: identify (kept in the document at once), align
+/// and a scatter of the first [`PROBE_SCATTER`] bytes. A phase of its own
+/// because they run on any target, with or without --write, and decide
+/// what the writing steps may do. Returns the device, align's result and
+/// the medium the steps measure.
+fn reading_steps(
+    r: &mut Runner,
+) -> CliResult<(
+    Option<crate::identify::DeviceInfo>,
+    align::AlignResult,
+    crate::measure::Medium,
+)> {
+    let info = r.identify().ok();
+    r.doc().extras.info = info.clone().into();
+    r.publish();
+    let references = r.references();
+    let medium = r.medium();
+    let a = r.run(&align::Align {
+        references,
+        medium: medium.clone(),
+    })?;
+    let size = r.description().size_bytes;
+    let length = PROBE_SCATTER.min(size - size % 4096);
+    if length > 0 {
+        r.run(&scatter::Scatter {
+            offset: 0,
+            length,
+            block: None,
+        })?;
+    }
+    Ok((info, a, medium))
+}
+
+/// capacity, then bench's quick preset, each given its share of the
+/// budget or skipped with why when the target cannot take it. A phase of
+/// its own because they ask no flash of the target, only leave to write.
+fn capacity_and_bench(r: &mut Runner, medium: crate::measure::Medium, shares: &Shares) -> CliResult<()> {
+    let d = r.description().clone();
+    let skip = capacity::DEFAULT_SKIP;
+    let push = capacity::default_push(&d, skip);
+    let options = capacity::Options::new(skip, push, capacity::DEFAULT_FLUSH);
+    let survey = capacity::Stage {
+        options,
+        window: None,
+        flush: true,
+        canary: None,
+        lap: 0,
+        flush_budget_ns: u64::MAX,
+    };
+    match survey.plan(&d) {
+        Ok(_) => {
+            shares.give(r, 2);
+            let found = capacity::steps(r, options)?;
+            r.update(|res| res.capacity.set(found));
+        }
+        Err(e) => skip_step(r, format!("capacity: {e}"), None),
+    }
+    let quick = bench::BenchArgs {
+        preset: Some(bench::Preset::Quick),
+        rwmix_read: 50,
+        ..Default::default()
+    };
+    let test = bench::Bench {
+        options: bench::options_of(&d, &quick),
+        medium,
+    };
+    match test.plan(&d) {
+        Ok(_) => {
+            shares.give(r, 1);
+            r.run(&test)?;
+        }
+        Err(e) => skip_step(r, format!("bench: {e}"), None),
+    }
+    Ok(())
+}
+
+/// What probe concludes once every step has run or been skipped: the
+/// steps that did not run marked so, then advice and the summary from
+/// what was measured. A phase of its own because it measures nothing,
+/// it reads the document the steps filled.
+fn conclude(
+    r: &mut Runner,
+    info: Option<&crate::identify::DeviceInfo>,
+    a: &align::AlignResult,
+    real: bool,
+) -> CliResult<()> {
     let pending = real
         .then(|| crate::runner::session::pending_journal(std::path::Path::new(r.spec()), r.consent()))
         .flatten()
@@ -259,8 +299,8 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         slot_not_run.not_run();
     }
     let advice = advise(&Measured {
-        info: info.as_ref(),
-        align: Some(&a),
+        info,
+        align: Some(a),
         au: doc.results.au.get(),
         page: doc.results.page.get(),
         open_au: doc.results.open_au.get(),
