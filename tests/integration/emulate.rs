@@ -715,7 +715,13 @@ fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
     let mut sure = 0;
     for (order, truth) in [("linear", 3), ("random", 2)] {
         let s = &o[order];
-        if s["confidence"].as_f64().unwrap() >= 0.9 {
+        if s["confidence"].as_f64().unwrap() >= 0.9 && s["max_open_aus"].is_null() {
+            // A bound from above ("at most N": a collapse at N + 1, the
+            // counts below it not plainly fine) must hold; it is not a limit.
+            let bound = s["at_most"].as_u64();
+            assert!(bound.is_some_and(|b| b >= truth), "{order}: {s}\n{session}");
+            println!("{order}: the import gives at most {bound:?}");
+        } else if s["confidence"].as_f64().unwrap() >= 0.9 {
             assert_eq!(s["max_open_aus"], truth, "{order}: {s}\n{session}");
             sure += 1;
         } else {
