@@ -11,7 +11,7 @@ use crate::command::{debug, offline, probe, restore, results};
 use crate::document::RunDocument;
 use crate::document::bodies::{Body, ReportBody, ReportWritten};
 use crate::error::CliResult;
-use crate::measure::registry::TestCommand;
+use crate::measure::TestCommand;
 use crate::runner::Resolved;
 use crate::runner::session::Consent;
 use crate::target::real::EngineChoice;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::args::{Common, Engine, WriteArgs};
-use crate::measure::registry::TestCommand;
+use crate::measure::TestCommand;
 use crate::registers::RegisterKind;
 use crate::safety::ranges::Range;
 

@@ -16,7 +16,7 @@ pub mod results;
 
 use crate::document::RunDocument;
 use crate::error::CliResult;
-use crate::measure::registry::TestCommand;
+use crate::measure::TestCommand;
 use crate::runner::{Resolved, Runner};
 
 /// A measuring test's command: its own steps, through the runner.

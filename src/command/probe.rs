@@ -10,7 +10,8 @@ use crate::error::CliResult;
 use crate::measure::advice::{Measured, advise};
 use crate::measure::fat::{self, DEFAULT_AUS, Fat};
 use crate::measure::open_au::{self, Choices, OpenAu};
-use crate::measure::session::{Geometry, Session};
+use crate::measure::registry::Session;
+use crate::measure::session::Geometry;
 use crate::measure::{CONFIDENT, Test, align, au, bench, capacity, page, scatter};
 use crate::runner::{Resolved, Runner};
 
@@ -352,7 +353,7 @@ fn writing_steps(
     // The user's erase size stands (they know the card, or its datasheet).
     let (erase, erase_confidence) = match given {
         Some(e) => (Some(e), 1.0),
-        None => au::best(a, au_found.as_ref()),
+        None => crate::measure::best_erase(a, au_found.as_ref()),
     };
     let mut g = Geometry {
         erase: erase.unwrap_or(page::DEFAULT_REGION),
@@ -366,7 +367,7 @@ fn writing_steps(
     if pt.plan(&d).is_ok() {
         shares.give(r, 5);
         let found = r.run(&pt)?;
-        g.page = page::best(a, Some(&found)).0;
+        g.page = crate::measure::best_page(a, Some(&found)).0;
     }
     if erase.is_none() {
         skip_step(

@@ -241,6 +241,14 @@ fn standalone_commands_never_confidently_contradict_probe() {
     use crate::measure::CONFIDENT;
     use crate::measure::summary::Summary;
     use clap::Parser;
+    /// A measuring test's command line, parsed as the CLI parses it (the
+    /// same clap subcommands), without naming the CLI: command sits below
+    /// it.
+    #[derive(Parser)]
+    struct One {
+        #[command(subcommand)]
+        test: crate::measure::TestCommand,
+    }
     for prof in crate::sim::profiles::PROFILES {
         let spec = format!("sim:{}", prof.name);
         let card = || SimTarget::from_spec(&spec).unwrap();
@@ -248,10 +256,7 @@ fn standalone_commands_never_confidently_contradict_probe() {
             super::probe::probe_with(crate::runner::Runner::for_sim("probe", card()), Default::default()).unwrap();
         let probe: Summary = crate::measure::summary::of(&doc.results);
         for command in ["align", "au", "page", "open-au", "fat"] {
-            let cli = crate::cli::Cli::try_parse_from(["flashlab", command, spec.as_str()]).unwrap();
-            let crate::cli::Command::Test(cmd) = cli.command else {
-                panic!("{command} is a measuring test")
-            };
+            let cmd = One::try_parse_from(["flashlab", command, spec.as_str()]).unwrap().test;
             let mut runner = crate::runner::Runner::for_sim(command, card());
             cmd.run(&mut runner).unwrap();
             let alone = runner.finish();

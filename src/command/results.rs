@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::document::RunDocument;
 use crate::document::bodies::{Body, Compared, Comparison, ImportResult, Listing};
 use crate::error::{CliError, CliResult};
+use crate::measure::TestCommand;
 use crate::measure::metrics;
-use crate::measure::registry::TestCommand;
 use crate::store::{self, Imported, Store, StoreError};
 
 /// The store a `results` command reads: `--db`, else the default.

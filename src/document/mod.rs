@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::identify::DeviceInfo;
 use crate::measure::advice::Advice;
-pub use crate::measure::session::{Note, NoteKind};
+pub use crate::measure::note::{Note, NoteKind};
 use crate::measure::{Results, Slot};
 use crate::target::TargetDescription;
 use crate::target::real::EngineChoice;

@@ -58,10 +58,10 @@ pub struct Measured<'a> {
 fn unsure_verdicts(m: &Measured) -> Vec<&'static str> {
     let mut out = Vec::new();
     if let Some(a) = m.align.filter(|a| a.not_flash.is_none()) {
-        if !sure(super::au::best(a, m.au).1) {
+        if !sure(super::best_erase(a, m.au).1) {
             out.push("erase block");
         }
-        let (p, c) = super::page::best(a, m.page);
+        let (p, c) = super::best_page(a, m.page);
         if p.is_some() && !sure(c) {
             out.push("page");
         }
@@ -136,11 +136,11 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
     out.extend(bench.and_then(random_writes));
     // The erase size and page as probe states them (reads and writes).
     let erase = align
-        .map(|a| super::au::best(a, au))
+        .map(|a| super::best_erase(a, au))
         .filter(|(_, c)| sure(*c))
         .and_then(|(e, _)| e);
     let page_size = align
-        .map(|a| super::page::best(a, page))
+        .map(|a| super::best_page(a, page))
         .filter(|(_, c)| sure(*c))
         .and_then(|(p, _)| p);
     let align = align.filter(|a| sure(a.confidence));

@@ -10,8 +10,9 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use super::Results;
 use super::metrics::{Better, Metric, Unit, m};
-use super::registry::{Command, Registered, Results, Session};
+use super::registry::{Command, Registered, Session};
 use super::{Cx, MeasureError, median, show};
 use crate::console::table;
 use crate::safety::ranges::Range;

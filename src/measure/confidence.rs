@@ -96,14 +96,14 @@ impl Score {
             wrong.push("no align result".into());
             return wrong;
         };
-        let (got, conf) = crate::measure::au::best(a, results.au.get());
+        let (got, conf) = crate::measure::best_erase(a, results.au.get());
         let ok = got == Some(truth.au);
         self.au.add(ok, conf);
         if !ok {
             wrong.push(format!("AU {got:?} ({conf:.2})"));
         }
         if truth.page >= 2 * a.block_size {
-            let (got, conf) = crate::measure::page::best(a, results.page.get());
+            let (got, conf) = crate::measure::best_page(a, results.page.get());
             let ok = got == Some(truth.page);
             self.page.add(ok, conf);
             if !ok {

@@ -3,10 +3,10 @@
 //! its own numbers, so the same code measures a real card and runs
 //! deterministically on a simulated one. Each test has its own folder (its
 //! measurement, its arguments and steps, how it shows), listed once in
-//! [`registry`]. A measurement is a [`Test`]: a plan (the ranges it will
-//! write) and a run in a [`Cx`]; the runner above hands a writing test only
-//! the preserving target for its plan, through the [`session::Session`] a
-//! test's steps run in.
+//! the table below; [`registry`] says what a test provides. A measurement
+//! is a [`Test`]: a plan (the ranges it will write) and a run in a [`Cx`];
+//! the runner above hands a writing test only the preserving target for its
+//! plan, through the [`registry::Session`] a test's steps run in.
 
 pub mod advice;
 pub mod align;
@@ -34,7 +34,22 @@ use crate::safety::SafetyError;
 use crate::safety::ranges::Range;
 use crate::target::{Target, TargetDescription, TargetError};
 use crate::units::Iec;
-pub use registry::{Results, Slot};
+pub use registry::Slot;
+
+// The one table of measuring tests (see [`registry`] for why it lives
+// here). The order is the summary's reading order: is it genuine, how
+// fast, then its geometry.
+registry::registry! {
+    capacity: capacity::Args as Capacity,
+    bench: bench::Args as Bench,
+    align: align::Args as Align,
+    scatter: scatter::Args as Scatter,
+    au: au::Args as Au,
+    page: page::Args as Page,
+    open_au: open_au::Args as OpenAu,
+    fat: fat::Args as Fat,
+    blocksize: blocksize::Args as Blocksize,
+}
 
 /// Where a test says how far it is: `done` of `total` units of its own
 /// (bytes, requests, sweep steps), between batches, never per request. The
@@ -167,6 +182,29 @@ pub fn test_data(len: u64) -> Result<crate::target::AlignedBuf, MeasureError> {
 /// The confidence from which a verdict is stated as a fact and acted on
 /// (advice, the summary); below it the verdict is shown as unsure.
 pub const CONFIDENT: f64 = 0.9;
+
+/// The erase size probe states: au's writes' confident answer stands
+/// (unsure where align's reads confidently said otherwise); without one,
+/// the reads'. It combines two tests' results, so it is neither's: in au,
+/// au would name align's result while align's summary line names au.
+pub fn best_erase(align: &align::AlignResult, au: Option<&au::AuResult>) -> (Option<u64>, f64) {
+    reads_and_writes(
+        (align.erase_size_bytes, align.confidence),
+        au.map(|w| (w.erase_size_bytes, w.confidence)),
+    )
+}
+
+/// The page size probe states. page's writes measure it directly (a second
+/// page programmed), so their confident answer stands; where align's reads
+/// confidently said otherwise, it stands unsure. Without one, the reads'.
+/// Neither page's nor align's: page's steps run align and align's summary
+/// line shows this, so in either the two folders would use each other.
+pub fn best_page(align: &align::AlignResult, page: Option<&page::PageResult>) -> (Option<u64>, f64) {
+    reads_and_writes(
+        (align.page_size_bytes, align.page_confidence),
+        page.map(|w| (w.page_size_bytes, w.confidence)),
+    )
+}
 
 /// One size measured by reads and by writes (erase block, page), as probe
 /// states it. The writes measure it directly (a slot overflowing, a second

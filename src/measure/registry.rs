@@ -1,22 +1,32 @@
-//! The one table of measuring tests. Each test lives in its own folder with
-//! everything about it: its measurement (a [`Test`](super::Test)), its
-//! command-line arguments and its sequence of steps (a [`Command`]), and how
-//! it shows (a [`Registered`] entry: text, summary line, report figures,
-//! comparable figures). The table below turns those into the typed results
-//! every run document carries ([`Results`], one field per test, keyed by the
-//! test's own name), the `TestCommand` subcommands the CLI offers, and the
-//! loops the formats, the report and `results compare` run over every
-//! test. Adding a test is its folder plus one line here. A test's steps run
-//! in a [`Session`]: the runner above provides it (opening the target,
-//! consent, journals, signals, the document and the store are its
-//! business); nothing here knows the runner.
+//! The contract of a measuring test, and the macro that makes the one
+//! table of them. Each test lives in its own folder with everything about
+//! it: its measurement (a [`Test`](super::Test)), its command-line
+//! arguments and its sequence of steps (a [`Command`]), and how it shows (a
+//! [`Registered`] entry: text, summary line, report figures, comparable
+//! figures). The table, in measure's own file beside its `pub mod` lines,
+//! turns those into the typed results every run document carries
+//! (`Results`, one field per test, keyed by the test's own name), the
+//! `TestCommand` subcommands the CLI offers, and the loops the formats, the
+//! report and `results compare` run over every test. Adding a test is its
+//! folder plus one line in that table.
+//!
+//! Why the table is not in this file: it names every test's folder, and
+//! every test names the results it is recorded in, so this file and the
+//! tests' folders would use each other (the layers test counts a folder as
+//! one module and fails on any cycle). In measure's own file the table
+//! belongs to the folder that holds the tests, which its parts may use;
+//! this file keeps only what the tests use, and uses none of them.
+//!
+//! A test's steps run in a [`Session`]: the runner above provides it
+//! (opening the target, consent, journals, signals, the document and the
+//! store are its business); nothing here knows the runner.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::metrics::Metric;
 use super::note::NoteKind;
-use super::{MeasureError, Medium, Test};
+use super::{MeasureError, Medium, Results, Test};
 use crate::svg::Figure;
 use crate::target::TargetDescription;
 
@@ -154,36 +164,38 @@ pub trait Command {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error>;
 }
 
+/// The table's expansion, in the module that invokes it: `self::$module`
+/// is that module's child, every other name is spelt from the crate root.
 macro_rules! registry {
     ($( $field:ident : $module:ident :: $args:ident as $variant:ident ),* $(,)?) => {
         /// Every test's result, typed, one field per test under the test's
         /// own key: what the run document carries at its top level.
-        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
         pub struct Results {
             $(
-                #[serde(default, skip_serializing_if = "Slot::is_absent")]
-                pub $field: Slot<<super::$module::Entry as Registered>::Output>,
+                #[serde(default, skip_serializing_if = "crate::measure::registry::Slot::is_absent")]
+                pub $field: $crate::measure::registry::Slot<<self::$module::Entry as $crate::measure::registry::Registered>::Output>,
             )*
         }
 
         /// The measuring tests' subcommands.
         #[derive(Debug, clap::Subcommand)]
         pub enum TestCommand {
-            $( $variant(super::$module::$args), )*
+            $( $variant(self::$module::$args), )*
         }
 
         /// Every test's command name, in the table's order.
-        pub const COMMANDS: &[&str] = &[$( <super::$module::Entry as Registered>::COMMAND ),*];
+        pub const COMMANDS: &[&str] = &[$( <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND ),*];
 
         impl TestCommand {
             /// The name the run document gives the command.
             pub fn name(&self) -> &'static str {
                 match self {
-                    $( Self::$variant(_) => <super::$module::Entry as Registered>::COMMAND, )*
+                    $( Self::$variant(_) => <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND, )*
                 }
             }
 
-            fn command(&self) -> &dyn CommonAndConsent {
+            fn command(&self) -> &dyn $crate::measure::registry::CommonAndConsent {
                 match self {
                     $( Self::$variant(a) => a, )*
                 }
@@ -197,10 +209,15 @@ macro_rules! registry {
                 self.command().consent_args()
             }
 
-            pub fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
+            pub fn run<S: $crate::measure::registry::Session>(&self, s: &mut S) -> Result<(), S::Error> {
                 match self {
-                    $( Self::$variant(a) => a.run(s), )*
+                    $( Self::$variant(a) => $crate::measure::registry::Command::run(a, s), )*
                 }
+            }
+
+            /// Whether `command` names a measuring test.
+            pub fn is_test(command: &str) -> bool {
+                COMMANDS.contains(&command)
             }
         }
 
@@ -209,10 +226,10 @@ macro_rules! registry {
             /// when `command` is no test's or its result is missing.
             pub fn text(&self, command: &str, device_s: f64, o: &mut String) -> bool {
                 $(
-                    if command == <super::$module::Entry as Registered>::COMMAND
+                    if command == <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND
                         && let Some(r) = self.$field.get()
                     {
-                        <super::$module::Entry as Registered>::text(r, device_s, o);
+                        <self::$module::Entry as $crate::measure::registry::Registered>::text(r, device_s, o);
                         return true;
                     }
                 )*
@@ -222,25 +239,25 @@ macro_rules! registry {
             /// Probe's summary lines, test by test in the table's order.
             pub fn summary(&self) -> Vec<(&'static str, String)> {
                 let mut out = Vec::new();
-                $( out.extend(<super::$module::Entry as Registered>::summary(self)); )*
+                $( out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::summary(self)); )*
                 out
             }
 
             /// Every figure the results allow, in the table's order.
-            pub fn figures(&self) -> Vec<Figure> {
+            pub fn figures(&self) -> Vec<$crate::svg::Figure> {
                 let mut out = Vec::new();
                 $(
                     if let Some(r) = self.$field.get() {
-                        out.extend(<super::$module::Entry as Registered>::figures(r));
+                        out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::figures(r));
                     }
                 )*
                 out
             }
 
             /// The comparable figures, in the table's order.
-            pub fn metrics(&self) -> Vec<Metric> {
+            pub fn metrics(&self) -> Vec<$crate::measure::metrics::Metric> {
                 let mut out = Vec::new();
-                $( out.extend(<super::$module::Entry as Registered>::metrics(self)); )*
+                $( out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::metrics(self)); )*
                 out
             }
 
@@ -249,7 +266,7 @@ macro_rules! registry {
             pub fn settle(&mut self) {
                 $(
                     if let Some(r) = self.$field.get_mut() {
-                        <super::$module::Entry as Registered>::settle(r);
+                        <self::$module::Entry as $crate::measure::registry::Registered>::settle(r);
                     }
                 )*
             }
@@ -257,8 +274,8 @@ macro_rules! registry {
             /// `command`'s result as CSV, where it has one.
             pub fn csv(&self, command: &str) -> Option<String> {
                 $(
-                    if command == <super::$module::Entry as Registered>::COMMAND {
-                        return self.$field.get().and_then(<super::$module::Entry as Registered>::csv);
+                    if command == <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND {
+                        return self.$field.get().and_then(<self::$module::Entry as $crate::measure::registry::Registered>::csv);
                     }
                 )*
                 None
@@ -267,8 +284,10 @@ macro_rules! registry {
     };
 }
 
-/// The object-safe half of [`Command`], for [`TestCommand::common`].
-trait CommonAndConsent {
+pub(super) use registry;
+
+/// The object-safe half of [`Command`], for `TestCommand::common`.
+pub trait CommonAndConsent {
     fn common_args(&self) -> &crate::args::Common;
     fn consent_args(&self) -> Option<&crate::args::WriteArgs>;
 }
@@ -279,26 +298,5 @@ impl<C: Command> CommonAndConsent for C {
     }
     fn consent_args(&self) -> Option<&crate::args::WriteArgs> {
         self.consent()
-    }
-}
-
-// The order is the summary's reading order: is it genuine, how fast, then
-// its geometry.
-registry! {
-    capacity: capacity::Args as Capacity,
-    bench: bench::Args as Bench,
-    align: align::Args as Align,
-    scatter: scatter::Args as Scatter,
-    au: au::Args as Au,
-    page: page::Args as Page,
-    open_au: open_au::Args as OpenAu,
-    fat: fat::Args as Fat,
-    blocksize: blocksize::Args as Blocksize,
-}
-
-impl TestCommand {
-    /// Whether `command` names a measuring test.
-    pub fn is_test(command: &str) -> bool {
-        COMMANDS.contains(&command)
     }
 }

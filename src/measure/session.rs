@@ -1,10 +1,12 @@
 //! What the tests' sequences of steps share: the geometry the writing
 //! tests start from (given, or align's), and a refusal in the runner's
-//! error type.
+//! error type. A test's steps take [`Session`] from the registry, where it
+//! is defined, and not through here: this module runs align, so align
+//! using it would make the two use each other.
 
 use super::MeasureError;
-pub use super::note::{Note, NoteKind};
-pub use super::registry::Session;
+use super::note::NoteKind;
+use super::registry::Session;
 
 /// A sequence's own refusal, in the runner's error type.
 pub fn refuse<S: Session>(why: impl Into<String>, fix: impl Into<String>) -> S::Error {

@@ -5,10 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::bench::classes;
 use super::capacity::{FakeKind, Verdict};
 use super::claim::Claim;
-use super::registry::Results;
-use super::{CONFIDENT, au, page};
+use super::{CONFIDENT, Results, best_erase, best_page};
 
 /// Where a combined size came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,40 +150,6 @@ fn limit(s: &super::open_au::Sweep) -> Limit {
     }
 }
 
-/// The classes met, per group the highest (A2 over A1, C10 over C6...).
-pub fn classes_met(classes: &std::collections::BTreeMap<String, bool>) -> Vec<String> {
-    let groups = [
-        &["A1", "A2"][..],
-        &["C2", "C4", "C6", "C10"],
-        &["U1", "U3"],
-        &["V6", "V10", "V30", "V60", "V90"],
-    ];
-    groups
-        .iter()
-        .filter_map(|g| g.iter().rev().find(|n| classes.get(**n) == Some(&true)))
-        .map(|n| n.to_string())
-        .collect()
-}
-
-/// For a summary line of a test that counted in AUs of `erase`: where that
-/// is not the erase block the summary shows (`--erase-size` given, or the
-/// geometry changed its mind), say so (with `--erase-size 3M` the summary
-/// had said "erase block 4 MiB" over counts made in 3 MiB AUs).
-pub fn counted_in(all: &Results, erase: u64) -> String {
-    let Some(a) = all.align.get().filter(|a| a.claim.claimed) else {
-        return String::new();
-    };
-    match au::best(a, all.au.get()).0 {
-        Some(e) if e != erase => format!(
-            " (counted in AUs of {}, not the {} erase block)",
-            crate::units::Iec(erase),
-            crate::units::Iec(e)
-        ),
-        Some(_) => String::new(),
-        None => format!(" (counted in AUs of {})", crate::units::Iec(erase)),
-    }
-}
-
 /// The summary of what `r` holds.
 pub fn of(r: &Results) -> Summary {
     let align = r.align.get();
@@ -192,10 +158,10 @@ pub fn of(r: &Results) -> Summary {
         Some(a) => {
             let reads = (a.erase_size_bytes, a.confidence);
             let writes = r.au.get().map(|w| (w.erase_size_bytes, w.confidence));
-            let erase = size(reads, writes, au::best(a, r.au.get()));
+            let erase = size(reads, writes, best_erase(a, r.au.get()));
             let reads = (a.page_size_bytes, a.page_confidence);
             let writes = r.page.get().map(|w| (w.page_size_bytes, w.confidence));
-            let page = size(reads, writes, page::best(a, r.page.get()));
+            let page = size(reads, writes, best_page(a, r.page.get()));
             (Some(erase), Some(page))
         }
         _ => (None, None),
@@ -226,7 +192,7 @@ pub fn of(r: &Results) -> Summary {
             .bench
             .get()
             .filter(|b| b.not_flash.is_none() && !b.classes.is_empty())
-            .map(|b| classes_met(&b.classes)),
+            .map(|b| classes::met(&b.classes)),
     }
 }
 

@@ -7,7 +7,7 @@
 //! restore, signals). Each result goes into the run document as soon as its
 //! test ends, and to whoever listens (the results store), so a late failure
 //! loses nothing. To the tests' own sequences it is a
-//! [`Session`](crate::measure::session::Session).
+//! [`Session`](crate::measure::registry::Session).
 
 pub mod open;
 pub mod progress;
@@ -19,7 +19,7 @@ use crate::args;
 use crate::document::{NoteKind, RunDocument, WriteRecord};
 use crate::error::{CliError, CliResult};
 use crate::identify::DeviceInfo;
-use crate::measure::session::Session;
+use crate::measure::registry::Session;
 use crate::measure::{Cx, MeasureError, Medium, Results, Test};
 use crate::safety::PreservingTarget;
 use crate::target::real::EngineChoice;

@@ -284,6 +284,19 @@ mod tests {
         crate::safety::header::sample(ns, sequence, &[[0, 4096]])
     }
 
+    /// A journal being written is live and locked (its writer holds the
+    /// lock); once the writer is gone, it is neither.
+    #[test]
+    fn a_live_journal_is_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Writer::create(dir.path(), &header(0, 0), Registry::at(dir.path())).unwrap();
+        assert!(is_live(&w.path));
+        assert!(matches!(lock(&w.path), Err(SafetyError::Live { pid: 2, .. })));
+        let path = w.path.clone();
+        drop(w);
+        assert!(!is_live(&path) && lock(&path).is_ok());
+    }
+
     /// Two journals in two directories the runs named, one registry: each
     /// run finds the other's journal, the order is one order, and a
     /// journal whose header is damaged is still found, with the registry's

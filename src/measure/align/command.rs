@@ -2,7 +2,7 @@
 
 use super::Align;
 use crate::measure::registry::Command;
-use crate::measure::session::Session;
+use crate::measure::registry::Session;
 
 /// Erase-block (AU) and page size from read latencies at 2^n and 3x2^n
 /// boundaries, with a confidence (read-only).

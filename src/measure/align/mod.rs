@@ -18,7 +18,7 @@ mod command;
 mod show;
 
 pub use command::Args;
-pub use show::Entry;
+pub use show::{Entry, counted_in};
 
 use serde::{Deserialize, Serialize};
 

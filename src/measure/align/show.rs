@@ -1,16 +1,38 @@
 //! How align shows: its table of boundaries and verdict, the erase-block
 //! line of probe's summary (with au's and page's writes), its plot, and
 //! the erase block and page as comparable figures.
+//!
+//! Its reads combined with those writes come from measure's own file
+//! ([`best_erase`], [`best_page`]), which knows every test: page's steps
+//! run align, so align's folder naming page's result would make the two
+//! folders use each other.
 
 use std::fmt::Write;
 
 use super::AlignResult;
 use crate::console::{table, wrap};
+use crate::measure::Results;
 use crate::measure::metrics::{Better, Metric, Unit, m, refused};
-use crate::measure::registry::{Registered, Results};
-use crate::measure::{CONFIDENT, au, page, show};
+use crate::measure::registry::Registered;
+use crate::measure::{CONFIDENT, best_erase, best_page, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{Iec, duration_ns};
+
+/// For a summary line of a test that counted in AUs of `erase` (open-au,
+/// fat): where that is not the erase block this summary line shows
+/// (`--erase-size` given, or the geometry changed its mind), say so (with
+/// `--erase-size 3M` the summary had said "erase block 4 MiB" over counts
+/// made in 3 MiB AUs).
+pub fn counted_in(all: &Results, erase: u64) -> String {
+    let Some(a) = all.align.get().filter(|a| a.claim.claimed) else {
+        return String::new();
+    };
+    match best_erase(a, all.au.get()).0 {
+        Some(e) if e != erase => format!(" (counted in AUs of {}, not the {} erase block)", Iec(erase), Iec(e)),
+        Some(_) => String::new(),
+        None => format!(" (counted in AUs of {})", Iec(erase)),
+    }
+}
 
 pub struct Entry;
 
@@ -75,13 +97,13 @@ impl Registered for Entry {
         if let Some(refused) = a.claim.short_text() {
             return vec![("geometry", refused)];
         }
-        let (e, c) = au::best(a, all.au.get());
+        let (e, c) = best_erase(a, all.au.get());
         let erase = match e {
             Some(e) if c >= CONFIDENT => format!("{} (the allocation unit, AU; confidence {c:.2})", Iec(e)),
             Some(e) => format!("perhaps {} (unsure: confidence {c:.2})", Iec(e)),
             None => format!("not visible (confidence {c:.2})"),
         };
-        let (p, pc) = page::best(a, all.page.get());
+        let (p, pc) = best_page(a, all.page.get());
         let page = match p {
             Some(p) if pc >= CONFIDENT => Iec(p).to_string(),
             Some(p) => format!("perhaps {} (unsure)", Iec(p)),
@@ -131,11 +153,11 @@ impl Registered for Entry {
                 .into();
         }
         let mut out = Vec::new();
-        let (e, c) = au::best(a, all.au.get());
+        let (e, c) = best_erase(a, all.au.get());
         if let (Some(e), true) = (e, c >= CONFIDENT) {
             out.push(m("erase block", Unit::Bytes, Better::Neither, e as f64));
         }
-        if let (Some(p), c) = page::best(a, all.page.get())
+        if let (Some(p), c) = best_page(a, all.page.get())
             && c >= CONFIDENT
         {
             out.push(m("page", Unit::Bytes, Better::Neither, p as f64));

@@ -2,7 +2,7 @@
 
 use super::Au;
 use crate::measure::registry::Command;
-use crate::measure::session::Session;
+use crate::measure::registry::Session;
 
 /// The erase size (AU) from writes: two regions in one AU share one of
 /// the card's random-write slots, two AUs need two; for when align's reads

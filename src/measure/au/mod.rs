@@ -312,15 +312,6 @@ pub fn run(
     Ok(out)
 }
 
-/// The erase size probe states: the writes' confident answer stands (unsure
-/// where align's reads confidently said otherwise); without one, the reads'.
-pub fn best(align: &super::align::AlignResult, au: Option<&AuResult>) -> (Option<u64>, f64) {
-    super::reads_and_writes(
-        (align.erase_size_bytes, align.confidence),
-        au.map(|w| (w.erase_size_bytes, w.confidence)),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,6 +157,23 @@ fn random_4k(tests: &[BenchTest], rw: Rw) -> Option<(f64, String)> {
         .map(|t| (t.iops, t.name.clone()))
 }
 
+/// The classes met, per group the highest (A2 over A1, C10 over C6...).
+/// bench's, beside the verdicts: its own summary line says them, and
+/// probe's summary, which reads bench's results, takes them from here.
+pub fn met(classes: &BTreeMap<String, bool>) -> Vec<String> {
+    let groups = [
+        &["A1", "A2"][..],
+        &["C2", "C4", "C6", "C10"],
+        &["U1", "U3"],
+        &["V6", "V10", "V30", "V60", "V90"],
+    ];
+    groups
+        .iter()
+        .filter_map(|g| g.iter().rev().find(|n| classes.get(**n) == Some(&true)))
+        .map(|n| n.to_string())
+        .collect()
+}
+
 /// Verdicts (class name to met or not) and their figures, for every class
 /// whose figures were all measured, none of them from a short sample.
 pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String, ClassFigures>) {

@@ -1,8 +1,9 @@
 //! `flashlab bench`: its arguments (fio's words) and its one step.
 
 use super::{Bench, Limit, Options, Preset, Rw, Spec, options_for, preset};
+use crate::measure::note::NoteKind;
 use crate::measure::registry::Command;
-use crate::measure::session::{NoteKind, Session};
+use crate::measure::registry::Session;
 use crate::safety::ranges::Range;
 use crate::target::TargetDescription;
 

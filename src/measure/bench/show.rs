@@ -7,9 +7,10 @@ use std::fmt::Write;
 use super::classes::{self, Figure as ClassFigure};
 use super::{BenchResult, FLOOR_REQUESTS, Rw};
 use crate::console::{table, wrap};
+use crate::measure::Results;
 use crate::measure::claim::not_claimed;
 use crate::measure::metrics::{Better, Metric, Unit, m, refused};
-use crate::measure::registry::{Registered, Results};
+use crate::measure::registry::Registered;
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{duration_ns, mb_per_s};
 
@@ -246,7 +247,7 @@ fn classes_text(r: &BenchResult, o: &mut String) {
 /// The application class met (A2 over A1), the best speed, UHS and video
 /// classes met, as "A1-style, C10, U3, V30 (measured, not certified)".
 fn classes_met(b: &BenchResult) -> String {
-    let found = crate::measure::summary::classes_met(&b.classes);
+    let found = classes::met(&b.classes);
     if found.is_empty() {
         "none met (measured, not certified)".into()
     } else {

@@ -4,7 +4,7 @@
 
 use super::{CapacityResult, DEFAULT_FLUSH, DEFAULT_PUSH, Next, Options, Stage, THOROUGH_FLUSH, next, verdict};
 use crate::measure::registry::Command;
-use crate::measure::session::Session;
+use crate::measure::registry::Session;
 use crate::target::TargetDescription;
 use crate::units::Iec;
 

@@ -6,8 +6,9 @@ use std::fmt::Write;
 
 use super::{CapacityResult, Evidence, FakeKind, Verdict};
 use crate::console::wrap;
+use crate::measure::Results;
 use crate::measure::metrics::{Better, Metric, Unit, m};
-use crate::measure::registry::{Registered, Results};
+use crate::measure::registry::Registered;
 use crate::units::Iec;
 
 pub struct Entry;

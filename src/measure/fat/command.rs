@@ -3,7 +3,8 @@
 
 use super::{DEFAULT_AUS, Fat};
 use crate::measure::registry::Command;
-use crate::measure::session::{Session, geometry};
+use crate::measure::registry::Session;
+use crate::measure::session::geometry;
 
 /// How many leading AUs take small random writes cheaply (the FAT area;
 /// writes, preserved unless --no-preserve).

@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use super::{AuRow, FatResult, Method};
 use crate::console::{table, wrap};
+use crate::measure::Results;
 use crate::measure::metrics::{Better, Metric, Unit, m, refused};
-use crate::measure::registry::{Registered, Results};
+use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series, value_label};
 use crate::units::{Iec, duration_ns, mb_per_s};
@@ -106,7 +107,7 @@ impl Registered for Entry {
             format!(
                 "{area}{}{}",
                 if f.confidence >= CONFIDENT { "" } else { " (unsure)" },
-                crate::measure::summary::counted_in(all, f.erase_size_bytes)
+                crate::measure::align::counted_in(all, f.erase_size_bytes)
             ),
         )]
     }

@@ -3,7 +3,8 @@
 
 use super::{Choices, OpenAu};
 use crate::measure::registry::Command;
-use crate::measure::session::{Session, geometry};
+use crate::measure::registry::Session;
+use crate::measure::session::geometry;
 
 /// How many AUs the card keeps open for in-order and random writes: an
 /// automatic sweep that stops each run once it collapses (writes; the data

@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use super::{OpenAuResult, Sweep};
 use crate::console::{table, wrap};
+use crate::measure::Results;
 use crate::measure::metrics::{Better, Metric, Unit, m, refused};
-use crate::measure::registry::{Registered, Results};
+use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{Iec, mb_per_s};
@@ -107,7 +108,7 @@ impl Registered for Entry {
                     "{}, {}{}",
                     part(linear, "in order"),
                     part(random, "random"),
-                    crate::measure::summary::counted_in(all, r.erase_size_bytes)
+                    crate::measure::align::counted_in(all, r.erase_size_bytes)
                 )
             }
         };

@@ -4,7 +4,7 @@
 use super::{DEFAULT_REGION, Page};
 use crate::measure::align::Align;
 use crate::measure::registry::Command;
-use crate::measure::session::Session;
+use crate::measure::registry::Session;
 
 /// The flash page size from writes that straddle page boundaries (a
 /// second page programmed), where align's reads cannot show it; writes in

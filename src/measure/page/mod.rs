@@ -91,16 +91,6 @@ pub struct PageResult {
     pub stopped_by_budget_s: Option<f64>,
 }
 
-/// The page size probe states. The writes measure it directly (a second
-/// page programmed), so their confident answer stands; where align's reads
-/// confidently said otherwise, it stands unsure. Without one, the reads'.
-pub fn best(align: &super::align::AlignResult, page: Option<&PageResult>) -> (Option<u64>, f64) {
-    super::reads_and_writes(
-        (align.page_size_bytes, align.page_confidence),
-        page.map(|w| (w.page_size_bytes, w.confidence)),
-    )
-}
-
 /// Candidate sizes: two blocks (at least 1 KiB) doubling up to [`LARGEST`]
 /// or a quarter of the AU, whichever is smaller.
 fn candidates(o: &Options) -> Vec<u64> {

@@ -2,7 +2,7 @@
 
 use super::Scatter;
 use crate::measure::registry::Command;
-use crate::measure::session::Session;
+use crate::measure::registry::Session;
 
 /// Read latency of every block of a region, in order (read-only).
 #[derive(Debug, clap::Args)]
