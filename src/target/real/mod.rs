@@ -140,6 +140,11 @@ impl RealTarget {
         if !wanted {
             return false;
         }
+        // A ring a batch left poisoned goes before it could enter the
+        // kernel again (a panic unwinds past the check after `run`).
+        if self.uring.as_ref().is_some_and(|u| u.poisoned) {
+            self.uring = None;
+        }
         if self.uring.as_ref().is_some_and(|u| u.entries() >= queue_depth) {
             return true;
         }

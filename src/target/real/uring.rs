@@ -22,14 +22,20 @@ use crate::target::{AlignedBuf, Completion, Op, Request, TargetError};
 pub struct Uring {
     ring: IoUring,
     entries: usize,
-    /// A batch failed with entries still in the submission queue, which were
-    /// never handed to the kernel and point into a buffer the caller may now
-    /// free: this ring must never enter the kernel again. The owner drops it
-    /// (the queue goes with it) and makes a new one.
+    /// A batch failed, or panicked, with entries still in the submission
+    /// queue, which were never handed to the kernel and point into a buffer
+    /// the caller may now free: this ring must never enter the kernel again.
+    /// `run` refuses it; the owner drops it (the queue goes with it) and
+    /// makes a new one.
     pub poisoned: bool,
     /// For the conformance tests: fail the submission after this many more
     /// succeed, as a kernel refusing one would.
     pub(super) fail_submit_after: Option<u32>,
+    /// For the unit tests: panic once this many entries of a batch are
+    /// queued (and, deeper than one, submitted), before their completions
+    /// are drained, as an index or an allocation failing there would.
+    #[cfg(test)]
+    panic_after_pushes: Option<usize>,
 }
 
 /// `IORING_ENTER_GETEVENTS` of `<linux/io_uring.h>`: wait for completions.
@@ -55,6 +61,8 @@ impl Uring {
             entries,
             poisoned: false,
             fail_submit_after: None,
+            #[cfg(test)]
+            panic_after_pushes: None,
         })
     }
 
@@ -96,14 +104,17 @@ impl Uring {
         }
     }
 
-    /// After a failure, make sure nothing of this batch (`pushed` entries
-    /// not yet completed) is left to touch the caller's buffer once `run`
-    /// returns. Entries the kernel has taken are waited for; entries still
-    /// in the submission queue never reached it, and the ring is poisoned so
-    /// that they never will (its owner drops it, queue and all). If even the
-    /// wait fails, the kernel may still write into memory the caller is
-    /// about to free, and the only safe thing left is to stop the process (a
-    /// pending journal then restores the data).
+    /// At the end of a batch (from [`Batch`]'s drop: after its last
+    /// completion, on an error, or in a panic's unwinding), make sure nothing
+    /// of it (`pushed` entries not yet completed) is left to touch the
+    /// caller's buffer once `run` is left. Entries the kernel has taken are
+    /// waited for; entries still in the submission queue never reached it,
+    /// and the ring is poisoned so that they never will (`run` refuses it,
+    /// its owner drops it, queue and all). If even the wait fails, the kernel
+    /// may still write into memory the caller is about to free, and the only
+    /// safe thing left is to stop the process (a pending journal then
+    /// restores the data). Nothing here panics, so it is safe to run while
+    /// unwinding.
     fn quiesce(&mut self, pushed: usize) {
         let queued = {
             let mut sq = self.ring.submission();
@@ -146,6 +157,15 @@ impl Uring {
         queue_depth: usize,
         buf: &mut AlignedBuf,
     ) -> Result<Vec<Completion>, TargetError> {
+        // Its queue may hold entries into a buffer freed since: entering
+        // the kernel would hand them over.
+        if self.poisoned {
+            return Err(TargetError::Io {
+                op: "io_uring",
+                offset: requests.first().map_or(0, |r| r.offset),
+                source: io::Error::other("the ring was left unusable by a failed batch"),
+            });
+        }
         let depth = queue_depth.min(self.entries).max(1);
         let base = buf.as_mut_ptr();
         let mut started = vec![None::<Instant>; requests.len()];
@@ -156,10 +176,17 @@ impl Uring {
             };
             requests.len()
         ];
-        let (mut next, mut in_flight, mut done) = (0usize, 0usize, 0usize);
+        // From the first push to the last completion, the ring is reached
+        // only through `batch`; every way out of this function, a return or
+        // an unwind, drops it, and its drop quiesces what is left.
+        let mut batch = Batch {
+            uring: self,
+            in_flight: 0,
+        };
+        let (mut next, mut done) = (0usize, 0usize);
         while done < requests.len() {
             let first_new = next;
-            while in_flight < depth && next < requests.len() {
+            while batch.in_flight < depth && next < requests.len() {
                 let r = &requests[next];
                 // SAFETY: check_requests() proved buf_offset + len <= buf.len(),
                 // so the pointer stays inside the buffer's allocation.
@@ -170,26 +197,29 @@ impl Uring {
                 }
                 .user_data(next as u64);
                 // SAFETY: the entry points into `buf`, which this function
-                // borrows mutably until it returns, and it never returns (not
-                // even with an error) while an entry is in the kernel or can
-                // still reach it: every path out either reaped all
-                // completions or went through `quiesce`, which waits for the
-                // entries the kernel took and poisons the ring when some
-                // never left the submission queue (the owner then drops the
-                // ring before any other call, and the entries with it).
-                // Fixed(0) is the target's file, registered for the life of
-                // the ring. The queue never holds more than `entries` entries
-                // (depth <= entries), so push cannot fail.
-                if unsafe { self.ring.submission().push(&entry) }.is_err() {
-                    self.quiesce(in_flight);
+                // borrows mutably until it returns, and no entry is in the
+                // kernel or can still reach it once it has: every way out
+                // (a return, with results or an error, or an unwind from a
+                // panic) drops `batch` first, and its drop goes through
+                // `quiesce`, which waits for the entries the kernel took and
+                // poisons the ring when some never left the submission
+                // queue (a poisoned ring never enters the kernel again: this
+                // function refuses it, and its owner drops it, queue and
+                // all). `batch` counts this entry from the moment it is
+                // queued (nothing between the push and the count can panic)
+                // to the moment its completion is taken, so that wait is
+                // never short. Fixed(0) is the target's file, registered for
+                // the life of the ring. The queue never holds more than
+                // `entries` entries (depth <= entries), so push cannot fail.
+                if unsafe { batch.uring.ring.submission().push(&entry) }.is_err() {
                     return Err(TargetError::Io {
                         op: "io_uring",
                         offset: r.offset,
                         source: io::Error::other("submission queue full"),
                     });
                 }
+                batch.in_flight += 1;
                 next += 1;
-                in_flight += 1;
                 // Deeper than one, each request goes to the kernel as soon
                 // as it is queued, as fio does: the device starts on it
                 // while the next is prepared (held back for one submission
@@ -197,8 +227,7 @@ impl Uring {
                 // ran 0.8x as fast, and waited longer).
                 if depth > 1 {
                     started[next - 1] = Some(Instant::now());
-                    if let Err(source) = self.submit() {
-                        self.quiesce(in_flight);
+                    if let Err(source) = batch.uring.submit() {
                         return Err(TargetError::Io {
                             op: "io_uring",
                             offset: r.offset,
@@ -206,20 +235,27 @@ impl Uring {
                         });
                     }
                 }
+                #[cfg(test)]
+                if batch.uring.panic_after_pushes == Some(next) {
+                    panic!("injected panic with {next} request(s) pushed");
+                }
             }
             let now = Instant::now();
             for s in started[first_new..next].iter_mut().filter(|s| s.is_none()) {
                 *s = Some(now);
             }
-            if let Err(source) = self.submit_and_wait() {
-                self.quiesce(in_flight);
+            if let Err(source) = batch.uring.submit_and_wait() {
                 return Err(TargetError::Io {
                     op: "io_uring",
                     offset: requests[first_new.min(requests.len() - 1)].offset,
                     source,
                 });
             }
-            for cqe in self.ring.completion() {
+            for cqe in batch.uring.ring.completion() {
+                // Counted out first: a panic below must not leave `batch`
+                // waiting for a completion already taken.
+                batch.in_flight -= 1;
+                done += 1;
                 let i = cqe.user_data() as usize;
                 let ended = Instant::now();
                 let res = cqe.result();
@@ -233,11 +269,28 @@ impl Uring {
                         None
                     },
                 };
-                in_flight -= 1;
-                done += 1;
             }
         }
         Ok(out)
+    }
+}
+
+/// One batch of [`Uring::run`], from its first push to its last completion:
+/// the ring, and how many of the batch's entries are queued or in the
+/// kernel. Its drop is the one place a batch ends, so a panic that unwinds
+/// out of `run` (an index, an allocation, an overflow check) leaves the
+/// kernel no more pointers into the caller's buffer than an error does.
+struct Batch<'a> {
+    uring: &'a mut Uring,
+    /// Pushed and not yet reaped.
+    in_flight: usize,
+}
+
+impl Drop for Batch<'_> {
+    /// Wait for what the kernel took, poison the ring if some never left the
+    /// queue; after a whole batch, nothing is left and this only looks.
+    fn drop(&mut self) {
+        self.uring.quiesce(self.in_flight);
     }
 }
 
@@ -247,5 +300,140 @@ impl Drop for Uring {
     /// dropped, and the next exclusive open (the next test) fails with EBUSY.
     fn drop(&mut self) {
         let _ = self.ring.submitter().unregister_files();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::target::Target;
+    use crate::target::real::{EngineChoice, OpenOptions, RealTarget};
+
+    const BLOCK: usize = 65536;
+
+    /// A file of 8 blocks, block i filled with i + 1.
+    fn file(dir: &Path) -> PathBuf {
+        let bytes: Vec<u8> = (0..8u8).flat_map(|i| vec![i + 1; BLOCK]).collect();
+        let path = dir.join("t.img");
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn reads() -> Vec<Request> {
+        (0..8)
+            .map(|i| Request::read((i * BLOCK) as u64, BLOCK as u32, i * BLOCK))
+            .collect()
+    }
+
+    fn holds_block(buf: &AlignedBuf, i: usize) -> bool {
+        buf.as_slice()[i * BLOCK..(i + 1) * BLOCK]
+            .iter()
+            .all(|&b| usize::from(b) == i + 1)
+    }
+
+    /// Deeper than one, a panic with three requests in the kernel: the
+    /// unwind waits for them (their bytes are in the buffer, their
+    /// completions taken), nothing is left queued, and the ring, not
+    /// poisoned, runs the next batch whole.
+    #[test]
+    fn a_panic_with_requests_in_the_kernel_waits_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::open(file(dir.path())).unwrap();
+        let Ok(mut u) = Uring::new(&f, 8) else {
+            return;
+        };
+        let mut buf = AlignedBuf::new(8 * BLOCK);
+        u.panic_after_pushes = Some(3);
+        let unwound = catch_unwind(AssertUnwindSafe(|| u.run(&reads(), 8, &mut buf)));
+        assert!(unwound.is_err(), "the injected panic did not happen");
+        assert!(!u.poisoned);
+        assert!(u.ring.submission().is_empty(), "an entry is still queued");
+        assert!(u.ring.completion().is_empty(), "a completion was left unreaped");
+        assert!((0..3).all(|i| holds_block(&buf, i)), "a request was left in the kernel");
+        u.panic_after_pushes = None;
+        let mut other = AlignedBuf::new(8 * BLOCK);
+        let done = u.run(&reads(), 8, &mut other).unwrap();
+        assert!(done.iter().all(|c| c.errno.is_none()));
+        assert!((0..8).all(|i| holds_block(&other, i)));
+    }
+
+    /// At depth one, a panic with a request queued and never submitted: the
+    /// unwind poisons the ring, which then refuses to enter the kernel (the
+    /// entry points into a buffer the caller may have freed) and leaves the
+    /// entry where it is, never sent.
+    #[test]
+    fn a_panic_with_a_request_still_queued_poisons_the_ring() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::open(file(dir.path())).unwrap();
+        let Ok(mut u) = Uring::new(&f, 1) else {
+            return;
+        };
+        let mut buf = AlignedBuf::new(8 * BLOCK);
+        u.panic_after_pushes = Some(1);
+        let unwound = catch_unwind(AssertUnwindSafe(|| u.run(&reads(), 1, &mut buf)));
+        assert!(unwound.is_err(), "the injected panic did not happen");
+        assert!(u.poisoned);
+        assert_eq!(u.ring.submission().len(), 1);
+        assert!(u.ring.completion().is_empty());
+        drop(buf);
+        u.panic_after_pushes = None;
+        let mut other = AlignedBuf::new(8 * BLOCK);
+        let e = u.run(&reads(), 1, &mut other).unwrap_err();
+        assert!(e.to_string().contains("unusable"), "{e}");
+        assert_eq!(u.ring.submission().len(), 1, "the stale entry was sent");
+        assert!(!holds_block(&other, 0));
+    }
+
+    /// An error return ends the batch the same way: a submission refused
+    /// after two succeed leaves the third entry queued, so the ring is
+    /// poisoned, and the two the kernel took are waited for.
+    #[test]
+    fn a_refused_submission_ends_the_batch_through_the_same_guard() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::open(file(dir.path())).unwrap();
+        let Ok(mut u) = Uring::new(&f, 8) else {
+            return;
+        };
+        let mut buf = AlignedBuf::new(8 * BLOCK);
+        u.fail_submit_after = Some(2);
+        let e = u.run(&reads(), 8, &mut buf).unwrap_err();
+        assert!(e.to_string().contains("injected"), "{e}");
+        assert!(u.poisoned);
+        assert_eq!(u.ring.submission().len(), 1);
+        assert!(u.ring.completion().is_empty());
+        assert!((0..2).all(|i| holds_block(&buf, i)));
+    }
+
+    /// A target whose ring a panic left poisoned (the unwind skips the
+    /// check after `run`) makes a new ring for its next batch.
+    #[test]
+    fn a_target_replaces_a_ring_a_panic_poisoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = OpenOptions {
+            write: false,
+            exclusive: false,
+            engine: EngineChoice::IoUring,
+        };
+        let mut t = RealTarget::open(&file(dir.path()), "t.img", opts).unwrap();
+        let mut buf = AlignedBuf::new(8 * BLOCK);
+        t.run(&reads(), 1, &mut buf).unwrap();
+        let Some(u) = t.uring.as_mut() else {
+            // io_uring is unavailable here: psync ran it.
+            return;
+        };
+        u.panic_after_pushes = Some(1);
+        let unwound = catch_unwind(AssertUnwindSafe(|| t.run(&reads(), 1, &mut buf)));
+        assert!(unwound.is_err(), "the injected panic did not happen");
+        assert!(t.uring.as_ref().is_some_and(|u| u.poisoned));
+        drop(buf);
+        let mut other = AlignedBuf::new(8 * BLOCK);
+        let done = t.run(&reads(), 1, &mut other).unwrap();
+        assert!(done.iter().all(|c| c.errno.is_none()));
+        assert!((0..8).all(|i| holds_block(&other, i)));
+        let u = t.uring.as_mut().expect("a ring, made anew");
+        assert!(!u.poisoned && u.ring.submission().is_empty());
     }
 }
