@@ -10,29 +10,11 @@ pub(super) fn clean(raw: &str) -> String {
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\u{1b}' => {
-                // ESC [ params letter
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    while let Some(&n) = chars.peek() {
-                        chars.next();
-                        if n.is_ascii_alphabetic() || n == '~' {
-                            break;
-                        }
-                    }
-                }
-            }
+            // ESC [ params letter
+            '\u{1b}' => skip_csi(&mut chars),
             '^' if chars.peek() == Some(&'[') => {
                 chars.next();
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    while let Some(&n) = chars.peek() {
-                        chars.next();
-                        if n.is_ascii_alphabetic() || n == '~' {
-                            break;
-                        }
-                    }
-                }
+                skip_csi(&mut chars);
             }
             '^' if chars.peek() == Some(&'C') => {
                 chars.next();
@@ -46,6 +28,19 @@ pub(super) fn clean(raw: &str) -> String {
         t = rest.trim_start();
     }
     t.trim_end().to_string()
+}
+
+/// After an escape (ESC, or `^[` written out): a control sequence's `[`,
+/// its parameters and its final letter (or `~`), if one follows.
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    if chars.peek() == Some(&'[') {
+        chars.next();
+        for n in chars.by_ref() {
+            if n.is_ascii_alphabetic() || n == '~' {
+                break;
+            }
+        }
+    }
 }
 
 /// A size as flashbench prints it ("4MiB", "512KiB", "1.5MiB", "512B").
@@ -129,4 +124,16 @@ fn split_unit(tok: &str) -> Option<(f64, &str)> {
     }
     let num: f64 = tok[..i].parse().ok()?;
     num.is_finite().then_some((num, &tok[i..]))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_real_and_written_out_go_and_the_text_stays() {
+        assert_eq!(super::clean("\u{1b}[2K> 4MiB \u{1b}[1;31m5.3M/s\r"), "4MiB 5.3M/s");
+        assert_eq!(super::clean("> ^[[A^[[D^[[A1MiB  12.3M/s"), "1MiB  12.3M/s");
+        assert_eq!(super::clean("^C"), "");
+        // An escape with no sequence after it takes nothing with it.
+        assert_eq!(super::clean("a\u{1b}b"), "ab");
+    }
 }
