@@ -191,6 +191,10 @@ pub struct Emulation {
     session: Option<fuser::BackgroundSession>,
     state: stale::State,
     started: Instant,
+    /// The loop device's request limit before this emulation set it, in
+    /// KiB, put back at teardown: a loop device keeps the limit across
+    /// detach and attach, so the next user would inherit ours.
+    limit_before_kb: Option<u64>,
 }
 
 /// Refusals that need nothing made yet: root, /dev/fuse, losetup.
@@ -298,6 +302,7 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
             backing: o.backing.as_ref().map(|b| b.display().to_string()),
         },
         session: Some(session),
+        limit_before_kb: None,
         state,
         started: Instant::now(),
     };
@@ -305,7 +310,9 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     let dev = attach(&file, d.logical_block_size)?;
     em.state.record_loop(&dev)?;
     em.ready.device = dev.clone();
-    em.ready.max_request_bytes = limit_requests(&dev, p.max_blocks_per_cmd * u64::from(d.logical_block_size));
+    let (passed, before_kb) = limit_requests(&dev, p.max_blocks_per_cmd * u64::from(d.logical_block_size));
+    em.ready.max_request_bytes = passed;
+    em.limit_before_kb = before_kb;
     let sizes: Vec<u32> = timing::CALIBRATED_SIZES
         .iter()
         .map(|&s| s.max(d.logical_block_size))
@@ -427,30 +434,47 @@ const IDLE_ARRIVALS_SHOWN: u64 = 100;
 const IDLE_WAIT_SHOWN_NS: u64 = 50_000;
 
 /// Let the loop device `dev` pass on requests of up to `card_max` bytes
-/// (the model's host's largest command), where it may: then the kernel
-/// splits a program's large requests where the card's host would, and the
-/// card sees whole pages. Left alone, the loop queue split 1 MiB writes of
-/// fio at its 128-segment limit, where the buffer's pages broke (52 + 972
-/// KiB, 4 + 1020 KiB, 220 + ...), and sim:kingston-sa04g, paying for the
-/// partial pages, took 1 MiB writes at 2.2 of the model's 5.1 a second.
-/// The kernel only lowers the limit (`docs/notes/fuse-loop-path.md`,
-/// "request splitting"), to a page at least. What it passes on, read back.
-fn limit_requests(dev: &str, card_max: u64) -> u64 {
+/// (the model's host's largest command), within what the loop queue can
+/// take: then the kernel splits a program's large requests where the card's
+/// host would, and the card sees whole pages. Left alone, the loop queue
+/// split 1 MiB writes of fio at its 128-segment limit, where the buffer's
+/// pages broke (52 + 972 KiB, 4 + 1020 KiB, 220 + ...), and
+/// sim:kingston-sa04g, paying for the partial pages, took 1 MiB writes at
+/// 2.2 of the model's 5.1 a second (`docs/notes/fuse-loop-path.md`,
+/// "request splitting"). The limit is set whether it lowers or raises the
+/// one found: a loop device keeps its limit across detach and attach, so an
+/// earlier emulation of a host with 32 KiB commands left loop0 at 32 KiB,
+/// and a later one that only lowered limits passed 32 KiB pieces to a card
+/// whose host takes 512 KiB. Returns what the device passes on, read back,
+/// and the limit found, in KiB, where it was changed.
+pub fn limit_requests(dev: &str, card_max: u64) -> (u64, Option<u64>) {
     let Some(name) = Path::new(dev).file_name() else {
-        return 0;
+        return (0, None);
     };
-    let file = Path::new("/sys/block").join(name).join("queue/max_sectors_kb");
-    let read = || -> u64 {
-        std::fs::read_to_string(&file)
+    let queue = Path::new("/sys/block").join(name).join("queue");
+    let kb_in = |leaf: &str| -> Option<u64> {
+        std::fs::read_to_string(queue.join(leaf))
             .ok()
             .and_then(|t| t.trim().parse::<u64>().ok())
-            .map_or(0, |kb| kb << 10)
     };
-    let kb = (card_max >> 10).max(rustix::param::page_size() as u64 >> 10);
-    if kb < read() >> 10 {
-        let _ = std::fs::write(&file, format!("{kb}\n"));
-    }
-    read()
+    let page_kb = rustix::param::page_size() as u64 >> 10;
+    let want = (card_max >> 10)
+        .max(page_kb)
+        .min(kb_in("max_hw_sectors_kb").unwrap_or(u64::MAX));
+    let before = kb_in("max_sectors_kb");
+    let changed = match before {
+        Some(kb) if kb != want => std::fs::write(queue.join("max_sectors_kb"), format!("{want}\n")).is_ok(),
+        _ => false,
+    };
+    let passed = kb_in("max_sectors_kb").map_or(0, |kb| kb << 10);
+    (passed, before.filter(|_| changed))
+}
+
+/// Put back the loop device's request limit found before the emulation.
+pub fn restore_limit(dev: &str, kb: u64) -> Result<(), String> {
+    let name = Path::new(dev).file_name().unwrap_or_default();
+    let file = Path::new("/sys/block").join(name).join("queue/max_sectors_kb");
+    std::fs::write(&file, format!("{kb}\n")).map_err(|e| format!("{}: {e}", file.display()))
 }
 
 impl Emulation {
@@ -506,6 +530,11 @@ impl Emulation {
     fn teardown(&mut self) -> Result<(), EmulateError> {
         let mut problems = Vec::new();
         if !self.ready.device.is_empty() {
+            if let Some(kb) = self.limit_before_kb.take()
+                && let Err(e) = restore_limit(&self.ready.device, kb)
+            {
+                problems.push(e);
+            }
             if let Err(e) = stale::detach(&self.ready.device) {
                 problems.push(e);
             }

@@ -187,3 +187,40 @@ fn a_time_scale_too_small_warns_and_large_writes_reach_the_card_as_its_host_spli
     let out = rest(&mut real);
     assert!(!out.contains("warning:"), "{out}");
 }
+
+/// A loop device keeps its request limit across detach and attach: CI's
+/// emulation of sim:demo once passed 32 KiB pieces to a card whose host
+/// takes 512 KiB, on a loop device an earlier emulation had left at
+/// 32 KiB. The limit is set upward too, and the one found is put back.
+#[test]
+fn the_request_limit_is_raised_as_well_as_lowered_and_put_back() {
+    require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("card");
+    std::fs::File::create(&file).unwrap().set_len(16 << 20).unwrap();
+    let lo = crate::support::LoopDevice::attach(&file, None);
+    let limit = std::path::Path::new("/sys/block")
+        .join(lo.path.file_name().unwrap())
+        .join("queue/max_sectors_kb");
+    let read = || std::fs::read_to_string(&limit).unwrap().trim().parse::<u64>().unwrap();
+    let found = read();
+    std::fs::write(&limit, "32\n").unwrap();
+    let raised = flashlab::emulate::limit_requests(lo.as_str(), 512 << 10);
+    let while_set = read();
+    let restored = flashlab::emulate::restore_limit(lo.as_str(), 32);
+    let after = read();
+    std::fs::write(&limit, format!("{found}\n")).unwrap();
+    assert_eq!(raised, (512 << 10, Some(32)));
+    assert_eq!(while_set, 512);
+    assert_eq!((restored, after), (Ok(()), 32));
+    // Lowered too, and left alone where it already is what the card takes.
+    assert_eq!(
+        flashlab::emulate::limit_requests(lo.as_str(), 68 << 10),
+        (68 << 10, Some(found))
+    );
+    assert_eq!(
+        flashlab::emulate::limit_requests(lo.as_str(), 68 << 10),
+        (68 << 10, None)
+    );
+    flashlab::emulate::restore_limit(lo.as_str(), found).unwrap();
+}
