@@ -105,7 +105,11 @@ print(json.dumps({"erase": p["au_size"], "page": p["page_size"], "linear": p["op
     # "N of M answers late (a mean X past their moment, the latest Y): the
     # machine did not keep up; ...".
     late=$(tr '\n' ' ' <"$tmp/emulate.err" | tr -s ' ' | grep -o '[0-9,]* of [0-9,]* answers late[^:]*' | head -1 || true)
-    row+=", \"$engine\": $(verdicts "$tmp/real.json"), \"${engine}_wall\": $wall, \"${engine}_late\": \"$late\""
+    # The largest request the loop device passed on ("requests   up to 512
+    # KiB each; ..."): a card whose host takes 512 KiB a command but got
+    # 32 KiB pieces measures the path, not the card.
+    pieces=$(grep -o 'up to [0-9.]* [KMG]iB' "$tmp/out" | head -1 || true)
+    row+=", \"$engine\": $(verdicts "$tmp/real.json"), \"${engine}_wall\": $wall, \"${engine}_late\": \"$late\", \"${engine}_pieces\": \"$pieces\""
   done
   rows+=("$row}")
   # Each card's row as it ends, so a run cut short keeps what it measured
@@ -147,6 +151,7 @@ for line in sys.stdin:
             d = v.get("device_s") or 0
             if m: ratio[who].append(d / m)
             extra = "; %.1f s wall" % r.get(who + "_wall", 0) + (" (%s)" % r[who + "_late"] if r.get(who + "_late") else "")
+            extra += "; requests %s" % r[who + "_pieces"] if r.get(who + "_pieces") else ""
             for k in keys:
                 a, b = v.get(k), r["model"].get(k)
                 if (a and a[1] >= 0.9) != (b and b[1] >= 0.9) or (a and b and a[1] >= 0.9 and a[0] != b[0]):
