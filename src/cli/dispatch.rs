@@ -210,7 +210,7 @@ fn report(runs: Vec<String>, output: Option<PathBuf>, db: Option<&Path>) -> CliR
         .collect();
     output::check_report_path(&output, &targets)?;
     output::write_report(&output, &loaded)?;
-    let mut doc = RunDocument::new("report", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::Report, None);
     doc.body = Body::Report(ReportBody {
         report: ReportWritten {
             path: output.display().to_string(),

@@ -20,7 +20,7 @@ use crate::format::Format;
 
 /// `--json`'s answer when a command fails: one document on stdout, what
 /// completed (if anything did) with an `error` beside it.
-fn error_document(command: &str, e: &crate::error::CliError) -> RunDocument {
+fn error_document(command: crate::document::CommandName, e: &crate::error::CliError) -> RunDocument {
     let mut doc = match &e.partial {
         Some(d) => (**d).clone(),
         None => {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::args::{Common, Engine, WriteArgs};
+use crate::document::CommandName;
 use crate::measure::TestCommand;
 use crate::registers::RegisterKind;
 use crate::safety::ranges::Range;
@@ -407,33 +408,33 @@ pub enum ImportSource {
 
 impl Command {
     /// The command's words, as the run document's `command` names them.
-    pub(super) fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> CommandName {
         match self {
-            Command::Info { .. } => "info",
-            Command::Probe { .. } => "probe",
-            Command::Test(t) => t.name(),
+            Command::Info { .. } => CommandName::Info,
+            Command::Probe { .. } => CommandName::Probe,
+            Command::Test(t) => CommandName::Test(t.test_name()),
             Command::Results { action, .. } => match action {
-                ResultsAction::List { .. } => "results list",
-                ResultsAction::Show { .. } => "results show",
-                ResultsAction::Compare { .. } => "results compare",
-                ResultsAction::Export { .. } => "results export",
-                ResultsAction::Import { .. } => "results import",
+                ResultsAction::List { .. } => CommandName::ResultsList,
+                ResultsAction::Show { .. } => CommandName::ResultsShow,
+                ResultsAction::Compare { .. } => CommandName::ResultsCompare,
+                ResultsAction::Export { .. } => CommandName::ResultsExport,
+                ResultsAction::Import { .. } => CommandName::ResultsImport,
             },
-            Command::Report { .. } => "report",
+            Command::Report { .. } => CommandName::Report,
             Command::Sim { action } => match action {
-                SimAction::List => "sim list",
-                SimAction::Show { .. } => "sim show",
-                SimAction::Reproduce { .. } => "sim reproduce",
+                SimAction::List => CommandName::SimList,
+                SimAction::Show { .. } => CommandName::SimShow,
+                SimAction::Reproduce { .. } => CommandName::SimReproduce,
             },
-            Command::Decode { .. } => "decode",
-            Command::Restore { .. } => "restore",
-            Command::Debug { .. } => "debug write-pattern",
-            Command::Emulate { .. } => "emulate",
+            Command::Decode { .. } => CommandName::Decode,
+            Command::Restore { .. } => CommandName::Restore,
+            Command::Debug { .. } => CommandName::DebugWritePattern,
+            Command::Emulate { .. } => CommandName::Emulate,
             Command::Import {
                 source: ImportSource::Flashbench { .. },
-            } => "import flashbench",
-            Command::Completions { .. } => "completions",
-            Command::Man { .. } => "man",
+            } => CommandName::ImportFlashbench,
+            Command::Completions { .. } => CommandName::Completions,
+            Command::Man { .. } => CommandName::Man,
         }
     }
 }

@@ -91,7 +91,7 @@ pub fn run(
             outcome.bytes_restored
         );
     }
-    let mut doc = RunDocument::new("debug write-pattern", Some(desc));
+    let mut doc = RunDocument::new(crate::document::CommandName::DebugWritePattern, Some(desc));
     doc.body = Body::Pattern(PatternBody {
         outcome,
         interrupted_by: interrupted.map(|s| signals::name(s).to_string()),

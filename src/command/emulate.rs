@@ -52,7 +52,7 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
     crate::safety::signals::install();
     let em = emulate::start(o).map_err(cli)?;
     let r = &em.ready;
-    let mut doc = RunDocument::new("emulate", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::Emulate, None);
     doc.body = Body::Emulating(EmulatingBody { emulate: r.clone() });
     if let Some((message, hint)) = emulate::scale_warning(r) {
         doc.warnings.push(crate::document::Note {

@@ -120,7 +120,7 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
         .collect();
     let mut tables = Vec::new();
     let judged = judge::judge(&inputs, column, &mut tables);
-    let mut doc = RunDocument::new("import flashbench", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::ImportFlashbench, None);
     if let Some(a) = judged.align {
         doc.results.align.set(a);
     }

@@ -21,7 +21,7 @@ use crate::runner::{Resolved, Runner};
 
 /// A measuring test's command: its own steps, through the runner.
 pub fn test(cmd: &TestCommand, r: &Resolved) -> CliResult<RunDocument> {
-    let mut runner = Runner::new(cmd.name(), r)?;
+    let mut runner = Runner::new(crate::document::CommandName::Test(cmd.test_name()), r)?;
     cmd.run(&mut runner)?;
     Ok(runner.finish())
 }
@@ -29,7 +29,7 @@ pub fn test(cmd: &TestCommand, r: &Resolved) -> CliResult<RunDocument> {
 /// `info`: identification only. `registers`: the text lists every register
 /// field, not only the summary.
 pub fn info(r: &Resolved, registers: bool) -> CliResult<RunDocument> {
-    let mut runner = Runner::new("info", r)?;
+    let mut runner = Runner::new(crate::document::CommandName::Info, r)?;
     let info = runner.identify()?;
     runner.doc().extras.info.set(info);
     runner.publish();

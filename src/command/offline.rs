@@ -15,7 +15,7 @@ pub fn sim_list() -> RunDocument {
         summary: summary.into(),
         source: source.into(),
     };
-    let mut doc = RunDocument::new("sim list", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::SimList, None);
     doc.body = Body::SimList(SimList {
         profiles: profiles::PROFILES
             .iter()
@@ -79,7 +79,7 @@ pub fn sim_show(profile: &str) -> CliResult<RunDocument> {
         };
         map.insert(k.key.to_string(), v);
     }
-    let mut doc = RunDocument::new("sim show", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::SimShow, None);
     doc.body = Body::SimShow(SimShow {
         profile: profile.to_string(),
         summary: known.map(|p| p.summary.to_string()),
@@ -104,7 +104,7 @@ pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {
                 .map_err(|e| CliError::usage(e.to_string()).hint("experiments: at91, hsq, cf, flashbench, all"))?,
         );
     }
-    let mut doc = RunDocument::new("sim reproduce", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::SimReproduce, None);
     if reports.len() == 1 {
         doc.body = Body::Reproduced(reports.remove(0));
     } else {
@@ -138,7 +138,7 @@ pub fn decode(kind: RegisterKind, hex: &str, mmc: bool) -> CliResult<RunDocument
             registers::Decoded::Scr(_) | registers::Decoded::Ssr(_) => {}
         }
     }
-    let mut doc = RunDocument::new("decode", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::Decode, None);
     doc.body = Body::Decode(DecodeBody {
         register: kind.name().to_ascii_lowercase(),
         layout: if mmc { "MMC" } else { "SD" }.to_string(),

@@ -43,7 +43,7 @@ pub fn probe_cards(
                     part.iter()
                         .map(|(t, spec, truth)| {
                             let card = crate::sim::SimTarget::new(spec, t.params.clone());
-                            let doc = probe_with(Runner::for_sim("probe", card), steps);
+                            let doc = probe_with(Runner::for_sim(crate::document::CommandName::Probe, card), steps);
                             (spec.clone(), doc, truth.clone())
                         })
                         .collect::<Vec<_>>()
@@ -62,7 +62,7 @@ pub fn probe_cards(
 const PROBE_SCATTER: u64 = 8 << 20;
 
 pub fn probe(r: &Resolved, erase: Option<u64>) -> CliResult<RunDocument> {
-    let mut runner = Runner::new("probe", r)?;
+    let mut runner = Runner::new(crate::document::CommandName::Probe, r)?;
     // probe --write on a card in use is refused as bench --write is,
     // before any step, and the card stays held for every writing step.
     if r.consent.write {

@@ -47,7 +47,7 @@ type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
 /// on align's erase size, each writing test on a fresh card with the same
 /// parameters behind the preserving target).
 fn characterise(card: SimTarget) -> Answers {
-    let doc = super::probe::probe_with(crate::runner::Runner::for_sim("probe", card), Default::default()).unwrap();
+    let doc = super::probe::probe_with(crate::runner::Runner::for_sim(crate::document::CommandName::Probe, card), Default::default()).unwrap();
     let a: &align::AlignResult = doc.results.align.get().expect("align ran");
     let r: Option<&open_au::OpenAuResult> = doc.results.open_au.get();
     let f: Option<&fat::FatResult> = doc.results.fat.get();
@@ -253,11 +253,11 @@ fn standalone_commands_never_confidently_contradict_probe() {
         let spec = format!("sim:{}", prof.name);
         let card = || SimTarget::from_spec(&spec).unwrap();
         let doc =
-            super::probe::probe_with(crate::runner::Runner::for_sim("probe", card()), Default::default()).unwrap();
+            super::probe::probe_with(crate::runner::Runner::for_sim(crate::document::CommandName::Probe, card()), Default::default()).unwrap();
         let probe: Summary = crate::measure::summary::of(&doc.results);
         for command in ["align", "au", "page", "open-au", "fat"] {
             let cmd = One::try_parse_from(["flashlab", command, spec.as_str()]).unwrap().test;
-            let mut runner = crate::runner::Runner::for_sim(command, card());
+            let mut runner = crate::runner::Runner::for_sim(crate::document::CommandName::parse(command), card());
             cmd.run(&mut runner).unwrap();
             let alone = runner.finish();
             let r = &alone.results;

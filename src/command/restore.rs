@@ -101,7 +101,7 @@ pub fn run(
         );
         done.push(r);
     }
-    let mut doc = RunDocument::new("restore", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::Restore, None);
     doc.body = Body::Restored(RestoredList { restored: done });
     doc.finish(None);
     Ok(doc)
@@ -185,7 +185,7 @@ fn put_aside(path: &Path, dir: &Path) -> CliResult<RunDocument> {
             done.now.display()
         ),
     }
-    let mut doc = RunDocument::new("restore", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::Restore, None);
     doc.body = Body::SetAside(SetAsideBody {
         set_aside: SetAsideDone {
             journal: f.path.display().to_string(),
@@ -352,7 +352,7 @@ fn list(dir: &Path) -> CliResult<RunDocument> {
         })
         .collect();
     let bad = pending.iter().filter(|p| p.damaged).count();
-    let mut doc = RunDocument::new("restore", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::Restore, None);
     doc.body = Body::Pending(PendingList {
         journal_dir: dir.display().to_string(),
         registry: registry::SYSTEM.into(),

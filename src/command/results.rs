@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use crate::document::RunDocument;
 use crate::document::bodies::{Body, Compared, Comparison, ImportResult, Listing};
 use crate::error::{CliError, CliResult};
-use crate::measure::TestCommand;
 use crate::measure::metrics;
 use crate::store::{self, Imported, Store, StoreError};
 
@@ -47,7 +46,7 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
             r.verdict = verdict(&d);
         }
     }
-    let mut doc = RunDocument::new("results list", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::ResultsList, None);
     doc.body = Body::Listing(Listing {
         store: s.path().display().to_string(),
         runs,
@@ -62,29 +61,30 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
 /// writing step was skipped for want of --write (a read-only and a --write
 /// probe of one device had looked the same in the list).
 fn verdict(d: &RunDocument) -> String {
-    const FIRST: [&str; 7] = [
-        "erase block",
-        "capacity",
-        "open AUs",
-        "FAT area",
-        "speeds",
-        "classes",
-        "geometry",
+    use crate::measure::summary::Topic;
+    const FIRST: [Topic; 7] = [
+        Topic::EraseBlock,
+        Topic::Capacity,
+        Topic::OpenAus,
+        Topic::FatArea,
+        Topic::Speeds,
+        Topic::Classes,
+        Topic::Geometry,
     ];
     let summary = d.results.summary();
     let mut parts: Vec<String> = FIRST
         .iter()
-        .filter_map(|label| summary.iter().find(|(l, _)| l == label))
+        .filter_map(|topic| summary.iter().find(|(t, _)| t == topic))
         .take(2)
         .map(|(l, v)| {
             let short = first_clause(v)
                 .trim_end_matches(" as far as sampled")
                 .trim_end_matches([',', ';']);
             match *l {
-                "erase block" => format!("AU {short}"),
+                Topic::EraseBlock => format!("AU {short}"),
                 // The sequential pair; the 4K figures are in `results show`.
-                "speeds" => format!("{l} {}", short.split("; ").next().unwrap_or(short)),
-                l => format!("{l} {short}"),
+                Topic::Speeds => format!("{} {}", l.label(), short.split("; ").next().unwrap_or(short)),
+                l => format!("{} {short}", l.label()),
             }
         })
         .collect();
@@ -128,12 +128,6 @@ pub fn export(db: Option<&Path>, id: i64) -> CliResult<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()))
 }
 
-/// The commands whose runs are stored, compared and drawn: every test's,
-/// `info`, `probe`, and imported runs.
-pub fn is_measuring(command: &str) -> bool {
-    TestCommand::is_test(command) || matches!(command, "info" | "probe" | "import flashbench")
-}
-
 /// A run document from a file: what `import` and `report FILE` read.
 pub fn read_document(file: &Path) -> CliResult<RunDocument> {
     let shown = file.display();
@@ -145,7 +139,7 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
         CliError::usage(format!("{shown} is not a flashlab run document: {e}"))
             .hint("give a file written by `flashlab ... --json` or `flashlab results export`")
     })?;
-    if doc.schema_version == 0 || doc.schema_version > crate::document::SCHEMA_VERSION || !is_measuring(&doc.command) {
+    if doc.schema_version == 0 || doc.schema_version > crate::document::SCHEMA_VERSION || !doc.command.is_measuring() {
         return Err(CliError::usage(format!(
             "{shown}: schema version {} of command '{}' is not one this flashlab reads",
             doc.schema_version, doc.command
@@ -163,7 +157,7 @@ pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
         Imported::New(id) => (id, false),
         Imported::Duplicate(id) => (id, true),
     };
-    let mut doc = RunDocument::new("results import", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::ResultsImport, None);
     doc.body = Body::Imported(ImportResult { id, duplicate });
     doc.finish(None);
     Ok(doc)
@@ -180,7 +174,7 @@ pub fn load(db: Option<&Path>, what: &str) -> CliResult<(String, RunDocument)> {
 pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
     let runs: Vec<(String, RunDocument)> = which.iter().map(|w| load(db, w)).collect::<CliResult<_>>()?;
     let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
-    let mut doc = RunDocument::new("results compare", None);
+    let mut doc = RunDocument::new(crate::document::CommandName::ResultsCompare, None);
     doc.body = Body::Comparison(Comparison {
         runs: runs
             .iter()

@@ -15,7 +15,7 @@ use crate::sim::reproduce::Report as Reproduced;
 pub struct RunRow {
     pub id: i64,
     pub started_unix: u64,
-    pub command: String,
+    pub command: super::CommandName,
     pub device_key: String,
     pub device: String,
     pub target: String,
@@ -98,7 +98,7 @@ pub struct Comparison {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Compared {
     pub id: String,
-    pub command: String,
+    pub command: super::CommandName,
     /// The target as the run was given it (`sim:demo,seed=5`): runs of
     /// one device differ by it. Empty for a document without one.
     #[serde(default)]

@@ -20,7 +20,7 @@ pub struct DeviceId {
 impl DeviceId {
     pub fn of_info(info: &DeviceInfo, spec: &str) -> DeviceId {
         if let Some(c) = info.mmc.as_ref().and_then(|m| m.cid.as_ref()) {
-            return DeviceId::of_cid(c, &format!("{}", Iec(info.size_bytes)), &info.transport);
+            return DeviceId::of_cid(c, &format!("{}", Iec(info.size_bytes)), info.transport.as_str());
         }
         let size = Iec(info.size_bytes);
         let words: Vec<&str> = [&info.vendor, &info.model]

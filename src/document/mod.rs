@@ -7,6 +7,7 @@
 //! renders again. No result is looked up by a string.
 
 pub mod bodies;
+pub mod command;
 pub mod device;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ use crate::measure::{Results, Slot};
 use crate::target::TargetDescription;
 use crate::target::real::EngineChoice;
 pub use bodies::Body;
+pub use command::CommandName;
 pub use device::DeviceId;
 
 /// Bumped when a field changes meaning or disappears; adding fields keeps it.
@@ -114,7 +116,7 @@ impl HostInfo {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunDocument {
     pub schema_version: u32,
-    pub command: String,
+    pub command: CommandName,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescription>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -151,10 +153,10 @@ fn now_unix() -> u64 {
 }
 
 impl RunDocument {
-    pub fn new(command: &str, target: Option<TargetDescription>) -> Self {
+    pub fn new(command: CommandName, target: Option<TargetDescription>) -> Self {
         RunDocument {
             schema_version: SCHEMA_VERSION,
-            command: command.to_string(),
+            command,
             target,
             device_time_s: None,
             flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -207,7 +209,7 @@ mod tests {
     #[test]
     fn a_document_reads_back_with_its_results_at_the_top_level() {
         let mut d = RunDocument::new(
-            "probe",
+            CommandName::Probe,
             Some(TargetDescription {
                 spec: "sim:demo".into(),
                 kind: TargetKind::Sim,

@@ -10,7 +10,11 @@ impl Format for Csv {
         let Some((_, doc)) = runs.first() else {
             return Ok(String::new());
         };
-        doc.results.csv(&doc.command).ok_or_else(|| FormatError {
+        let test = match &doc.command {
+            crate::document::CommandName::Test(t) => Some(*t),
+            _ => None,
+        };
+        test.and_then(|t| doc.results.csv(t)).ok_or_else(|| FormatError {
             why: format!("{} has no points to write as CSV", doc.command),
             fix: "use --json for the whole result".into(),
         })

@@ -37,8 +37,8 @@ pub fn one(doc: &RunDocument) -> [(String, RunDocument); 1] {
 /// The one-screen summary of a run: the device, then each test's lines
 /// (is it genuine, how fast, then its geometry). probe's text and the HTML
 /// report both print it first.
-pub fn summary(doc: &RunDocument) -> Vec<(&'static str, String)> {
-    let mut out = vec![("device", crate::document::device::of(doc).name)];
+pub fn summary(doc: &RunDocument) -> Vec<(crate::measure::summary::Topic, String)> {
+    let mut out = vec![(crate::measure::summary::Topic::Device, crate::document::device::of(doc).name)];
     out.extend(doc.results.summary());
     out
 }

@@ -16,9 +16,7 @@ pub struct MmcInfo {
     pub ssr: Option<ssr::Ssr>,
     pub erase_size_bytes: Option<u64>,
     pub preferred_erase_size_bytes: Option<u64>,
-    /// "ssr_au" (the card's SSR AU size), "kernel_capacity_guess" (Linux's fallback
-    /// from capacity alone), or "unknown".
-    pub preferred_erase_size_source: String,
+    pub preferred_erase_size_source: EraseSizeSource,
     /// The manufacturing date as the kernel printed it (it knows EXT_CSD_REV).
     pub kernel_date: Option<String>,
     pub notes: Vec<String>,
@@ -29,14 +27,27 @@ pub struct MmcInfo {
     pub raw_hex: std::collections::BTreeMap<String, String>,
 }
 
+/// Where the kernel's `preferred_erase_size` came from: advice treats a
+/// guess from the capacity as no evidence of the card's AU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EraseSizeSource {
+    /// The card's SSR AU size.
+    SsrAu,
+    /// Linux's fallback from the capacity alone.
+    KernelCapacityGuess,
+    #[serde(other)]
+    Unknown,
+}
+
 impl MmcInfo {
     /// Where the kernel's preferred erase size came from, in words
     /// (`preferred_erase_size_source` is the JSON's stable name for it).
     pub fn erase_size_source_words(&self) -> &'static str {
-        match self.preferred_erase_size_source.as_str() {
-            "ssr_au" => "from the card's SSR",
-            "kernel_capacity_guess" => "the kernel's guess from the capacity",
-            _ => "source unknown",
+        match self.preferred_erase_size_source {
+            EraseSizeSource::SsrAu => "from the card's SSR",
+            EraseSizeSource::KernelCapacityGuess => "the kernel's guess from the capacity",
+            EraseSizeSource::Unknown => "source unknown",
         }
     }
 }
@@ -112,7 +123,7 @@ impl MmcInfo {
                 if pref != au {
                     notes.push(format!("preferred_erase_size {pref} differs from the SSR AU size {au}"));
                 }
-                "ssr_au"
+                EraseSizeSource::SsrAu
             }
             (Some(pref), None)
                 if pref == kernel_preferred_erase_guess(capacity_bytes, raw.erase_size_bytes.unwrap_or(0)) =>
@@ -120,9 +131,9 @@ impl MmcInfo {
                 notes.push(format!(
                     "preferred_erase_size {pref} is the kernel's guess from the capacity, not the card's allocation unit; `flashlab align` measures the real one"
                 ));
-                "kernel_capacity_guess"
+                EraseSizeSource::KernelCapacityGuess
             }
-            _ => "unknown",
+            _ => EraseSizeSource::Unknown,
         };
         if let (Some(csd), true) = (&csd, capacity_bytes > 0)
             && let Some(c) = csd.capacity_bytes
@@ -140,7 +151,7 @@ impl MmcInfo {
             ssr,
             erase_size_bytes: raw.erase_size_bytes,
             preferred_erase_size_bytes: raw.preferred_erase_size_bytes,
-            preferred_erase_size_source: source.into(),
+            preferred_erase_size_source: source,
             kernel_date: raw.date,
             notes,
             raw_hex,

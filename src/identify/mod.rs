@@ -6,6 +6,7 @@ pub mod mmc;
 pub mod mounts;
 pub mod stack;
 pub mod sysfs;
+pub mod transport;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -16,6 +17,7 @@ use crate::units::{Iec, PowerOfTwoSplit, split_power_of_two};
 use mmc::MmcInfo;
 use mounts::Mount;
 use sysfs::{Host, Partition};
+pub use transport::Transport;
 
 /// The `info` object of the JSON contract.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,8 +36,7 @@ pub struct DeviceInfo {
     pub vendor: Option<String>,
     pub serial: Option<String>,
     pub firmware: Option<String>,
-    /// mmc, usb, nvme, scsi, virtio, loop, zram, file, sim, unknown.
-    pub transport: String,
+    pub transport: Transport,
     /// The whole disk, when the target is a partition.
     pub parent: Option<String>,
     pub loop_backing_file: Option<String>,
@@ -66,7 +67,7 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// A skeleton with the geometry filled in; identification fills the rest.
-    pub fn new(path: &str, size_bytes: u64, logical: u64, physical: u64, transport: &str) -> Self {
+    pub fn new(path: &str, size_bytes: u64, logical: u64, physical: u64, transport: Transport) -> Self {
         DeviceInfo {
             path: path.to_string(),
             size_bytes,
@@ -82,7 +83,7 @@ impl DeviceInfo {
             vendor: None,
             serial: None,
             firmware: None,
-            transport: transport.to_string(),
+            transport,
             parent: None,
             loop_backing_file: None,
             partitions: Vec::new(),
@@ -116,7 +117,7 @@ pub fn identify(
         source,
     })?;
     if !meta.file_type().is_block_device() {
-        let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), "file");
+        let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), Transport::File);
         info.read_only = meta.permissions().readonly();
         add_aliases(host, path, &mut info);
         return Ok(info);
@@ -124,7 +125,7 @@ pub fn identify(
     let rdev = meta.rdev();
     let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let facts = sysfs::block_facts(host, major, minor)?;
-    let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), &facts.transport);
+    let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), facts.transport);
     if facts.size_bytes != size {
         info.notes.push(format!(
             "sysfs size {} differs from the size the device reports ({size})",
@@ -142,7 +143,7 @@ pub fn identify(
     info.firmware = facts.firmware;
     info.parent = facts.parent;
     info.loop_backing_file = facts.loop_backing_file;
-    if info.transport == "loop" {
+    if info.transport == Transport::Loop {
         info.emulated = emulated::serving(host, path);
         if let Some(e) = &info.emulated {
             info.model = Some(e.describe());

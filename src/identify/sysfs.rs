@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::mmc::MmcRaw;
 use super::mounts::{self, Mount};
+use super::transport::Transport;
 use crate::registers::hex::parse_register;
 
 /// Where to read system facts from.
@@ -68,7 +69,7 @@ pub struct BlockFacts {
     pub vendor: Option<String>,
     pub serial: Option<String>,
     pub firmware: Option<String>,
-    pub transport: String,
+    pub transport: Transport,
     pub loop_backing_file: Option<String>,
     pub partitions: Vec<Partition>,
     pub holders: Vec<String>,
@@ -129,35 +130,6 @@ fn entries(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
-}
-
-/// The transport a disk sits on, from its name and its place in the device tree.
-fn transport(name: &str, canonical: &str) -> &'static str {
-    if name.starts_with("loop") {
-        "loop"
-    } else if name.starts_with("zram") {
-        "zram"
-    } else if name.starts_with("ram") {
-        "ram"
-    } else if name.starts_with("dm-") {
-        "dm"
-    } else if name.starts_with("md") {
-        "md"
-    } else if name.starts_with("nbd") {
-        "nbd"
-    } else if name.starts_with("nvme") {
-        "nvme"
-    } else if name.starts_with("mmcblk") || canonical.contains("/mmc_host/") {
-        "mmc"
-    } else if canonical.contains("/usb") {
-        "usb"
-    } else if canonical.contains("/virtio") || name.starts_with("vd") {
-        "virtio"
-    } else if canonical.contains("/host") || canonical.contains("/ata") || name.starts_with("sd") {
-        "scsi"
-    } else {
-        "unknown"
-    }
 }
 
 /// Read everything about block device `major:minor`.
@@ -222,7 +194,7 @@ pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, Sy
                 None => read_text(&device.join("fwrev"))?,
             },
         },
-        transport: transport(&disk_name, &disk.display().to_string()).to_string(),
+        transport: Transport::of_disk(&disk_name, &disk.display().to_string()),
         loop_backing_file: read_text(&disk.join("loop/backing_file"))?,
         ..Default::default()
     };
@@ -351,7 +323,7 @@ mod tests {
         assert_eq!(f.logical_block_size, Some(512));
         assert_eq!(f.discard_granularity, Some(4 << 20));
         assert_eq!(f.rotational, Some(false));
-        assert_eq!(f.transport, "mmc");
+        assert_eq!(f.transport, Transport::Mmc);
         assert_eq!(f.model.as_deref(), Some("SA04G"));
         assert_eq!(f.serial.as_deref(), Some("0x35338909"));
         assert_eq!(f.firmware.as_deref(), Some("0x1"));
@@ -373,7 +345,7 @@ mod tests {
         assert_eq!(info.cid.as_ref().unwrap().product_name, "SA04G");
         assert_eq!(info.csd.as_ref().unwrap().capacity_bytes, Some(3_904_897_024));
         assert_eq!(info.scr.as_ref().unwrap().spec_version, "3.0x");
-        assert_eq!(info.preferred_erase_size_source, "kernel_capacity_guess");
+        assert_eq!(info.preferred_erase_size_source, super::super::mmc::EraseSizeSource::KernelCapacityGuess);
         assert!(
             info.notes.iter().any(|n| n.contains("kernel's guess")),
             "{:?}",
@@ -398,7 +370,7 @@ mod tests {
         assert_eq!(p.mounts.len(), 1);
         let info = super::super::mmc::MmcInfo::from_raw(p.mmc.unwrap(), 3_904_897_024);
         assert_eq!(info.ssr.as_ref().unwrap().au_size_bytes, Some(4 << 20));
-        assert_eq!(info.preferred_erase_size_source, "ssr_au");
+        assert_eq!(info.preferred_erase_size_source, super::super::mmc::EraseSizeSource::SsrAu);
     }
 
     #[test]
@@ -425,29 +397,29 @@ mod tests {
 
     #[test]
     fn transports() {
-        assert_eq!(transport("loop3", "/sys/devices/virtual/block/loop3"), "loop");
-        assert_eq!(transport("zram0", "/sys/devices/virtual/block/zram0"), "zram");
+        assert_eq!(Transport::of_disk("loop3", "/sys/devices/virtual/block/loop3"), Transport::Loop);
+        assert_eq!(Transport::of_disk("zram0", "/sys/devices/virtual/block/zram0"), Transport::Zram);
         assert_eq!(
-            transport("nvme0n1", "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1"),
-            "nvme"
+            Transport::of_disk("nvme0n1", "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1"),
+            Transport::Nvme
         );
         assert_eq!(
-            transport(
+            Transport::of_disk(
                 "sdb",
                 "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host3/target3:0:0/3:0:0:0/block/sdb"
             ),
-            "usb"
+            Transport::Usb
         );
         assert_eq!(
-            transport(
+            Transport::of_disk(
                 "sda",
                 "/sys/devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda"
             ),
-            "scsi"
+            Transport::Scsi
         );
         assert_eq!(
-            transport("vda", "/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda"),
-            "virtio"
+            Transport::of_disk("vda", "/sys/devices/pci0000:00/0000:00:04.0/virtio1/block/vda"),
+            Transport::Virtio
         );
     }
 }

@@ -235,7 +235,7 @@ fn capacity_warning(c: &super::capacity::CapacityResult) -> Option<Advice> {
 fn kernel_erase_guess(info: Option<&DeviceInfo>) -> Option<Advice> {
     let pe = info.and_then(|i| i.mmc.as_ref())?;
     let bytes = pe.preferred_erase_size_bytes?;
-    (pe.preferred_erase_size_source == "kernel_capacity_guess").then(|| {
+    (pe.preferred_erase_size_source == crate::identify::mmc::EraseSizeSource::KernelCapacityGuess).then(|| {
         say(
             "kernel_erase_guess",
             format!(
@@ -488,7 +488,7 @@ mod tests {
 
     #[test]
     fn a_misaligned_partition_is_named_with_its_offset() {
-        let mut info = DeviceInfo::new("/dev/mmcblk0", 4 << 30, 512, 512, "mmc");
+        let mut info = DeviceInfo::new("/dev/mmcblk0", 4 << 30, 512, 512, crate::identify::Transport::Mmc);
         info.partitions = vec![
             Partition {
                 name: "mmcblk0p1".into(),

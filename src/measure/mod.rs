@@ -146,21 +146,22 @@ impl Medium {
     /// answers each request when its card model says, so its timing is a
     /// card's (only whether it is one is read here, never which card).
     pub fn of(info: &crate::identify::DeviceInfo) -> Medium {
-        let why = match info.transport.as_str() {
-            "loop" if info.emulated.is_some() => None,
-            "file" => Some(
+        use crate::identify::Transport;
+        let why = match info.transport {
+            Transport::Loop if info.emulated.is_some() => None,
+            Transport::File => Some(
                 "a regular file: its timing comes from the filesystem's extents and caches, not from flash".to_string(),
             ),
-            "loop" => Some(match &info.loop_backing_file {
+            Transport::Loop => Some(match &info.loop_backing_file {
                 Some(f) => format!("a loop device over the file {f}: the file's filesystem, not flash, sets its timing"),
                 None => "a loop device: the file behind it, not flash, sets its timing".to_string(),
             }),
-            "zram" | "ram" => Some("a RAM disk: memory has no erase blocks".to_string()),
-            "dm" | "md" => Some(
+            Transport::Zram | Transport::Ram => Some("a RAM disk: memory has no erase blocks".to_string()),
+            Transport::Dm | Transport::Md => Some(
                 "a device-mapper or RAID layer: it remaps the disks below, so their geometry does not show at its offsets"
                     .to_string(),
             ),
-            "virtio" | "nbd" => Some("a virtual or network disk: the storage behind it is not reached directly".to_string()),
+            Transport::Virtio | Transport::Nbd => Some("a virtual or network disk: the storage behind it is not reached directly".to_string()),
             _ => None,
         };
         Medium { not_flash: why }

@@ -130,7 +130,7 @@ pub trait Registered {
     fn text(r: &Self::Output, device_s: f64, o: &mut String);
     /// Its lines of probe's one-screen summary, `(label, value)`; it may
     /// read other tests' results (the erase block is align's and au's).
-    fn summary(_all: &Results) -> Vec<(&'static str, String)> {
+    fn summary(_all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
         Vec::new()
     }
     /// Its plots and notes in the HTML report.
@@ -184,14 +184,35 @@ macro_rules! registry {
             $( $variant(self::$module::$args), )*
         }
 
-        /// Every test's command name, in the table's order.
-        pub const COMMANDS: &[&str] = &[$( <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND ),*];
+        /// A measuring test by name alone: what a run document says made
+        /// it, and which result its text and CSV show.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum TestName {
+            $( $variant, )*
+        }
+
+        impl TestName {
+            /// Every test, in the table's order.
+            pub const ALL: &[TestName] = &[$( TestName::$variant ),*];
+
+            /// The command's word, as the run document's `command` says it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Self::$variant => <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND, )*
+                }
+            }
+
+            /// The test whose command is `word`.
+            pub fn parse(word: &str) -> Option<TestName> {
+                Self::ALL.iter().copied().find(|t| t.as_str() == word)
+            }
+        }
 
         impl TestCommand {
-            /// The name the run document gives the command.
-            pub fn name(&self) -> &'static str {
+            /// Which test the command runs.
+            pub fn test_name(&self) -> TestName {
                 match self {
-                    $( Self::$variant(_) => <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND, )*
+                    $( Self::$variant(_) => TestName::$variant, )*
                 }
             }
 
@@ -214,30 +235,27 @@ macro_rules! registry {
                     $( Self::$variant(a) => $crate::measure::registry::Command::run(a, s), )*
                 }
             }
-
-            /// Whether `command` names a measuring test.
-            pub fn is_test(command: &str) -> bool {
-                COMMANDS.contains(&command)
-            }
         }
 
         impl Results {
-            /// The result of `command`, as that command prints it; false
-            /// when `command` is no test's or its result is missing.
-            pub fn text(&self, command: &str, device_s: f64, o: &mut String) -> bool {
-                $(
-                    if command == <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND
-                        && let Some(r) = self.$field.get()
-                    {
-                        <self::$module::Entry as $crate::measure::registry::Registered>::text(r, device_s, o);
-                        return true;
-                    }
-                )*
-                false
+            /// The result of `test`, as its command prints it; false when
+            /// the result is missing.
+            pub fn text(&self, test: TestName, device_s: f64, o: &mut String) -> bool {
+                match test {
+                    $(
+                        TestName::$variant => match self.$field.get() {
+                            Some(r) => {
+                                <self::$module::Entry as $crate::measure::registry::Registered>::text(r, device_s, o);
+                                true
+                            }
+                            None => false,
+                        },
+                    )*
+                }
             }
 
             /// Probe's summary lines, test by test in the table's order.
-            pub fn summary(&self) -> Vec<(&'static str, String)> {
+            pub fn summary(&self) -> Vec<($crate::measure::summary::Topic, String)> {
                 let mut out = Vec::new();
                 $( out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::summary(self)); )*
                 out
@@ -271,14 +289,13 @@ macro_rules! registry {
                 )*
             }
 
-            /// `command`'s result as CSV, where it has one.
-            pub fn csv(&self, command: &str) -> Option<String> {
-                $(
-                    if command == <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND {
-                        return self.$field.get().and_then(<self::$module::Entry as $crate::measure::registry::Registered>::csv);
-                    }
-                )*
-                None
+            /// `test`'s result as CSV, where it has one.
+            pub fn csv(&self, test: TestName) -> Option<String> {
+                match test {
+                    $(
+                        TestName::$variant => self.$field.get().and_then(<self::$module::Entry as $crate::measure::registry::Registered>::csv),
+                    )*
+                }
             }
         }
     };

@@ -105,7 +105,7 @@ impl Runner {
     /// Open the target read-only (a bad target is refused here, before any
     /// test) and start the document of `command`; the store, if any,
     /// listens.
-    pub fn new(command: &str, r: &Resolved) -> CliResult<Self> {
+    pub fn new(command: crate::document::CommandName, r: &Resolved) -> CliResult<Self> {
         let reader = open::read_only(&r.target, r.engine)?;
         let desc = reader.as_target().description().clone();
         let mut doc = RunDocument::new(command, Some(desc.clone()));
@@ -152,7 +152,7 @@ impl Runner {
     /// A runner over a simulated card built in code (the property tests'
     /// random cards); writing tests get a fresh card with the same
     /// parameters, as a spec reopened by the CLI would.
-    pub fn for_sim(command: &str, card: crate::sim::SimTarget) -> Self {
+    pub fn for_sim(command: crate::document::CommandName, card: crate::sim::SimTarget) -> Self {
         let desc = card.description().clone();
         let text = desc.spec.clone();
         let mut r = Runner {

@@ -18,7 +18,7 @@ impl SimTarget {
             d.size_bytes,
             u64::from(d.logical_block_size),
             u64::from(d.physical_block_size),
-            "sim",
+            crate::identify::Transport::Sim,
         );
         info.model = Some(
             d.spec

@@ -161,7 +161,7 @@ impl Store {
                          flashlab_version, document) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                         params![
                             doc.started_unix as i64,
-                            doc.command,
+                            doc.command.as_str(),
                             target,
                             d.key,
                             d.name,
@@ -207,7 +207,7 @@ impl Store {
                 Ok(RunRow {
                     id: r.get(0)?,
                     started_unix: r.get::<_, i64>(1)?.max(0) as u64,
-                    command: r.get(2)?,
+                    command: crate::document::CommandName::parse(&r.get::<_, String>(2)?),
                     device_key: r.get(3)?,
                     device: r.get(4)?,
                     target: r.get(5)?,
@@ -327,7 +327,7 @@ mod tests {
     use super::*;
 
     fn doc(command: &str, spec: &str) -> RunDocument {
-        let mut d = RunDocument::new(command, None);
+        let mut d = RunDocument::new(crate::document::CommandName::parse(command), None);
         d.target = Some(crate::target::TargetDescription {
             spec: spec.into(),
             kind: crate::target::TargetKind::Sim,

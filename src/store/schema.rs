@@ -155,7 +155,7 @@ mod tests {
     fn a_version_1_store_is_migrated_and_keeps_its_runs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.sqlite");
-        let mut doc = crate::document::RunDocument::new("probe", None);
+        let mut doc = crate::document::RunDocument::new(crate::document::CommandName::Probe, None);
         doc.extras.device.set(crate::document::DeviceId {
             key: "target:sim:kingston-sa04g:3904897024".into(),
             name: "flashlab simulator kingston-sa04g, 3.64 GiB (sim)".into(),

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::console::table;
-use crate::identify::DeviceInfo;
+use crate::identify::{DeviceInfo, Transport};
 use crate::identify::mmc::MmcInfo;
 use crate::units::Iec;
 
@@ -24,11 +24,11 @@ fn io_bytes(v: Option<u64>) -> String {
 
 /// The kernel's rotational flag, and what it is worth: a loop device
 /// and many USB card readers report a disk whatever the medium.
-fn rotational(v: Option<bool>, transport: &str) -> String {
+fn rotational(v: Option<bool>, transport: Transport) -> String {
     match (v, transport) {
         (None, _) => "-".into(),
-        (Some(_), "sim") => "no (a simulated card)".into(),
-        (Some(r), "loop") => format!(
+        (Some(_), Transport::Sim) => "no (a simulated card)".into(),
+        (Some(r), Transport::Loop) => format!(
             "{} (the kernel's queue flag; a loop device says nothing of its medium)",
             if r { "yes" } else { "no" }
         ),
@@ -141,7 +141,7 @@ fn block_layer(i: &DeviceInfo) -> Vec<(String, String)> {
         .unwrap_or_default();
     vec![
         ("path".into(), i.path.clone()),
-        ("transport".into(), i.transport.clone()),
+        ("transport".into(), i.transport.to_string()),
         ("size".into(), format!("{} bytes ({}){hint}", i.size_bytes, i.size_iec)),
         (
             "logical / physical block".into(),
@@ -152,7 +152,7 @@ fn block_layer(i: &DeviceInfo) -> Vec<(String, String)> {
             format!("{} / {}", io_bytes(i.minimum_io_size), io_bytes(i.optimal_io_size)),
         ),
         ("discard granularity".into(), io_bytes(i.discard_granularity)),
-        ("rotational".into(), rotational(i.rotational, &i.transport)),
+        ("rotational".into(), rotational(i.rotational, i.transport)),
         ("read-only".into(), if i.read_only { "yes" } else { "no" }.into()),
         ("model".into(), opt(&i.model)),
         ("vendor".into(), opt(&i.vendor)),
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn sizes_have_units_flags_say_what_they_are_worth_and_the_serial_agrees() {
-        let mut i = DeviceInfo::new("/dev/loop7", 64 << 20, 512, 512, "loop");
+        let mut i = DeviceInfo::new("/dev/loop7", 64 << 20, 512, 512, Transport::Loop);
         i.minimum_io_size = Some(512);
         i.optimal_io_size = Some(0);
         i.discard_granularity = Some(4096);

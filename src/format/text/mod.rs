@@ -12,7 +12,7 @@ mod results;
 use std::fmt::Write;
 
 use super::{Format, FormatError};
-use crate::document::{Body, NoteKind, RunDocument};
+use crate::document::{Body, CommandName, NoteKind, RunDocument};
 
 pub use crate::console::wrap;
 
@@ -34,19 +34,20 @@ fn render(doc: &RunDocument) -> String {
     let mut o = String::new();
     let device_s = doc.device_time_s.unwrap_or(0.0);
     match &doc.body {
-        Body::None => match doc.command.as_str() {
-            "probe" => probe::probe(&mut o, doc),
-            "import flashbench" => import::import(&mut o, doc),
-            "info" => {
+        Body::None => match &doc.command {
+            CommandName::Probe => probe::probe(&mut o, doc),
+            CommandName::ImportFlashbench => import::import(&mut o, doc),
+            CommandName::Info => {
                 if let Some(i) = doc.extras.info.get() {
                     info::info(&mut o, i, doc.detail);
                 }
             }
             // A test's own result only: open-au's align ran to find the
             // erase size, and said so on stderr.
-            command => {
-                doc.results.text(command, device_s, &mut o);
+            CommandName::Test(test) => {
+                doc.results.text(*test, device_s, &mut o);
             }
+            _ => {}
         },
         Body::Decode(d) => offline::decode(&mut o, d),
         Body::SimList(l) => offline::sim_list(&mut o, l),

@@ -27,7 +27,7 @@ pub fn list(o: &mut String, l: &Listing) {
             vec![
                 r.id.to_string(),
                 date_time(r.started_unix).trim_end_matches(" UTC").to_string(),
-                r.command.clone(),
+                r.command.to_string(),
                 // The spec as given: sim overrides and paths show.
                 r.target.clone(),
                 r.verdict.clone(),

@@ -90,12 +90,12 @@ impl Registered for Entry {
 
     /// The erase block and page as probe states them: reads and writes
     /// together (au's and page's results, where they ran).
-    fn summary(all: &Results) -> Vec<(&'static str, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
         let Some(a) = all.align.get() else {
             return Vec::new();
         };
         if let Some(refused) = a.claim.short_text() {
-            return vec![("geometry", refused)];
+            return vec![(crate::measure::summary::Topic::Geometry, refused)];
         }
         let (e, c) = best_erase(a, all.au.get());
         let erase = match e {
@@ -109,7 +109,7 @@ impl Registered for Entry {
             Some(p) => format!("perhaps {} (unsure)", Iec(p)),
             None => "not visible".into(),
         };
-        vec![("erase block", format!("{erase}, page {page}"))]
+        vec![(crate::measure::summary::Topic::EraseBlock, format!("{erase}, page {page}"))]
     }
 
     fn figures(a: &AlignResult) -> Vec<Figure> {

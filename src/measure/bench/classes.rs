@@ -16,11 +16,94 @@ use serde::{Deserialize, Serialize};
 
 use super::result::{BenchTest, Rw};
 
+/// An SD class, by the name the specification gives it (see the module
+/// doc), in its order: speed, UHS speed, video speed, application. The
+/// run document's keys are these names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum SdClass {
+    C2,
+    C4,
+    C6,
+    C10,
+    U1,
+    U3,
+    V6,
+    V10,
+    V30,
+    V60,
+    V90,
+    A1,
+    A2,
+}
+
+impl SdClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SdClass::C2 => "C2",
+            SdClass::C4 => "C4",
+            SdClass::C6 => "C6",
+            SdClass::C10 => "C10",
+            SdClass::U1 => "U1",
+            SdClass::U3 => "U3",
+            SdClass::V6 => "V6",
+            SdClass::V10 => "V10",
+            SdClass::V30 => "V30",
+            SdClass::V60 => "V60",
+            SdClass::V90 => "V90",
+            SdClass::A1 => "A1",
+            SdClass::A2 => "A2",
+        }
+    }
+
+    /// The family a class belongs to: the best met and the first missed of
+    /// each are what bench shows.
+    pub fn family(self) -> Family {
+        match self {
+            SdClass::C2 | SdClass::C4 | SdClass::C6 | SdClass::C10 => Family::Speed,
+            SdClass::U1 | SdClass::U3 => Family::UhsSpeed,
+            SdClass::V6 | SdClass::V10 | SdClass::V30 | SdClass::V60 | SdClass::V90 => Family::VideoSpeed,
+            SdClass::A1 | SdClass::A2 => Family::Application,
+        }
+    }
+}
+
+impl std::fmt::Display for SdClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The specification's groups of classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Speed,
+    UhsSpeed,
+    VideoSpeed,
+    Application,
+}
+
+/// What a class requirement measures. The document keeps the words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Need {
+    #[serde(rename = "random 4 KiB read IOPS")]
+    RandomReadIops,
+    #[serde(rename = "random 4 KiB write IOPS")]
+    RandomWriteIops,
+    #[serde(rename = "sustained sequential write MB/s")]
+    SustainedWriteMbS,
+}
+
+impl Need {
+    /// In IOPS, not MB/s.
+    pub fn is_iops(self) -> bool {
+        matches!(self, Need::RandomReadIops | Need::RandomWriteIops)
+    }
+}
+
 /// One requirement of a class, and what this run measured for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
-    /// "random read IOPS", "random write IOPS", "sustained write MB/s".
-    pub what: String,
+    pub what: Need,
     pub needed: f64,
     pub measured: f64,
     /// The bench test it comes from.
@@ -37,7 +120,7 @@ pub struct ClassFigures {
 /// What a class needs: random 4 KiB read and write IOPS (application
 /// classes) and sustained sequential write in MB/s.
 struct Needs {
-    name: &'static str,
+    name: SdClass,
     read_iops: Option<f64>,
     write_iops: Option<f64>,
     write_mb_s: f64,
@@ -46,79 +129,79 @@ struct Needs {
 /// The classes, from the specification's tables (see the module doc).
 const CLASSES: &[Needs] = &[
     Needs {
-        name: "C2",
+        name: SdClass::C2,
         read_iops: None,
         write_iops: None,
         write_mb_s: 2.0,
     },
     Needs {
-        name: "C4",
+        name: SdClass::C4,
         read_iops: None,
         write_iops: None,
         write_mb_s: 4.0,
     },
     Needs {
-        name: "C6",
+        name: SdClass::C6,
         read_iops: None,
         write_iops: None,
         write_mb_s: 6.0,
     },
     Needs {
-        name: "C10",
+        name: SdClass::C10,
         read_iops: None,
         write_iops: None,
         write_mb_s: 10.0,
     },
     Needs {
-        name: "U1",
+        name: SdClass::U1,
         read_iops: None,
         write_iops: None,
         write_mb_s: 10.0,
     },
     Needs {
-        name: "U3",
+        name: SdClass::U3,
         read_iops: None,
         write_iops: None,
         write_mb_s: 30.0,
     },
     Needs {
-        name: "V6",
+        name: SdClass::V6,
         read_iops: None,
         write_iops: None,
         write_mb_s: 6.0,
     },
     Needs {
-        name: "V10",
+        name: SdClass::V10,
         read_iops: None,
         write_iops: None,
         write_mb_s: 10.0,
     },
     Needs {
-        name: "V30",
+        name: SdClass::V30,
         read_iops: None,
         write_iops: None,
         write_mb_s: 30.0,
     },
     Needs {
-        name: "V60",
+        name: SdClass::V60,
         read_iops: None,
         write_iops: None,
         write_mb_s: 60.0,
     },
     Needs {
-        name: "V90",
+        name: SdClass::V90,
         read_iops: None,
         write_iops: None,
         write_mb_s: 90.0,
     },
     Needs {
-        name: "A1",
+        name: SdClass::A1,
         read_iops: Some(1500.0),
         write_iops: Some(500.0),
         write_mb_s: 10.0,
     },
     Needs {
-        name: "A2",
+        name: SdClass::A2,
         read_iops: Some(4000.0),
         write_iops: Some(2000.0),
         write_mb_s: 10.0,
@@ -160,23 +243,22 @@ fn random_4k(tests: &[BenchTest], rw: Rw) -> Option<(f64, String)> {
 /// The classes met, per group the highest (A2 over A1, C10 over C6...).
 /// bench's, beside the verdicts: its own summary line says them, and
 /// probe's summary, which reads bench's results, takes them from here.
-pub fn met(classes: &BTreeMap<String, bool>) -> Vec<String> {
-    let groups = [
-        &["A1", "A2"][..],
-        &["C2", "C4", "C6", "C10"],
-        &["U1", "U3"],
-        &["V6", "V10", "V30", "V60", "V90"],
-    ];
-    groups
+pub fn met(classes: &BTreeMap<SdClass, bool>) -> Vec<String> {
+    [Family::Application, Family::Speed, Family::UhsSpeed, Family::VideoSpeed]
         .iter()
-        .filter_map(|g| g.iter().rev().find(|n| classes.get(**n) == Some(&true)))
-        .map(|n| n.to_string())
+        .filter_map(|&g| {
+            names()
+                .filter(|c| c.family() == g)
+                .rev()
+                .find(|c| classes.get(c) == Some(&true))
+        })
+        .map(|c| c.to_string())
         .collect()
 }
 
 /// Verdicts (class name to met or not) and their figures, for every class
 /// whose figures were all measured, none of them from a short sample.
-pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String, ClassFigures>) {
+pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<SdClass, bool>, BTreeMap<SdClass, ClassFigures>) {
     let write = sustained_write(tests);
     let read4k = random_4k(tests, Rw::RandRead);
     let write4k = random_4k(tests, Rw::RandWrite);
@@ -185,16 +267,16 @@ pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String
     for c in CLASSES {
         let mut f = Vec::new();
         let needs = [
-            (c.read_iops, &read4k, "random 4 KiB read IOPS"),
-            (c.write_iops, &write4k, "random 4 KiB write IOPS"),
-            (Some(c.write_mb_s), &write, "sustained sequential write MB/s"),
+            (c.read_iops, &read4k, Need::RandomReadIops),
+            (c.write_iops, &write4k, Need::RandomWriteIops),
+            (Some(c.write_mb_s), &write, Need::SustainedWriteMbS),
         ];
         let mut complete = true;
         for (need, got, what) in needs {
             let Some(needed) = need else { continue };
             match got {
                 Some((measured, test)) => f.push(Figure {
-                    what: what.into(),
+                    what,
                     needed,
                     measured: *measured,
                     test: test.clone(),
@@ -203,9 +285,9 @@ pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<String, bool>, BTreeMap<String
             }
         }
         if complete {
-            met.insert(c.name.to_string(), f.iter().all(|x| x.measured >= x.needed));
+            met.insert(c.name, f.iter().all(|x| x.measured >= x.needed));
             figures.insert(
-                c.name.to_string(),
+                c.name,
                 ClassFigures {
                     label: format!("{}-style", c.name),
                     figures: f,
@@ -227,7 +309,7 @@ pub struct Unjudged {
 }
 
 /// Which classes short samples kept from being judged; None where none.
-pub fn unjudged(tests: &[BenchTest], judged: &BTreeMap<String, bool>) -> Option<Unjudged> {
+pub fn unjudged(tests: &[BenchTest], judged: &BTreeMap<SdClass, bool>) -> Option<Unjudged> {
     let unmarked: Vec<BenchTest> = tests
         .iter()
         .map(|t| BenchTest {
@@ -236,15 +318,15 @@ pub fn unjudged(tests: &[BenchTest], judged: &BTreeMap<String, bool>) -> Option<
         })
         .collect();
     let (would, figures) = verdicts(&unmarked);
-    let lost: Vec<&str> = names()
-        .filter(|c| would.contains_key(*c) && !judged.contains_key(*c))
+    let lost: Vec<SdClass> = names()
+        .filter(|c| would.contains_key(c) && !judged.contains_key(c))
         .collect();
     let samples: Vec<String> = tests
         .iter()
         .filter(|t| t.short_sample)
         .filter(|t| {
             lost.iter()
-                .any(|c| figures[*c].figures.iter().any(|f| f.test == t.name))
+                .any(|c| figures[c].figures.iter().any(|f| f.test == t.name))
         })
         .map(|t| t.name.clone())
         .collect();
@@ -259,14 +341,14 @@ pub fn unjudged(tests: &[BenchTest], judged: &BTreeMap<String, bool>) -> Option<
 /// it had, two requests included.
 pub fn forget_short(
     tests: &[BenchTest],
-    classes: &mut BTreeMap<String, bool>,
-    figures: &mut BTreeMap<String, ClassFigures>,
+    classes: &mut BTreeMap<SdClass, bool>,
+    figures: &mut BTreeMap<SdClass, ClassFigures>,
 ) {
     let short = |name: &str| tests.iter().any(|t| t.short_sample && t.name == name);
-    let from_short: Vec<String> = figures
+    let from_short: Vec<SdClass> = figures
         .iter()
         .filter(|(_, f)| f.figures.iter().any(|x| short(&x.test)))
-        .map(|(c, _)| c.clone())
+        .map(|(c, _)| *c)
         .collect();
     for c in from_short {
         classes.remove(&c);
@@ -276,12 +358,12 @@ pub fn forget_short(
 
 /// The class names in the specification's order (speed, UHS, video,
 /// application), for output.
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub fn names() -> impl DoubleEndedIterator<Item = SdClass> {
     CLASSES.iter().map(|c| c.name)
 }
 
 /// The classes that need random-write IOPS (the application classes).
-pub fn with_random_writes() -> impl Iterator<Item = &'static str> {
+pub fn with_random_writes() -> impl Iterator<Item = SdClass> {
     CLASSES.iter().filter(|c| c.write_iops.is_some()).map(|c| c.name)
 }
 
@@ -330,20 +412,20 @@ mod tests {
         // 25 MB/s at first, 8 MB/s once a cache fills.
         let seq = test(Rw::Write, 1 << 20, 20.0, &[25e6, 25e6, 25e6, 8e6, 8e6, 8e6]);
         let (met, fig) = verdicts(std::slice::from_ref(&seq));
-        assert_eq!(met.get("C6"), Some(&true));
-        assert_eq!(met.get("C10"), Some(&false), "judged by the slow part");
-        assert!(!met.contains_key("A1"), "no random tests, no A1 verdict");
-        assert_eq!(fig["C10"].figures[0].measured, 8.0);
-        assert_eq!(fig["C10"].label, "C10-style");
+        assert_eq!(met.get(&SdClass::C6), Some(&true));
+        assert_eq!(met.get(&SdClass::C10), Some(&false), "judged by the slow part");
+        assert!(!met.contains_key(&SdClass::A1), "no random tests, no A1 verdict");
+        assert_eq!(fig[&SdClass::C10].figures[0].measured, 8.0);
+        assert_eq!(fig[&SdClass::C10].label, "C10-style");
         let tests = [
             seq,
             test(Rw::RandRead, 4096, 2000.0, &[]),
             test(Rw::RandWrite, 4096, 499.0, &[]),
         ];
         let (met, fig) = verdicts(&tests);
-        assert_eq!(met.get("A1"), Some(&false), "499 write IOPS is short of 500");
-        assert_eq!(fig["A1"].figures.len(), 3);
-        assert_eq!(met.get("A2"), Some(&false));
+        assert_eq!(met.get(&SdClass::A1), Some(&false), "499 write IOPS is short of 500");
+        assert_eq!(fig[&SdClass::A1].figures.len(), 3);
+        assert_eq!(met.get(&SdClass::A2), Some(&false));
         // A short sample judges nothing: without the sequential write's
         // figure no class is decided.
         let mut tests = tests;

@@ -70,10 +70,10 @@ pub struct BenchResult {
     /// SD classes ("A1", "C10", "V30" ...) whose figures were all measured:
     /// met or not, "A1-style" (see `measure::classes`).
     #[serde(default)]
-    pub classes: std::collections::BTreeMap<String, bool>,
+    pub classes: std::collections::BTreeMap<classes::SdClass, bool>,
     /// The figures behind each verdict, against the class's thresholds.
     #[serde(default)]
-    pub class_figures: std::collections::BTreeMap<String, classes::ClassFigures>,
+    pub class_figures: std::collections::BTreeMap<classes::SdClass, classes::ClassFigures>,
     /// Why no class is judged: the target is not a card.
     #[serde(default)]
     pub not_flash: Option<String>,
@@ -263,11 +263,11 @@ impl super::Test for Bench {
         if cut {
             // A smaller area spares the card merges: a class met there is
             // not met in the area it is defined in. One missed stands.
-            let judged: Vec<&str> = classes::with_random_writes()
-                .filter(|c| classes.get(*c) == Some(&true))
+            let judged: Vec<classes::SdClass> = classes::with_random_writes()
+                .filter(|c| classes.get(c) == Some(&true))
                 .collect();
             for c in &judged {
-                classes.remove(*c);
+                classes.remove(c);
             }
             let judged: Vec<String> = judged.iter().map(|c| format!("{c}-style")).collect();
             if !judged.is_empty() {
@@ -392,6 +392,7 @@ pub fn preset(p: Preset) -> Vec<Spec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use classes::SdClass;
     use crate::sim::SimTarget;
     use crate::sim::profiles::build;
     use cost::PIECE;
@@ -488,7 +489,7 @@ mod tests {
             medium: Default::default(),
         };
         let full = crate::measure::run_alone(&test, &mut card).unwrap();
-        assert_eq!(full.classes.get("A1"), Some(&true), "sim:demo meets A1 in 64 MiB");
+        assert_eq!(full.classes.get(&SdClass::A1), Some(&true), "sim:demo meets A1 in 64 MiB");
         let mut card = SimTarget::from_spec("sim:demo").unwrap();
         let ranges = super::super::Test::plan(&test, &d).unwrap();
         let ranges = crate::safety::ranges::normalize(ranges, d.size_bytes, 512).unwrap();
@@ -502,10 +503,10 @@ mod tests {
         };
         let r = super::super::Test::run(&test, &mut cx).unwrap();
         assert!(r.notes[0].contains("ran in"), "{:?}", r.notes);
-        assert_eq!(r.classes.get("A1"), None, "{:?}", r.classes);
+        assert_eq!(r.classes.get(&SdClass::A1), None, "{:?}", r.classes);
         assert!(r.notes[1].starts_with("A1-style not judged"), "{:?}", r.notes);
         // A class missed stands: A2 needs 2000 write IOPS.
-        assert_eq!(r.classes.get("A2"), Some(&false));
+        assert_eq!(r.classes.get(&SdClass::A2), Some(&false));
     }
 
     fn bench(profile: &str, extra: &[(&str, &str)], rw: Rw, bs: u64, qd: usize) -> BenchTest {
@@ -646,17 +647,17 @@ mod tests {
     #[test]
     fn the_a1_verdict_is_met_by_demo_and_not_by_kingston() {
         let demo = a1_classes("demo");
-        assert_eq!(demo.classes.get("A1"), Some(&true), "{:#?}", demo.class_figures["A1"]);
+        assert_eq!(demo.classes.get(&SdClass::A1), Some(&true), "{:#?}", demo.class_figures[&SdClass::A1]);
         assert_eq!(
-            demo.classes.get("A2"),
+            demo.classes.get(&SdClass::A2),
             Some(&false),
             "demo's random writes are A1's, not A2's"
         );
         let k = a1_classes("kingston-sa04g");
-        assert_eq!(k.classes.get("A1"), Some(&false), "{:#?}", k.class_figures["A1"]);
+        assert_eq!(k.classes.get(&SdClass::A1), Some(&false), "{:#?}", k.class_figures[&SdClass::A1]);
         // The simulated Kingston writes 512 KiB at 5.3 MB/s: C4, not C6.
-        assert_eq!(k.classes.get("C4"), Some(&true), "{:#?}", k.class_figures["C4"]);
-        assert_eq!(k.classes.get("C10"), Some(&false));
+        assert_eq!(k.classes.get(&SdClass::C4), Some(&true), "{:#?}", k.class_figures[&SdClass::C4]);
+        assert_eq!(k.classes.get(&SdClass::C10), Some(&false));
     }
 
     /// A card that serves one request at a time, kept 4 deep: each request

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::classes::{self, Figure as ClassFigure};
+use super::classes::{self, Figure as ClassFigure, SdClass};
 use super::{BenchResult, FLOOR_REQUESTS, Rw};
 use crate::console::{table, wrap};
 use crate::measure::Results;
@@ -27,29 +27,29 @@ impl Registered for Entry {
         }
     }
 
-    fn summary(all: &Results) -> Vec<(&'static str, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
         let Some(b) = all.bench.get() else {
             return Vec::new();
         };
         let mut out = Vec::new();
         if let Some(why) = &b.not_flash {
-            out.push(("classes", format!("none judged: the target is {why}")));
+            out.push((crate::measure::summary::Topic::Classes, format!("none judged: the target is {why}")));
         } else {
             // A class a short sample kept from judging is not claimed, and
             // not "none met".
             let lost =
                 classes::unjudged(&b.tests, &b.classes).map(|l| format!("short sample: {}", l.samples.join(", ")));
             match (b.classes.is_empty(), lost) {
-                (true, Some(why)) => out.push(("classes", not_claimed(&why))),
+                (true, Some(why)) => out.push((crate::measure::summary::Topic::Classes, not_claimed(&why))),
                 (false, Some(why)) => {
-                    out.push(("classes", format!("{}; others {}", classes_met(b), not_claimed(&why))))
+                    out.push((crate::measure::summary::Topic::Classes, format!("{}; others {}", classes_met(b), not_claimed(&why))))
                 }
-                (false, None) => out.push(("classes", classes_met(b))),
+                (false, None) => out.push((crate::measure::summary::Topic::Classes, classes_met(b))),
                 (true, None) => {}
             }
         }
         if let Some(s) = speeds(b) {
-            out.push(("speeds", s));
+            out.push((crate::measure::summary::Topic::Speeds, s));
         }
         out
     }
@@ -183,25 +183,24 @@ fn classes_text(r: &BenchResult, o: &mut String) {
     // Each family's best class met and first missed (C10 and no C
     // above it, say); -v lists all thirteen (all of them had made
     // bench's text 35 lines).
-    let judged: Vec<(&str, bool)> = classes::names()
-        .filter_map(|name| Some((name, *r.classes.get(name)?)))
+    let judged: Vec<(SdClass, bool)> = classes::names()
+        .filter_map(|name| Some((name, *r.classes.get(&name)?)))
         .collect();
-    let family = |n: &str| n.chars().next();
     let all = crate::console::stdio::verbose();
-    let shown = |name: &str| {
+    let shown = |name: SdClass| {
         all || {
-            let mine: Vec<&(&str, bool)> = judged.iter().filter(|j| family(j.0) == family(name)).collect();
+            let mine: Vec<&(SdClass, bool)> = judged.iter().filter(|j| j.0.family() == name.family()).collect();
             let best = mine.iter().rev().find(|j| j.1).map(|j| j.0);
             let missed = mine.iter().find(|j| !j.1).map(|j| j.0);
             best == Some(name) || missed == Some(name)
         }
     };
     let rows: Vec<Vec<String>> = classes::names()
-        .filter(|name| shown(name))
-        .filter_map(|name| Some((r.class_figures.get(name)?, r.classes.get(name)?)))
+        .filter(|&name| shown(name))
+        .filter_map(|name| Some((r.class_figures.get(&name)?, r.classes.get(&name)?)))
         .map(|(f, met)| {
-            let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.contains("IOPS")).collect();
-            let mb = f.figures.iter().find(|x| x.what.contains("MB/s"));
+            let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.is_iops()).collect();
+            let mb = f.figures.iter().find(|x| !x.what.is_iops());
             let side = |pick: &dyn Fn(&ClassFigure) -> f64| {
                 let mut parts = Vec::new();
                 if !iops.is_empty() {

@@ -78,7 +78,7 @@ impl Registered for Entry {
         );
     }
 
-    fn summary(all: &Results) -> Vec<(&'static str, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
         let Some(r) = all.open_au.get() else {
             return Vec::new();
         };
@@ -112,7 +112,7 @@ impl Registered for Entry {
                 )
             }
         };
-        vec![("open AUs", line)]
+        vec![(crate::measure::summary::Topic::OpenAus, line)]
     }
 
     fn figures(r: &OpenAuResult) -> Vec<Figure> {
@@ -249,7 +249,7 @@ mod tests {
         assert_eq!(
             Entry::summary(&both),
             [(
-                "open AUs",
+                crate::measure::summary::Topic::OpenAus,
                 "not claimed (the target is a loop device over the file /x.img)".to_string()
             )]
         );

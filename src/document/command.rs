@@ -1,0 +1,134 @@
+//! What made a run document: its `command`, typed. Text output, the store
+//! and `results` dispatch on this, never on the word, so renaming a command
+//! cannot silently empty its output.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::measure::TestName;
+
+/// Every command a document can come from, and a command line clap refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandName {
+    /// A measuring test (align, bench, ...).
+    Test(TestName),
+    Probe,
+    Info,
+    ImportFlashbench,
+    Emulate,
+    Restore,
+    Report,
+    ResultsList,
+    ResultsShow,
+    ResultsCompare,
+    ResultsExport,
+    ResultsImport,
+    SimList,
+    SimShow,
+    SimReproduce,
+    Decode,
+    DebugWritePattern,
+    Completions,
+    Man,
+    /// A word that names no command: a command line clap refused, or a
+    /// document from a later flashlab. Shown as it came, never run.
+    Unknown(String),
+}
+
+/// The commands that are not tests, with their words.
+const FIXED: &[(&str, fn() -> CommandName)] = &[
+    ("probe", || CommandName::Probe),
+    ("info", || CommandName::Info),
+    ("import flashbench", || CommandName::ImportFlashbench),
+    ("emulate", || CommandName::Emulate),
+    ("restore", || CommandName::Restore),
+    ("report", || CommandName::Report),
+    ("results list", || CommandName::ResultsList),
+    ("results show", || CommandName::ResultsShow),
+    ("results compare", || CommandName::ResultsCompare),
+    ("results export", || CommandName::ResultsExport),
+    ("results import", || CommandName::ResultsImport),
+    ("sim list", || CommandName::SimList),
+    ("sim show", || CommandName::SimShow),
+    ("sim reproduce", || CommandName::SimReproduce),
+    ("decode", || CommandName::Decode),
+    ("debug write-pattern", || CommandName::DebugWritePattern),
+    ("completions", || CommandName::Completions),
+    ("man", || CommandName::Man),
+];
+
+impl CommandName {
+    /// The command's words, as typed and as the JSON says them.
+    pub fn as_str(&self) -> &str {
+        match self {
+            CommandName::Test(t) => t.as_str(),
+            CommandName::Unknown(w) => w,
+            known => FIXED
+                .iter()
+                .find(|(_, make)| make() == *known)
+                .map_or("", |(word, _)| word),
+        }
+    }
+
+    /// The command `words` name; Unknown where none.
+    pub fn parse(words: &str) -> CommandName {
+        if let Some(t) = TestName::parse(words) {
+            return CommandName::Test(t);
+        }
+        FIXED
+            .iter()
+            .find(|(word, _)| *word == words)
+            .map_or_else(|| CommandName::Unknown(words.to_string()), |(_, make)| make())
+    }
+
+    /// The commands whose runs are stored, compared and drawn: every
+    /// test's, `info`, `probe`, and imported runs.
+    pub fn is_measuring(&self) -> bool {
+        matches!(
+            self,
+            CommandName::Test(_) | CommandName::Info | CommandName::Probe | CommandName::ImportFlashbench
+        )
+    }
+}
+
+impl std::fmt::Display for CommandName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for CommandName {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for CommandName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(CommandName::parse(&String::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_reads_back_as_itself_and_no_two_share_a_word() {
+        let mut all: Vec<CommandName> = FIXED.iter().map(|(_, make)| make()).collect();
+        all.extend(TestName::ALL.iter().map(|&t| CommandName::Test(t)));
+        let mut words: Vec<&str> = all.iter().map(CommandName::as_str).collect();
+        for c in &all {
+            let json = serde_json::to_string(c).unwrap();
+            assert_eq!(serde_json::from_str::<CommandName>(&json).unwrap(), *c, "{json}");
+            assert!(!matches!(CommandName::parse(c.as_str()), CommandName::Unknown(_)), "{c}");
+        }
+        words.sort();
+        let n = words.len();
+        words.dedup();
+        assert_eq!(words.len(), n, "a word names two commands");
+        assert_eq!(CommandName::parse("open-au"), CommandName::Test(TestName::OpenAu));
+        assert_eq!(CommandName::parse("proeb"), CommandName::Unknown("proeb".into()));
+        assert!(!CommandName::parse("proeb").is_measuring());
+        assert!(CommandName::parse("import flashbench").is_measuring());
+    }
+}
