@@ -37,7 +37,10 @@ pub(super) fn report(e: clap::Error) -> i32 {
     // --json asked for one document even for a bad command line.
     if e.use_stderr() && std::env::args().any(|a| a == "--json") {
         let err = crate::error::CliError::usage(e.kind().to_string()).hint(hint.clone());
-        print(&error_document(crate::document::CommandName::parse(&command), &err), chosen(true).as_ref());
+        print(
+            &error_document(crate::document::CommandName::parse(&command), &err),
+            chosen(true).as_ref(),
+        );
     }
     // clap's own message; usage errors exit 2, --help/--version 0.
     // An error goes through stderr's writer, which wraps it between

@@ -47,7 +47,11 @@ type Answers = (Option<u64>, Option<u64>, Option<u64>, Option<u64>, u64);
 /// on align's erase size, each writing test on a fresh card with the same
 /// parameters behind the preserving target).
 fn characterise(card: SimTarget) -> Answers {
-    let doc = super::probe::probe_with(crate::runner::Runner::for_sim(crate::document::CommandName::Probe, card), Default::default()).unwrap();
+    let doc = super::probe::probe_with(
+        crate::runner::Runner::for_sim(crate::document::CommandName::Probe, card),
+        Default::default(),
+    )
+    .unwrap();
     let a: &align::AlignResult = doc.results.align.get().expect("align ran");
     let r: Option<&open_au::OpenAuResult> = doc.results.open_au.get();
     let f: Option<&fat::FatResult> = doc.results.fat.get();
@@ -252,8 +256,11 @@ fn standalone_commands_never_confidently_contradict_probe() {
     for prof in crate::sim::profiles::PROFILES {
         let spec = format!("sim:{}", prof.name);
         let card = || SimTarget::from_spec(&spec).unwrap();
-        let doc =
-            super::probe::probe_with(crate::runner::Runner::for_sim(crate::document::CommandName::Probe, card()), Default::default()).unwrap();
+        let doc = super::probe::probe_with(
+            crate::runner::Runner::for_sim(crate::document::CommandName::Probe, card()),
+            Default::default(),
+        )
+        .unwrap();
         let probe: Summary = crate::measure::summary::of(&doc.results);
         for command in ["align", "au", "page", "open-au", "fat"] {
             let cmd = One::try_parse_from(["flashlab", command, spec.as_str()]).unwrap().test;

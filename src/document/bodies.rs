@@ -214,7 +214,7 @@ pub enum Body {
 }
 
 /// `emulate`: the device serving the card, printed when it is ready.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EmulatingBody {
     pub emulate: crate::emulate::Ready,
 }

@@ -120,7 +120,10 @@ mod tests {
         for c in &all {
             let json = serde_json::to_string(c).unwrap();
             assert_eq!(serde_json::from_str::<CommandName>(&json).unwrap(), *c, "{json}");
-            assert!(!matches!(CommandName::parse(c.as_str()), CommandName::Unknown(_)), "{c}");
+            assert!(
+                !matches!(CommandName::parse(c.as_str()), CommandName::Unknown(_)),
+                "{c}"
+            );
         }
         words.sort();
         let n = words.len();

@@ -9,6 +9,8 @@
 pub mod bodies;
 pub mod command;
 pub mod device;
+#[cfg(test)]
+mod keys;
 
 use serde::{Deserialize, Serialize};
 

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use fs::Stats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sim::SimTarget;
 use crate::target::Target;
@@ -129,7 +129,7 @@ pub struct Options {
 }
 
 /// What `emulate` reports when the device is ready.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ready {
     pub device: String,
     pub spec: String,

@@ -190,7 +190,10 @@ mod tests {
 
     /// A bench run of one test with this p99, started at `unix`.
     fn run(p99: u64, unix: u64) -> RunDocument {
-        let mut d = RunDocument::new(crate::document::CommandName::Test(crate::measure::TestName::Bench), None);
+        let mut d = RunDocument::new(
+            crate::document::CommandName::Test(crate::measure::TestName::Bench),
+            None,
+        );
         d.started_unix = unix;
         d.results.bench.set(
             serde_json::from_value(serde_json::json!({"tests": [{"name": "randread 4 KiB Q1",

@@ -38,7 +38,10 @@ pub fn one(doc: &RunDocument) -> [(String, RunDocument); 1] {
 /// (is it genuine, how fast, then its geometry). probe's text and the HTML
 /// report both print it first.
 pub fn summary(doc: &RunDocument) -> Vec<(crate::measure::summary::Topic, String)> {
-    let mut out = vec![(crate::measure::summary::Topic::Device, crate::document::device::of(doc).name)];
+    let mut out = vec![(
+        crate::measure::summary::Topic::Device,
+        crate::document::device::of(doc).name,
+    )];
     out.extend(doc.results.summary());
     out
 }

@@ -345,7 +345,10 @@ mod tests {
         assert_eq!(info.cid.as_ref().unwrap().product_name, "SA04G");
         assert_eq!(info.csd.as_ref().unwrap().capacity_bytes, Some(3_904_897_024));
         assert_eq!(info.scr.as_ref().unwrap().spec_version, "3.0x");
-        assert_eq!(info.preferred_erase_size_source, super::super::mmc::EraseSizeSource::KernelCapacityGuess);
+        assert_eq!(
+            info.preferred_erase_size_source,
+            super::super::mmc::EraseSizeSource::KernelCapacityGuess
+        );
         assert!(
             info.notes.iter().any(|n| n.contains("kernel's guess")),
             "{:?}",
@@ -370,7 +373,10 @@ mod tests {
         assert_eq!(p.mounts.len(), 1);
         let info = super::super::mmc::MmcInfo::from_raw(p.mmc.unwrap(), 3_904_897_024);
         assert_eq!(info.ssr.as_ref().unwrap().au_size_bytes, Some(4 << 20));
-        assert_eq!(info.preferred_erase_size_source, super::super::mmc::EraseSizeSource::SsrAu);
+        assert_eq!(
+            info.preferred_erase_size_source,
+            super::super::mmc::EraseSizeSource::SsrAu
+        );
     }
 
     #[test]
@@ -397,8 +403,14 @@ mod tests {
 
     #[test]
     fn transports() {
-        assert_eq!(Transport::of_disk("loop3", "/sys/devices/virtual/block/loop3"), Transport::Loop);
-        assert_eq!(Transport::of_disk("zram0", "/sys/devices/virtual/block/zram0"), Transport::Zram);
+        assert_eq!(
+            Transport::of_disk("loop3", "/sys/devices/virtual/block/loop3"),
+            Transport::Loop
+        );
+        assert_eq!(
+            Transport::of_disk("zram0", "/sys/devices/virtual/block/zram0"),
+            Transport::Zram
+        );
         assert_eq!(
             Transport::of_disk("nvme0n1", "/sys/devices/pci0000:00/nvme/nvme0/nvme0n1"),
             Transport::Nvme

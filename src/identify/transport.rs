@@ -115,6 +115,9 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", t.as_str()));
             assert_eq!(serde_json::from_str::<Transport>(&json).unwrap(), t);
         }
-        assert_eq!(serde_json::from_str::<Transport>("\"thunderbolt\"").unwrap(), Transport::Unknown);
+        assert_eq!(
+            serde_json::from_str::<Transport>("\"thunderbolt\"").unwrap(),
+            Transport::Unknown
+        );
     }
 }

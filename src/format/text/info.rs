@@ -3,8 +3,8 @@
 use std::fmt::Write;
 
 use crate::console::table;
-use crate::identify::{DeviceInfo, Transport};
 use crate::identify::mmc::MmcInfo;
+use crate::identify::{DeviceInfo, Transport};
 use crate::units::Iec;
 
 fn opt<T: ToString>(v: &Option<T>) -> String {

@@ -109,7 +109,10 @@ impl Registered for Entry {
             Some(p) => format!("perhaps {} (unsure)", Iec(p)),
             None => "not visible".into(),
         };
-        vec![(crate::measure::summary::Topic::EraseBlock, format!("{erase}, page {page}"))]
+        vec![(
+            crate::measure::summary::Topic::EraseBlock,
+            format!("{erase}, page {page}"),
+        )]
     }
 
     fn figures(a: &AlignResult) -> Vec<Figure> {

@@ -324,10 +324,7 @@ pub fn unjudged(tests: &[BenchTest], judged: &BTreeMap<SdClass, bool>) -> Option
     let samples: Vec<String> = tests
         .iter()
         .filter(|t| t.short_sample)
-        .filter(|t| {
-            lost.iter()
-                .any(|c| figures[c].figures.iter().any(|f| f.test == t.name))
-        })
+        .filter(|t| lost.iter().any(|c| figures[c].figures.iter().any(|f| f.test == t.name)))
         .map(|t| t.name.clone())
         .collect();
     (!lost.is_empty()).then(|| Unjudged {

@@ -392,9 +392,9 @@ pub fn preset(p: Preset) -> Vec<Spec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use classes::SdClass;
     use crate::sim::SimTarget;
     use crate::sim::profiles::build;
+    use classes::SdClass;
     use cost::PIECE;
     use result::DISTRIBUTION_SHARES;
 
@@ -489,7 +489,11 @@ mod tests {
             medium: Default::default(),
         };
         let full = crate::measure::run_alone(&test, &mut card).unwrap();
-        assert_eq!(full.classes.get(&SdClass::A1), Some(&true), "sim:demo meets A1 in 64 MiB");
+        assert_eq!(
+            full.classes.get(&SdClass::A1),
+            Some(&true),
+            "sim:demo meets A1 in 64 MiB"
+        );
         let mut card = SimTarget::from_spec("sim:demo").unwrap();
         let ranges = super::super::Test::plan(&test, &d).unwrap();
         let ranges = crate::safety::ranges::normalize(ranges, d.size_bytes, 512).unwrap();
@@ -647,16 +651,31 @@ mod tests {
     #[test]
     fn the_a1_verdict_is_met_by_demo_and_not_by_kingston() {
         let demo = a1_classes("demo");
-        assert_eq!(demo.classes.get(&SdClass::A1), Some(&true), "{:#?}", demo.class_figures[&SdClass::A1]);
+        assert_eq!(
+            demo.classes.get(&SdClass::A1),
+            Some(&true),
+            "{:#?}",
+            demo.class_figures[&SdClass::A1]
+        );
         assert_eq!(
             demo.classes.get(&SdClass::A2),
             Some(&false),
             "demo's random writes are A1's, not A2's"
         );
         let k = a1_classes("kingston-sa04g");
-        assert_eq!(k.classes.get(&SdClass::A1), Some(&false), "{:#?}", k.class_figures[&SdClass::A1]);
+        assert_eq!(
+            k.classes.get(&SdClass::A1),
+            Some(&false),
+            "{:#?}",
+            k.class_figures[&SdClass::A1]
+        );
         // The simulated Kingston writes 512 KiB at 5.3 MB/s: C4, not C6.
-        assert_eq!(k.classes.get(&SdClass::C4), Some(&true), "{:#?}", k.class_figures[&SdClass::C4]);
+        assert_eq!(
+            k.classes.get(&SdClass::C4),
+            Some(&true),
+            "{:#?}",
+            k.class_figures[&SdClass::C4]
+        );
         assert_eq!(k.classes.get(&SdClass::C10), Some(&false));
     }
 

@@ -33,7 +33,10 @@ impl Registered for Entry {
         };
         let mut out = Vec::new();
         if let Some(why) = &b.not_flash {
-            out.push((crate::measure::summary::Topic::Classes, format!("none judged: the target is {why}")));
+            out.push((
+                crate::measure::summary::Topic::Classes,
+                format!("none judged: the target is {why}"),
+            ));
         } else {
             // A class a short sample kept from judging is not claimed, and
             // not "none met".
@@ -41,9 +44,10 @@ impl Registered for Entry {
                 classes::unjudged(&b.tests, &b.classes).map(|l| format!("short sample: {}", l.samples.join(", ")));
             match (b.classes.is_empty(), lost) {
                 (true, Some(why)) => out.push((crate::measure::summary::Topic::Classes, not_claimed(&why))),
-                (false, Some(why)) => {
-                    out.push((crate::measure::summary::Topic::Classes, format!("{}; others {}", classes_met(b), not_claimed(&why))))
-                }
+                (false, Some(why)) => out.push((
+                    crate::measure::summary::Topic::Classes,
+                    format!("{}; others {}", classes_met(b), not_claimed(&why)),
+                )),
                 (false, None) => out.push((crate::measure::summary::Topic::Classes, classes_met(b))),
                 (true, None) => {}
             }
