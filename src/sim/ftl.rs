@@ -23,14 +23,36 @@ struct Slot {
     last_use: u64,
 }
 
-/// Open-AU bookkeeping plus the GC counter.
+/// The flash work the FTL did since the card was made: what wears it out.
+/// A trace replayed on the model (`life`) reads this; write amplification
+/// is `(pages_programmed + pages_copied) x page size / bytes the host
+/// wrote`, and wear is `erases` spread over the card's blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct FlashWork {
+    /// Pages the host's writes programmed, each partly covered edge page
+    /// counted once (it is read, merged and programmed whole).
+    pub pages_programmed: u64,
+    /// Pages copied by the FTL: the valid rest of an AU it merged, and the
+    /// pages an in-order log skipped over.
+    pub pages_copied: u64,
+    /// Blocks erased: one per merge and one per switch merge.
+    pub erases: u64,
+    /// Merges: an AU closed by copying its valid pages to a fresh block
+    /// (the "garbage collection" that makes cheap cards collapse).
+    pub merges: u64,
+    /// Switch merges: a log written in order to its AU's end replaced the
+    /// data block whole, so only the old block's erase was paid.
+    pub switch_merges: u64,
+}
+
+/// Open-AU bookkeeping plus the flash work done.
 #[derive(Debug, Clone, Default)]
 pub struct Ftl {
     slots: Vec<Slot>,
     tick: u64,
     /// (AU, byte) right after the last write, to tell sequential from random.
     last_end: Option<(u64, u64)>,
-    pub gc_events: u64,
+    pub work: FlashWork,
 }
 
 /// Flash-array time for one write, and whether it ran GC.
@@ -54,14 +76,17 @@ impl Ftl {
     /// Cost of closing a slot, then erasing the block it replaces. A random-mode
     /// AU is merged whole. An in-order AU keeps the data block's head (the log
     /// started where the data block left off), so only the tail past the last
-    /// write is copied in.
-    fn close(p: &Params, s: &Slot) -> u64 {
+    /// write is copied in. Counted in `work`.
+    fn close(&mut self, p: &Params, s: &Slot) -> u64 {
         let pages = p.au_size / p.page_size;
         let copy_pages = if s.random {
             pages
         } else {
             pages - (s.next / p.page_size).min(pages)
         };
+        self.work.pages_copied += copy_pages;
+        self.work.erases += 1;
+        self.work.merges += 1;
         copy_pages * Self::page_copy_ns(p) + p.au_erase_ns
     }
 
@@ -89,6 +114,7 @@ impl Ftl {
     pub fn write(&mut self, p: &Params, au: u64, off: u64, len: u64) -> WriteCost {
         self.tick += 1;
         let (program_ns, pages) = Self::program(p, off, len);
+        self.work.pages_programmed += pages;
         let sequential = self.last_end == Some((au, off));
         self.last_end = Some((au, off + len));
         if p.page_mapped {
@@ -120,7 +146,9 @@ impl Ftl {
             if in_order {
                 let s = &mut self.slots[i];
                 // A forward gap is filled by copying the skipped pages from the old block.
-                cost.ns += ((off - s.next) / p.page_size) * Self::page_copy_ns(p);
+                let gap = (off - s.next) / p.page_size;
+                cost.ns += gap * Self::page_copy_ns(p);
+                self.work.pages_copied += gap;
                 s.next = off + len;
                 s.log_pages += pages;
                 s.last_use = tick;
@@ -143,7 +171,7 @@ impl Ftl {
                 match lru {
                     Some(k) => {
                         let old = self.slots.remove(k);
-                        let merge = Self::close(p, &old);
+                        let merge = self.close(p, &old);
                         cost.ns += merge;
                         cost.merge_ns += merge;
                         cost.gc += 1;
@@ -157,7 +185,7 @@ impl Ftl {
                     None => {
                         // A card with no random-mode AUs merges this one.
                         let old = self.slots.remove(i);
-                        let merge = Self::close(p, &old);
+                        let merge = self.close(p, &old);
                         cost.ns += merge;
                         cost.merge_ns += merge;
                         cost.gc += 1;
@@ -175,7 +203,7 @@ impl Ftl {
                     random: true,
                     ..self.slots.remove(i)
                 };
-                let merge = Self::close(p, &merged);
+                let merge = self.close(p, &merged);
                 cost.ns += merge;
                 cost.merge_ns += merge;
                 cost.gc += 1;
@@ -192,8 +220,9 @@ impl Ftl {
             // (a switch merge): erase the old block, no copy, the slot is free.
             self.slots.remove(i);
             cost.ns += p.au_erase_ns;
+            self.work.erases += 1;
+            self.work.switch_merges += 1;
         }
-        self.gc_events += cost.gc;
         cost
     }
 
@@ -214,7 +243,7 @@ impl Ftl {
                 .map(|(i, _)| i)
         {
             let old = self.slots.remove(lru);
-            let merge = Self::close(p, &old);
+            let merge = self.close(p, &old);
             cost.ns += merge;
             cost.merge_ns += merge;
             cost.gc += 1;
@@ -254,7 +283,7 @@ mod tests {
                 f.write(p, 10 + a * 2, c * chunk, chunk);
             }
         }
-        f.gc_events
+        f.work.merges
     }
 
     #[test]
@@ -278,11 +307,11 @@ mod tests {
         for c in (0..8).rev() {
             f.write(&p, 5, c * 65536, 65536);
         }
-        assert_eq!(f.gc_events, 0);
+        assert_eq!(f.work.merges, 0);
         // A second AU written out of order with no random slot left merges.
         f.write(&p, 6, 65536, 65536);
         f.write(&p, 6, 0, 65536);
-        assert_eq!(f.gc_events, 1);
+        assert_eq!(f.work.merges, 1);
     }
 
     #[test]
@@ -297,12 +326,12 @@ mod tests {
             let open = f.open_aus().contains(&7);
             assert_eq!(open, i + 1 < order.len(), "write {i}");
         }
-        assert_eq!(f.gc_events, 1, "the full log merges once, at the last page");
+        assert_eq!(f.work.merges, 1, "the full log merges once, at the last page");
         // So a second pass starts from the same state as the first.
         for &k in &order {
             f.write(&p, 7, k * p.page_size, p.page_size);
         }
-        assert_eq!(f.gc_events, 2);
+        assert_eq!(f.work.merges, 2);
         assert!(f.open_aus().is_empty());
     }
 
@@ -314,7 +343,7 @@ mod tests {
         for i in 0..1000u64 {
             f.write(&p, i % 2, (i * 7919 % 256) * 16384, 4096);
         }
-        assert_eq!(f.gc_events, 0);
+        assert_eq!(f.work.merges, 0);
     }
 
     #[test]
@@ -324,5 +353,56 @@ mod tests {
         let (part, _) = Ftl::program(&p, 512, 512);
         assert_eq!(full, p.page_program_ns);
         assert_eq!(part, p.page_program_ns + p.page_read_ns + p.partial_page_write_ns);
+    }
+
+    /// The work in closed form: an AU written in order to its end costs
+    /// its pages and one erase (a switch merge); one left half written and
+    /// closed by the next AU copies its other half; a random pass over an
+    /// AU programs each page once and merges the AU whole when its log fills.
+    #[test]
+    fn flash_work_counts_pages_copies_and_erases_in_closed_form() {
+        let p = card(1, 1);
+        let pages = p.au_size / p.page_size;
+        let mut f = Ftl::default();
+        for c in 0..pages {
+            f.write(&p, 10, c * p.page_size, p.page_size);
+        }
+        let whole = FlashWork {
+            pages_programmed: pages,
+            erases: 1,
+            switch_merges: 1,
+            ..FlashWork::default()
+        };
+        assert_eq!(f.work, whole);
+
+        let mut f = Ftl::default();
+        f.write(&p, 10, 0, p.au_size / 2);
+        f.write(&p, 12, 0, p.page_size);
+        let half = FlashWork {
+            pages_programmed: pages / 2 + 1,
+            pages_copied: pages / 2,
+            erases: 1,
+            merges: 1,
+            ..FlashWork::default()
+        };
+        assert_eq!(f.work, half);
+        // Write amplification: flash pages over host pages.
+        let waf = (f.work.pages_programmed + f.work.pages_copied) as f64 / (pages / 2 + 1) as f64;
+        assert!((waf - (pages + 1) as f64 / (pages / 2 + 1) as f64).abs() < 1e-12);
+
+        // Page 1, then page 0 (behind it: the AU turns random), then the
+        // rest: the log fills at the last page and the AU merges whole.
+        let mut f = Ftl::default();
+        for c in [1].into_iter().chain(0..1).chain(2..pages) {
+            f.write(&p, 10, c * p.page_size, p.page_size);
+        }
+        let random = FlashWork {
+            pages_programmed: pages,
+            pages_copied: pages,
+            erases: 1,
+            merges: 1,
+            ..FlashWork::default()
+        };
+        assert_eq!(f.work, random);
     }
 }

@@ -516,7 +516,7 @@ impl SimTarget {
         let (complete, errno) = self.perform(r, host_start, buf, erased);
         self.in_flight.push(complete);
         self.now = self.now.max(complete);
-        self.counters.gc_events = self.ftl.gc_events;
+        self.counters.gc_events = self.ftl.work.merges;
         Ok((complete, errno))
     }
 
@@ -572,7 +572,7 @@ impl Target for SimTarget {
             });
         }
         self.now = done.iter().copied().max().unwrap_or(self.now);
-        self.counters.gc_events = self.ftl.gc_events;
+        self.counters.gc_events = self.ftl.work.merges;
         Ok(out)
     }
 
