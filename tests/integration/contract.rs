@@ -115,6 +115,10 @@ fn each_test_command_keeps_every_key() {
     check("au", &[vec!["au", "sim:demo"], vec!["au", "sim:kingston-sa04g"]]);
     check("page", &[vec!["page", "sim:demo"], vec!["page", "sim:kingston-sa04g"]]);
     check(
+        "blocksize",
+        &[vec!["blocksize", "sim:demo"], vec!["blocksize", "sim:kingston-sa04g"]],
+    );
+    check(
         "bench",
         &[
             vec!["bench", "sim:demo"],

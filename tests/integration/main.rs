@@ -16,6 +16,7 @@ mod not_claimed;
 mod not_flash;
 mod probe;
 mod refusals;
+mod registry;
 mod report;
 mod results;
 mod safety;
