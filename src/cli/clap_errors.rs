@@ -2,7 +2,7 @@
 //! hint that names the help that answers instead of its generic one, and
 //! with --json one document on stdout as for any failed command.
 
-use super::{chosen, error_document, print};
+use super::{error_document, print};
 
 /// Print clap's refusal of the command line (or its --help and --version)
 /// and return the exit code.
@@ -35,11 +35,14 @@ pub(super) fn report(e: clap::Error) -> i32 {
         _ => "`flashlab --help` lists the commands, `flashlab COMMAND --help` their options".to_string(),
     };
     // --json asked for one document even for a bad command line.
-    if e.use_stderr() && std::env::args().any(|a| a == "--json") {
+    let args: Vec<String> = std::env::args().collect();
+    let json = args.iter().any(|a| a == "--json" || a == "--format=json")
+        || args.windows(2).any(|w| w[0] == "--format" && w[1] == "json");
+    if e.use_stderr() && json {
         let err = crate::error::CliError::usage(e.kind().to_string()).hint(hint.clone());
         print(
             &error_document(crate::document::CommandName::parse(&command), &err),
-            chosen(true).as_ref(),
+            &crate::format::json::Json,
         );
     }
     // clap's own message; usage errors exit 2, --help/--version 0.

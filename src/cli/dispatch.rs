@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use super::schema::{Cli, Command, DebugAction, ImportSource, ResultsAction, SimAction};
-use super::{Output, chosen, output, print};
+use super::{Output, output, print};
 use crate::args::{Common, Engine, WriteArgs};
 use crate::command::{debug, offline, probe, restore, results};
 use crate::document::RunDocument;
 use crate::document::bodies::{Body, ReportBody, ReportWritten};
 use crate::error::CliResult;
+use crate::format::FormatKind;
 use crate::measure::TestCommand;
 use crate::runner::Resolved;
 use crate::runner::session::Consent;
@@ -45,9 +46,9 @@ fn engine(own: Option<Engine>, before: Option<Engine>) -> EngineChoice {
     own.or(before).unwrap_or(Engine::Auto).into()
 }
 
-pub(super) fn run(cli: Cli) -> CliResult<Output> {
+pub(super) fn run(cli: Cli, kind: FormatKind) -> CliResult<Output> {
     let before = cli.engine_before;
-    let json = cli.json;
+    let json = kind == FormatKind::Json;
     let mut result = dispatch(cli.command, json, before);
     // A Ctrl-C or SIGTERM that came after the last write (while the last
     // step restored its data) is honoured now: the run stops with its
@@ -250,7 +251,7 @@ fn emulate(
     match (cleanup, spec) {
         (true, _) => crate::command::emulate::cleanup(force)?,
         (false, Some(spec)) => {
-            let format = chosen(json);
+            let format = if json { FormatKind::Json } else { FormatKind::Text }.format();
             crate::command::emulate::run(
                 &crate::emulate::Options {
                     spec,

@@ -16,7 +16,7 @@ pub use schema::{Cli, Command, DebugAction, ImportSource, Register, ResultsActio
 use clap::Parser;
 
 use crate::document::{ErrorBody, RunDocument};
-use crate::format::Format;
+use crate::format::{Format, FormatKind};
 
 /// `--json`'s answer when a command fails: one document on stdout, what
 /// completed (if anything did) with an `error` beside it.
@@ -55,12 +55,12 @@ enum Output {
     Raw(String),
 }
 
-/// The format of a run's documents, chosen once from `--json`.
-fn chosen(json: bool) -> Box<dyn Format> {
-    if json {
-        Box::new(crate::format::json::Json)
-    } else {
-        Box::new(crate::format::text::Text)
+/// The format of a run's documents, chosen once: `--format`, or `--json`
+/// (its alias), else text.
+fn chosen(json: bool, format: Option<FormatKind>) -> FormatKind {
+    match (json, format) {
+        (true, _) => FormatKind::Json,
+        (false, f) => f.unwrap_or(FormatKind::Text),
     }
 }
 
@@ -103,10 +103,15 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => return clap_errors::report(e),
     };
-    let format = chosen(cli.json);
-    let as_json = cli.json;
+    let kind = chosen(cli.json, cli.format);
+    let format = kind.format();
     let command = cli.command.name();
-    let code = match dispatch::run(cli) {
+    if let Some((why, hint)) = kind.refuses(&command) {
+        let e = crate::error::CliError::usage(why).hint(hint);
+        crate::errln!("{e}");
+        return e.exit as i32;
+    }
+    let code = match dispatch::run(cli, kind) {
         Ok(Output::Doc(doc)) => print(&doc, format.as_ref()),
         Ok(Output::As(doc, own)) => print(&doc, own.as_ref()),
         Ok(Output::Raw(text)) => {
@@ -116,10 +121,14 @@ pub fn main() -> i32 {
         Err(e) => {
             // A failure still prints one document with --json, and what
             // completed before it otherwise.
-            if as_json {
-                print(&error_document(command, &e), format.as_ref());
-            } else if let Some(doc) = &e.partial {
-                print(doc, format.as_ref());
+            match (kind, &e.partial) {
+                (FormatKind::Json, _) => {
+                    print(&error_document(command, &e), format.as_ref());
+                }
+                (FormatKind::Text, Some(doc)) => {
+                    print(doc, format.as_ref());
+                }
+                _ => {}
             }
             crate::errln!("{e}");
             e.exit as i32

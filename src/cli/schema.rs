@@ -55,9 +55,16 @@ are saved in a results store (SQLite) for `flashlab results` and `flashlab repor
     propagate_version = true
 )]
 pub struct Cli {
-    /// Print exactly one JSON document on stdout and nothing else there.
-    #[arg(long, global = true)]
+    /// Print exactly one JSON document on stdout and nothing else there
+    /// (the same as --format json).
+    #[arg(long, global = true, conflicts_with = "format")]
     pub json: bool,
+
+    /// How to write the run on stdout: text (the default), json, csv
+    /// (scatter's points), toml (a simulated card, `sim show`) or html (the
+    /// report).
+    #[arg(long, global = true, value_enum, value_name = "FORMAT")]
+    pub format: Option<crate::format::FormatKind>,
 
     /// `flashlab --engine E COMMAND`, as earlier versions took it: the same
     /// as the command's own --engine, which wins when both are given.

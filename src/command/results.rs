@@ -84,7 +84,12 @@ fn verdict(d: &RunDocument) -> String {
                 Topic::EraseBlock => format!("AU {short}"),
                 // The sequential pair; the 4K figures are in `results show`.
                 Topic::Speeds => format!("{} {}", l.label(), short.split("; ").next().unwrap_or(short)),
-                l => format!("{} {short}", l.label()),
+                l @ (Topic::Device
+                | Topic::Geometry
+                | Topic::OpenAus
+                | Topic::FatArea
+                | Topic::Capacity
+                | Topic::Classes) => format!("{} {short}", l.label()),
             }
         })
         .collect();

@@ -10,9 +10,10 @@ impl Format for Csv {
         let Some((_, doc)) = runs.first() else {
             return Ok(String::new());
         };
-        let test = match &doc.command {
-            crate::document::CommandName::Test(t) => Some(*t),
-            _ => None,
+        let test = if let crate::document::CommandName::Test(t) = &doc.command {
+            Some(*t)
+        } else {
+            None
         };
         test.and_then(|t| doc.results.csv(t)).ok_or_else(|| FormatError {
             why: format!("{} has no points to write as CSV", doc.command),

@@ -10,7 +10,7 @@ pub mod json;
 pub mod text;
 pub mod toml;
 
-use crate::document::RunDocument;
+use crate::document::{CommandName, RunDocument};
 
 /// A run document this format has nothing to say about.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +18,76 @@ use crate::document::RunDocument;
 pub struct FormatError {
     pub why: String,
     pub fix: String,
+}
+
+/// The formats a run's document can be written in (fio's
+/// `--output-format`): `--format`, with `--json` for `--format json`. Each
+/// picks its one [`Format`]; one that has nothing to say about a command's
+/// document refuses it (CSV is scatter's points, TOML a simulated card).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatKind {
+    /// For a person at a terminal (the default).
+    Text,
+    /// The JSON contract: exactly one document on stdout.
+    Json,
+    /// scatter's points.
+    Csv,
+    /// A simulated card's parameters (`sim show`), as `sim:FILE.toml` reads them.
+    Toml,
+    /// The HTML report of the run, on stdout.
+    Html,
+}
+
+impl FormatKind {
+    pub fn format(self) -> Box<dyn Format> {
+        match self {
+            FormatKind::Text => Box::new(text::Text),
+            FormatKind::Json => Box::new(json::Json),
+            FormatKind::Csv => Box::new(csv::Csv),
+            FormatKind::Toml => Box::new(toml::Toml),
+            FormatKind::Html => Box::new(html::Html),
+        }
+    }
+
+    /// The word `--format` takes.
+    pub fn word(self) -> &'static str {
+        match self {
+            FormatKind::Text => "text",
+            FormatKind::Json => "json",
+            FormatKind::Csv => "csv",
+            FormatKind::Toml => "toml",
+            FormatKind::Html => "html",
+        }
+    }
+
+    /// Why this format has nothing to say about `command`'s document, and
+    /// what does; None where it serves it. Asked before the command runs,
+    /// so no device time is spent on a run nothing can print.
+    pub fn refuses(self, command: &CommandName) -> Option<(String, String)> {
+        let serves = match self {
+            FormatKind::Text | FormatKind::Json => true,
+            FormatKind::Csv => *command == CommandName::Test(crate::measure::TestName::Scatter),
+            FormatKind::Toml => *command == CommandName::SimShow,
+            FormatKind::Html => command.is_measuring(),
+        };
+        let (what, which) = match self {
+            FormatKind::Csv => ("CSV holds scatter's points", "`flashlab scatter TARGET --format csv`"),
+            FormatKind::Toml => (
+                "TOML holds a simulated card's parameters",
+                "`flashlab sim show PROFILE --format toml`",
+            ),
+            FormatKind::Text | FormatKind::Json | FormatKind::Html => (
+                "the HTML report draws a measuring run",
+                "`flashlab probe --format html > card.html`, or `flashlab report ID`",
+            ),
+        };
+        (!serves).then(|| {
+            (
+                format!("--format {} does not fit {command}: {what}", self.word()),
+                format!("use --format text or json here, or {which}"),
+            )
+        })
+    }
 }
 
 /// One output format.

@@ -162,7 +162,9 @@ impl Medium {
                     .to_string(),
             ),
             Transport::Virtio | Transport::Nbd => Some("a virtual or network disk: the storage behind it is not reached directly".to_string()),
-            _ => None,
+            Transport::Mmc | Transport::Usb | Transport::Nvme | Transport::Scsi | Transport::Sim | Transport::Unknown => {
+                None
+            }
         };
         Medium { not_flash: why }
     }

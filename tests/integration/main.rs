@@ -8,6 +8,7 @@ mod conformance;
 mod contract;
 mod decode;
 mod emulate;
+mod formats;
 mod import;
 mod info;
 mod layers;

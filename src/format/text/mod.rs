@@ -47,7 +47,23 @@ fn render(doc: &RunDocument) -> String {
             CommandName::Test(test) => {
                 doc.results.text(*test, device_s, &mut o);
             }
-            _ => {}
+            // Their documents carry a body (or, failed, only an error).
+            CommandName::Emulate
+            | CommandName::Restore
+            | CommandName::Report
+            | CommandName::ResultsList
+            | CommandName::ResultsShow
+            | CommandName::ResultsCompare
+            | CommandName::ResultsExport
+            | CommandName::ResultsImport
+            | CommandName::SimList
+            | CommandName::SimShow
+            | CommandName::SimReproduce
+            | CommandName::Decode
+            | CommandName::DebugWritePattern
+            | CommandName::Completions
+            | CommandName::Man
+            | CommandName::Unknown(_) => {}
         },
         Body::Decode(d) => offline::decode(&mut o, d),
         Body::SimList(l) => offline::sim_list(&mut o, l),
