@@ -152,15 +152,47 @@ pub trait Registered {
     fn settle(_r: &mut Self::Output) {}
 }
 
+/// Where a test's arguments say it runs (the target, the engine, the
+/// store) and what the user allowed a writing test to do. Made by
+/// [`arguments!`], from the `common` and `write` groups every test's
+/// `Args` flattens.
+pub trait Arguments {
+    fn common(&self) -> &crate::args::Common;
+    /// None: the test only reads.
+    fn consent(&self) -> Option<&crate::args::WriteArgs>;
+}
+
+/// `arguments!(Args, reads)` or `arguments!(Args, writes)`: the
+/// [`Arguments`] of a test's `Args`, from its `common` and (writing)
+/// `write` fields.
+macro_rules! arguments {
+    ($args:ty, reads) => {
+        impl $crate::measure::registry::Arguments for $args {
+            fn common(&self) -> &$crate::args::Common {
+                &self.common
+            }
+            fn consent(&self) -> Option<&$crate::args::WriteArgs> {
+                None
+            }
+        }
+    };
+    ($args:ty, writes) => {
+        impl $crate::measure::registry::Arguments for $args {
+            fn common(&self) -> &$crate::args::Common {
+                &self.common
+            }
+            fn consent(&self) -> Option<&$crate::args::WriteArgs> {
+                Some(&self.write)
+            }
+        }
+    };
+}
+
+pub(crate) use arguments;
+
 /// A test's command: its arguments (clap) and its sequence of steps,
 /// run in whatever the runner provides.
-pub trait Command {
-    /// Where it runs and how: the target, the engine, the store.
-    fn common(&self) -> &crate::args::Common;
-    /// What the user allowed a writing test to do (None: it only reads).
-    fn consent(&self) -> Option<&crate::args::WriteArgs> {
-        None
-    }
+pub trait Command: Arguments {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error>;
 }
 
@@ -216,18 +248,18 @@ macro_rules! registry {
                 }
             }
 
-            fn command(&self) -> &dyn $crate::measure::registry::CommonAndConsent {
+            fn command(&self) -> &dyn $crate::measure::registry::Arguments {
                 match self {
                     $( Self::$variant(a) => a, )*
                 }
             }
 
             pub fn common(&self) -> &crate::args::Common {
-                self.command().common_args()
+                self.command().common()
             }
 
             pub fn consent(&self) -> Option<&crate::args::WriteArgs> {
-                self.command().consent_args()
+                self.command().consent()
             }
 
             pub fn run<S: $crate::measure::registry::Session>(&self, s: &mut S) -> Result<(), S::Error> {
@@ -302,18 +334,3 @@ macro_rules! registry {
 }
 
 pub(super) use registry;
-
-/// The object-safe half of [`Command`], for `TestCommand::common`.
-pub trait CommonAndConsent {
-    fn common_args(&self) -> &crate::args::Common;
-    fn consent_args(&self) -> Option<&crate::args::WriteArgs>;
-}
-
-impl<C: Command> CommonAndConsent for C {
-    fn common_args(&self) -> &crate::args::Common {
-        self.common()
-    }
-    fn consent_args(&self) -> Option<&crate::args::WriteArgs> {
-        self.consent()
-    }
-}

@@ -15,11 +15,9 @@ pub struct Args {
     pub common: crate::args::Common,
 }
 
-impl Command for Args {
-    fn common(&self) -> &crate::args::Common {
-        &self.common
-    }
+crate::measure::registry::arguments!(Args, reads);
 
+impl Command for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let test = Align {
             references: s.references(),

@@ -24,15 +24,9 @@ pub struct Args {
     pub write: crate::args::WriteArgs,
 }
 
+crate::measure::registry::arguments!(Args, writes);
+
 impl Command for Args {
-    fn common(&self) -> &crate::args::Common {
-        &self.common
-    }
-
-    fn consent(&self) -> Option<&crate::args::WriteArgs> {
-        Some(&self.write)
-    }
-
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let mut t = Au::over(s.description(), s.medium());
         t.options.random_aus = self.open_aus;

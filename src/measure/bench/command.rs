@@ -133,15 +133,9 @@ impl Args {
     }
 }
 
+crate::measure::registry::arguments!(Args, writes);
+
 impl Command for Args {
-    fn common(&self) -> &crate::args::Common {
-        &self.common
-    }
-
-    fn consent(&self) -> Option<&crate::args::WriteArgs> {
-        Some(&self.write)
-    }
-
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let options = options_of(s.description(), &self.choices());
         let deep = options.iter().any(|o| o.qd > 1);

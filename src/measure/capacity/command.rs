@@ -38,15 +38,9 @@ pub struct Args {
     pub write: crate::args::WriteArgs,
 }
 
+crate::measure::registry::arguments!(Args, writes);
+
 impl Command for Args {
-    fn common(&self) -> &crate::args::Common {
-        &self.common
-    }
-
-    fn consent(&self) -> Option<&crate::args::WriteArgs> {
-        Some(&self.write)
-    }
-
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let push = self.push.unwrap_or_else(|| default_push(s.description(), self.skip));
         let flush = if self.thorough { THOROUGH_FLUSH } else { DEFAULT_FLUSH };

@@ -33,15 +33,9 @@ pub struct Args {
     pub write: crate::args::WriteArgs,
 }
 
+crate::measure::registry::arguments!(Args, writes);
+
 impl Command for Args {
-    fn common(&self) -> &crate::args::Common {
-        &self.common
-    }
-
-    fn consent(&self) -> Option<&crate::args::WriteArgs> {
-        Some(&self.write)
-    }
-
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let g = geometry(s, self.erase_size)?;
         let test = Fat::on(&g, self.max, self.open_aus, s.medium());

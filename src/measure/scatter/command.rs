@@ -26,11 +26,9 @@ pub struct Args {
     pub csv: bool,
 }
 
-impl Command for Args {
-    fn common(&self) -> &crate::args::Common {
-        &self.common
-    }
+crate::measure::registry::arguments!(Args, reads);
 
+impl Command for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         s.run(&Scatter {
             offset: self.offset,
