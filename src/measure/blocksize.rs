@@ -11,7 +11,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::Results;
-use super::metrics::{Better, Metric, Unit, m};
+use super::metrics::{Better, Metric, MetricId, Unit, m};
 use super::registry::{Command, Registered, Session};
 use super::{Cx, MeasureError, median, show};
 use crate::console::table;
@@ -184,12 +184,12 @@ impl Registered for Entry {
             return Vec::new();
         };
         let at = |b: u64| r.sizes.iter().find(|s| s.block_bytes == b);
-        [(4096, "4 KiB"), (4 << 20, "4 MiB")]
+        [4096, 4 << 20]
             .into_iter()
-            .filter_map(|(b, name)| {
+            .filter_map(|b| {
                 at(b).map(|s| {
                     m(
-                        format!("read rate at {name}"),
+                        MetricId::ReadRateAt { block_bytes: b },
                         Unit::BytesPerSec,
                         Better::Higher,
                         s.bytes_per_sec,

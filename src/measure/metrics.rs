@@ -28,8 +28,90 @@ pub enum Unit {
     Count,
 }
 
+/// What a figure is, whatever its label says: runs pair their figures by
+/// it, so relabelling a figure keeps comparisons, and a rate is told from
+/// the IOPS it restates by what it is, not by the words of its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricId {
+    EraseBlock,
+    Page,
+    OpenAusInOrder,
+    OpenAusRandom,
+    FatArea,
+    UsableCapacity,
+    /// blocksize's read rate at one request size.
+    ReadRateAt {
+        block_bytes: u64,
+    },
+    /// A figure of one bench test, named as bench names it ("read 1 MiB Q1").
+    Bench {
+        test: String,
+        figure: BenchFigure,
+    },
+}
+
+/// The figures of one bench test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchFigure {
+    Iops,
+    /// Bytes a second: the IOPS times the block, for sequential tests.
+    Rate,
+    P99,
+}
+
+impl MetricId {
+    /// The figure's label in comparisons.
+    pub fn label(&self) -> String {
+        match self {
+            MetricId::EraseBlock => "erase block".into(),
+            MetricId::Page => "page".into(),
+            MetricId::OpenAusInOrder => "open AUs in order".into(),
+            MetricId::OpenAusRandom => "open AUs random".into(),
+            MetricId::FatArea => "FAT area (AUs)".into(),
+            MetricId::UsableCapacity => "usable capacity".into(),
+            MetricId::ReadRateAt { block_bytes } => format!("read rate at {}", crate::units::Iec(*block_bytes)),
+            MetricId::Bench { test, figure } => format!(
+                "{test} {}",
+                match figure {
+                    BenchFigure::Iops => "IOPS",
+                    BenchFigure::Rate => "rate",
+                    BenchFigure::P99 => "p99",
+                }
+            ),
+        }
+    }
+
+    /// A rate that only restates another figure of the comparison (its
+    /// test's IOPS times the block).
+    pub fn restates(&self, others: &[&MetricId]) -> bool {
+        match self {
+            MetricId::Bench {
+                test,
+                figure: BenchFigure::Rate,
+            } => others.iter().any(|o| {
+                **o == MetricId::Bench {
+                    test: test.clone(),
+                    figure: BenchFigure::Iops,
+                }
+            }),
+            MetricId::Bench { .. }
+            | MetricId::EraseBlock
+            | MetricId::Page
+            | MetricId::OpenAusInOrder
+            | MetricId::OpenAusRandom
+            | MetricId::FatArea
+            | MetricId::UsableCapacity
+            | MetricId::ReadRateAt { .. } => false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Metric {
+    pub id: MetricId,
+    /// The label, `id`'s.
     pub name: String,
     pub unit: Unit,
     pub better: Better,
@@ -39,9 +121,10 @@ pub struct Metric {
     pub not_claimed: Option<String>,
 }
 
-pub fn m(name: impl Into<String>, unit: Unit, better: Better, value: f64) -> Metric {
+pub fn m(id: MetricId, unit: Unit, better: Better, value: f64) -> Metric {
     Metric {
-        name: name.into(),
+        name: id.label(),
+        id,
         unit,
         better,
         value,
@@ -51,16 +134,19 @@ pub fn m(name: impl Into<String>, unit: Unit, better: Better, value: f64) -> Met
 
 /// A figure the run measured but claims no value for, and why: compared,
 /// it shows as "not claimed" where another run has a value.
-pub fn refused(name: impl Into<String>, unit: Unit, better: Better, why: &str) -> Metric {
+pub fn refused(id: MetricId, unit: Unit, better: Better, why: &str) -> Metric {
     Metric {
         not_claimed: Some(why.to_string()),
-        ..m(name, unit, better, 0.0)
+        ..m(id, unit, better, 0.0)
     }
 }
 
 /// One row of a comparison: a figure across runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
+    /// What the figure is; runs compared before it read as None.
+    #[serde(default)]
+    pub id: Option<MetricId>,
     pub name: String,
     pub unit: Unit,
     pub better: Better,
@@ -85,10 +171,11 @@ pub fn compare(runs: &[&Results]) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     for (i, ms) in per.iter().enumerate() {
         for x in ms {
-            let row = match rows.iter_mut().position(|r| r.name == x.name) {
+            let row = match rows.iter_mut().position(|r| r.id.as_ref() == Some(&x.id)) {
                 Some(k) => &mut rows[k],
                 None => {
                     rows.push(Row {
+                        id: Some(x.id.clone()),
                         name: x.name.clone(),
                         unit: x.unit,
                         better: x.better,
@@ -214,5 +301,24 @@ mod tests {
         let three = compare(&[&bench_doc(100.0, 5), &bench_doc(50.0, 5), &bench_doc(100.0, 9)]);
         let iops = three.iter().find(|r| r.name.ends_with("IOPS")).unwrap();
         assert_eq!(iops.best, None, "two level at the top: no winner");
+    }
+
+    #[test]
+    fn a_rate_restates_its_own_tests_iops_only() {
+        let bench = |test: &str, figure| MetricId::Bench {
+            test: test.into(),
+            figure,
+        };
+        let iops = bench("read 1 MiB Q1", BenchFigure::Iops);
+        let other = bench("write 1 MiB Q1", BenchFigure::Iops);
+        let rate = bench("read 1 MiB Q1", BenchFigure::Rate);
+        assert!(rate.restates(&[&iops]));
+        assert!(!rate.restates(&[&other]));
+        assert!(!iops.restates(&[&iops, &rate]));
+        assert_eq!(rate.label(), "read 1 MiB Q1 rate");
+        assert_eq!(
+            MetricId::ReadRateAt { block_bytes: 4 << 20 }.label(),
+            "read rate at 4 MiB"
+        );
     }
 }

@@ -107,12 +107,8 @@ pub fn compare(o: &mut String, c: &Comparison) {
     // rate beside its own IOPS (the same figure times the block) is left
     // to the JSON (two runs of one card had taken 26 lines).
     let same = |r: &&crate::measure::metrics::Row| r.values.iter().all(|v| v.is_some() && *v == r.values[0]);
-    let derived = |r: &&crate::measure::metrics::Row| {
-        r.name.ends_with(" rate")
-            && c.rows
-                .iter()
-                .any(|x| x.name == format!("{} IOPS", r.name.trim_end_matches(" rate")))
-    };
+    let ids: Vec<&crate::measure::metrics::MetricId> = c.rows.iter().filter_map(|r| r.id.as_ref()).collect();
+    let derived = |r: &&crate::measure::metrics::Row| r.id.as_ref().is_some_and(|id| id.restates(&ids));
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use super::AlignResult;
 use crate::console::{table, wrap};
 use crate::measure::Results;
-use crate::measure::metrics::{Better, Metric, Unit, m, refused};
+use crate::measure::metrics::{Better, Metric, MetricId, Unit, m, refused};
 use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, best_erase, best_page, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
@@ -151,19 +151,19 @@ impl Registered for Entry {
             return Vec::new();
         };
         if let Some(why) = a.claim.why() {
-            return ["erase block", "page"]
-                .map(|name| refused(name, Unit::Bytes, Better::Neither, why))
+            return [MetricId::EraseBlock, MetricId::Page]
+                .map(|id| refused(id, Unit::Bytes, Better::Neither, why))
                 .into();
         }
         let mut out = Vec::new();
         let (e, c) = best_erase(a, all.au.get());
         if let (Some(e), true) = (e, c >= CONFIDENT) {
-            out.push(m("erase block", Unit::Bytes, Better::Neither, e as f64));
+            out.push(m(MetricId::EraseBlock, Unit::Bytes, Better::Neither, e as f64));
         }
         if let (Some(p), c) = best_page(a, all.page.get())
             && c >= CONFIDENT
         {
-            out.push(m("page", Unit::Bytes, Better::Neither, p as f64));
+            out.push(m(MetricId::Page, Unit::Bytes, Better::Neither, p as f64));
         }
         out
     }

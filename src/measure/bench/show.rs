@@ -9,7 +9,7 @@ use super::{BenchResult, FLOOR_REQUESTS, Rw};
 use crate::console::{table, wrap};
 use crate::measure::Results;
 use crate::measure::claim::not_claimed;
-use crate::measure::metrics::{Better, Metric, Unit, m, refused};
+use crate::measure::metrics::{BenchFigure, Better, Metric, MetricId, Unit, m, refused};
 use crate::measure::registry::Registered;
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{duration_ns, mb_per_s};
@@ -95,17 +95,20 @@ impl Registered for Entry {
             .iter()
             .flat_map(|t| {
                 let short = t.short();
-                let figure = |what: &str, unit: Unit, better: Better, v: f64| {
-                    let name = format!("{} {what}", t.name);
+                let figure = |figure: BenchFigure, unit: Unit, better: Better, v: f64| {
+                    let id = MetricId::Bench {
+                        test: t.name.clone(),
+                        figure,
+                    };
                     match &short {
-                        Some(why) => refused(name, unit, better, why),
-                        None => m(name, unit, better, v),
+                        Some(why) => refused(id, unit, better, why),
+                        None => m(id, unit, better, v),
                     }
                 };
                 [
-                    figure("IOPS", Unit::Iops, Better::Higher, t.iops),
-                    figure("rate", Unit::BytesPerSec, Better::Higher, t.bytes_per_sec),
-                    figure("p99", Unit::Ns, Better::Lower, t.latency_ns.p99 as f64),
+                    figure(BenchFigure::Iops, Unit::Iops, Better::Higher, t.iops),
+                    figure(BenchFigure::Rate, Unit::BytesPerSec, Better::Higher, t.bytes_per_sec),
+                    figure(BenchFigure::P99, Unit::Ns, Better::Lower, t.latency_ns.p99 as f64),
                 ]
             })
             .collect()

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::{CapacityResult, Evidence, FakeKind, Verdict};
 use crate::console::wrap;
 use crate::measure::Results;
-use crate::measure::metrics::{Better, Metric, Unit, m};
+use crate::measure::metrics::{Better, Metric, MetricId, Unit, m};
 use crate::measure::registry::Registered;
 use crate::units::Iec;
 
@@ -128,7 +128,14 @@ impl Registered for Entry {
     fn metrics(all: &Results) -> Vec<Metric> {
         all.capacity
             .get()
-            .map(|c| m("usable capacity", Unit::Bytes, Better::Higher, c.usable_bytes as f64))
+            .map(|c| {
+                m(
+                    MetricId::UsableCapacity,
+                    Unit::Bytes,
+                    Better::Higher,
+                    c.usable_bytes as f64,
+                )
+            })
             .into_iter()
             .collect()
     }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{AuRow, FatResult, Method};
 use crate::console::{table, wrap};
 use crate::measure::Results;
-use crate::measure::metrics::{Better, Metric, Unit, m, refused};
+use crate::measure::metrics::{Better, Metric, MetricId, Unit, m, refused};
 use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series, value_label};
@@ -119,13 +119,14 @@ impl Registered for Entry {
     /// The area, where claimed with confidence; "not claimed" where the
     /// run claimed nothing.
     fn metrics(all: &Results) -> Vec<Metric> {
-        const NAME: &str = "FAT area (AUs)";
         let Some(f) = all.fat.get() else {
             return Vec::new();
         };
         match f.claim.why() {
-            Some(why) => vec![refused(NAME, Unit::Count, Better::Higher, why)],
-            None if f.confidence >= CONFIDENT => vec![m(NAME, Unit::Count, Better::Higher, f.fat_area_aus as f64)],
+            Some(why) => vec![refused(MetricId::FatArea, Unit::Count, Better::Higher, why)],
+            None if f.confidence >= CONFIDENT => {
+                vec![m(MetricId::FatArea, Unit::Count, Better::Higher, f.fat_area_aus as f64)]
+            }
             None => Vec::new(),
         }
     }

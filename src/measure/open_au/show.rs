@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{OpenAuResult, Sweep};
 use crate::console::{table, wrap};
 use crate::measure::Results;
-use crate::measure::metrics::{Better, Metric, Unit, m, refused};
+use crate::measure::metrics::{Better, Metric, MetricId, Unit, m, refused};
 use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
@@ -199,17 +199,20 @@ impl Registered for Entry {
         let Some(r) = all.open_au.get() else {
             return Vec::new();
         };
-        [("open AUs in order", &r.linear), ("open AUs random", &r.random)]
-            .into_iter()
-            .filter_map(|(name, s)| {
-                let s = s.as_ref()?;
-                if let Some(why) = s.claim.why() {
-                    return Some(refused(name, Unit::Count, Better::Higher, why));
-                }
-                let n = Some(s).filter(|s| s.confidence >= CONFIDENT)?.max_open_aus?;
-                Some(m(name, Unit::Count, Better::Higher, n as f64))
-            })
-            .collect()
+        [
+            (MetricId::OpenAusInOrder, &r.linear),
+            (MetricId::OpenAusRandom, &r.random),
+        ]
+        .into_iter()
+        .filter_map(|(id, s)| {
+            let s = s.as_ref()?;
+            if let Some(why) = s.claim.why() {
+                return Some(refused(id, Unit::Count, Better::Higher, why));
+            }
+            let n = Some(s).filter(|s| s.confidence >= CONFIDENT)?.max_open_aus?;
+            Some(m(id, Unit::Count, Better::Higher, n as f64))
+        })
+        .collect()
     }
 }
 
