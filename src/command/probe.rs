@@ -237,7 +237,7 @@ fn capacity_and_bench(r: &mut Runner, medium: crate::measure::Medium, shares: &S
     let d = r.description().clone();
     let skip = capacity::DEFAULT_SKIP;
     let push = capacity::default_push(&d, skip);
-    let options = capacity::Options::new(skip, push, capacity::DEFAULT_FLUSH);
+    let options = capacity::Options::new(skip, push, capacity::DEFAULT_FLUSH, r.nonce());
     let survey = capacity::Stage {
         options,
         window: None,

@@ -97,6 +97,10 @@ pub trait Session {
     /// The runner's own error (its context: which path, which command).
     type Error: From<MeasureError>;
     fn description(&self) -> &TargetDescription;
+    /// A number of this run's own, never another's: what capacity tags
+    /// its blocks with, so a block an earlier run left is not taken for
+    /// this one's.
+    fn nonce(&self) -> u64;
     /// Whether flash can show through the target at all.
     fn medium(&self) -> Medium;
     /// What the card and the kernel say the erase block is (for align).

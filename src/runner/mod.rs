@@ -99,6 +99,18 @@ pub struct Runner {
     identity: std::cell::OnceCell<CliResult<DeviceInfo>>,
     /// What each writing test on a real target wrote, in order.
     writes: Vec<WriteRecord>,
+    /// This run's own number ([`Session::nonce`]).
+    nonce: u64,
+}
+
+/// A number no other run has had: the clock's nanoseconds with the process
+/// id in the high bits, odd so it is never 0. The runner reads the clock;
+/// the tests take the number from it.
+fn run_nonce() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    t ^ (u64::from(std::process::id()) << 40) | 1
 }
 
 impl Runner {
@@ -141,6 +153,7 @@ impl Runner {
             announce: false,
             identity: std::cell::OnceCell::new(),
             writes: Vec::new(),
+            nonce: run_nonce(),
         };
         if let Some(p) = &r.store {
             runner.listen(Box::new(crate::store::Saver::open(p)));
@@ -173,6 +186,7 @@ impl Runner {
             announce: false,
             identity: std::cell::OnceCell::new(),
             writes: Vec::new(),
+            nonce: run_nonce(),
         };
         r.stamp_device();
         r
@@ -447,6 +461,10 @@ impl Session for Runner {
 
     fn description(&self) -> &TargetDescription {
         self.reader.as_target().description()
+    }
+
+    fn nonce(&self) -> u64 {
+        self.nonce
     }
 
     /// What lies under the target, for the tests' verdicts: a simulated card

@@ -44,7 +44,7 @@ impl Command for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let push = self.push.unwrap_or_else(|| default_push(s.description(), self.skip));
         let flush = if self.thorough { THOROUGH_FLUSH } else { DEFAULT_FLUSH };
-        let found = steps(s, Options::new(self.skip, push, flush.max(push)))?;
+        let found = steps(s, Options::new(self.skip, push, flush.max(push), s.nonce()))?;
         s.update(|r| r.capacity.set(found));
         Ok(())
     }

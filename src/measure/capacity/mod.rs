@@ -83,15 +83,13 @@ pub struct Options {
 }
 
 impl Options {
-    pub fn new(skip: u64, push: u64, flush: u64) -> Self {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+    /// `nonce`: the run's own ([`Session::nonce`](crate::measure::registry::Session::nonce)).
+    pub fn new(skip: u64, push: u64, flush: u64, nonce: u64) -> Self {
         Options {
             skip,
             push,
             flush,
-            nonce: t ^ (u64::from(std::process::id()) << 40) | 1,
+            nonce,
         }
     }
 }

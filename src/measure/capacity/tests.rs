@@ -5,6 +5,9 @@ use crate::sim::SimTarget;
 use crate::target::{Target, TargetDescription};
 use crate::units::Iec;
 
+/// A run's nonce, fixed: the tests need no clock.
+const NONCE: u64 = 0x005e_ed0f_f1a5_1ab1;
+
 /// The whole check on a simulated card, each stage on a fresh card as
 /// the runner does (so nothing of an earlier stage is left).
 /// A simulated card's parameters from its spec, as the CLI reads it.
@@ -21,7 +24,7 @@ pub(crate) fn check_card(spec: &str) -> (CapacityResult, f64) {
 fn check_card_on(spec: &str, persistent: bool) -> (CapacityResult, f64) {
     let params = params_of(spec);
     let mut kept = SimTarget::new(spec, params.clone());
-    let o = Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH);
+    let o = Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH, NONCE);
     let mut stages = Vec::new();
     let mut window = None;
     let mut device_s = 0.0;
@@ -223,7 +226,11 @@ fn good_reads_of_a_stage_that_could_not_empty_the_cache_are_not_evidence() {
         size_bytes: size,
         ..SimTarget::from_spec("sim:demo").unwrap().description().clone()
     };
-    let r = verdict(&stages, &d, &Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH));
+    let r = verdict(
+        &stages,
+        &d,
+        &Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH, NONCE),
+    );
     assert_eq!(r.usable_bytes, (100 << 20) + BLOCK, "not 600 MiB: {r:?}");
     assert_eq!(r.boundary, Some(((100 << 20) + BLOCK, 800 << 20)));
     assert!(r.limits.iter().any(|l| l.contains("still held")), "{:?}", r.limits);
@@ -263,7 +270,7 @@ fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
     t.run(&[Request::write(0, real as u32, 0)], 1, &mut user).unwrap();
     // A flush past the push: its extra blocks, written with what they
     // held, alias the samples and the dense region on this card.
-    let o = Options::new(DEFAULT_SKIP, 4 << 20, 12 << 20);
+    let o = Options::new(DEFAULT_SKIP, 4 << 20, 12 << 20, NONCE);
     let s = Stage {
         options: o,
         window: None,
