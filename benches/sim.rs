@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flashlab::sim::{SimTarget, params_from_spec};
-use flashlab::target::{AlignedBuf, Request, Target};
+use flashlab::targets::{AlignedBuf, Request, Target};
 
 fn card(overrides: &[(&str, &str)]) -> SimTarget {
     let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

@@ -8,7 +8,7 @@ use flashlab::random::chunk_sizes;
 use flashlab::sim::SimTarget;
 use flashlab::sim::profiles::build;
 use flashlab::sim::reproduce::flashbench::open_au;
-use flashlab::target::Target;
+use flashlab::targets::Target;
 
 fn main() {
     let mut total = 0.0;

@@ -14,7 +14,7 @@ use flashlab::safety::ranges::Range;
 use flashlab::safety::registry::Registry;
 use flashlab::sim::SimTarget;
 use flashlab::sim::profiles::{PROFILES, build};
-use flashlab::target::{AlignedBuf, Request, Target};
+use flashlab::targets::{AlignedBuf, Request, Target};
 
 const MIB: u64 = 1 << 20;
 

@@ -3,7 +3,7 @@
 //! capacity or repeated patterns. Run with `cargo run --release --example sim_memory`.
 
 use flashlab::sim::{SimTarget, params_from_spec};
-use flashlab::target::{AlignedBuf, Request, Target};
+use flashlab::targets::{AlignedBuf, Request, Target};
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 
 use crate::safety::ranges::Range;
-use crate::target::real::EngineChoice;
-use crate::target::spec::TargetSpec;
+use crate::targets::real::EngineChoice;
+use crate::targets::spec::TargetSpec;
 
 /// A size argument (`4M`, `16KiB`, `0x1000`), checked at parse time.
 pub fn size(text: &str) -> Result<u64, String> {
@@ -60,7 +60,7 @@ pub struct Target {
 impl Target {
     /// The built-in simulated card, taken when no TARGET is given.
     pub fn default_card() -> Target {
-        let text = crate::target::spec::DEFAULT_TARGET;
+        let text = crate::targets::spec::DEFAULT_TARGET;
         Target {
             text: text.to_string(),
             spec: TargetSpec::parse(text).expect("the default target parses"),

@@ -102,7 +102,7 @@ pub type CliResult<T> = Result<T, CliError>;
 
 use crate::measure::MeasureError;
 use crate::safety::SafetyError;
-use crate::target::TargetError;
+use crate::targets::TargetError;
 
 /// Exit 130 for Ctrl-C, 143 for SIGTERM, once the data is back.
 pub fn interrupted(signal: i32) -> CliError {

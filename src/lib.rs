@@ -3,7 +3,7 @@
 //! The data flow of docs/DESIGN.md is the module layout, bottom layer
 //! first: [`units`], [`random`], [`files`], [`console`], [`svg`],
 //! [`registers`]; [`identify`] (what a device is and what its bytes rest
-//! on); [`target`] (the seam: real devices), [`sim`] (simulated cards) and
+//! on); [`targets`] (the seam: real devices), [`sim`] (simulated cards) and
 //! [`safety`] (the preserving target and its journal); [`emulate`] (a
 //! simulated card served as a block device); [`args`] (the shared
 //! arguments, parsed); [`measure`] (the tests, one folder each, listed in
@@ -33,5 +33,5 @@ pub mod safety;
 pub mod sim;
 pub mod store;
 pub mod svg;
-pub mod target;
+pub mod targets;
 pub mod units;

@@ -15,7 +15,7 @@ use crate::format::FormatKind;
 use crate::measure::TestCommand;
 use crate::runner::Resolved;
 use crate::runner::session::Consent;
-use crate::target::real::EngineChoice;
+use crate::targets::real::EngineChoice;
 
 /// The shared groups, resolved once: the target (the built-in card when
 /// none is given, said so), the engine (the command's own --engine, else
@@ -24,7 +24,7 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, before: Option<Engine>) -
     let target = common.target.clone().unwrap_or_else(|| {
         let line = format!(
             "no TARGET given: measuring {}, the built-in simulated card",
-            crate::target::spec::DEFAULT_TARGET
+            crate::targets::spec::DEFAULT_TARGET
         );
         crate::errln!("{}", crate::console::wrap(&line, "", ""));
         crate::args::Target::default_card()
@@ -206,7 +206,7 @@ fn report(runs: Vec<String>, output: Option<PathBuf>, db: Option<&Path>) -> CliR
     let targets: Vec<&str> = loaded
         .iter()
         .filter_map(|(_, d)| d.target.as_ref())
-        .filter(|t| t.kind != crate::target::TargetKind::Sim)
+        .filter(|t| t.kind != crate::targets::TargetKind::Sim)
         .map(|t| t.spec.as_str())
         .collect();
     output::check_report_path(&output, &targets)?;

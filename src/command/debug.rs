@@ -10,8 +10,8 @@ use crate::runner::open;
 use crate::runner::session::{self, Consent, Writable, report_interrupted};
 use crate::safety::ranges::Range;
 use crate::safety::{self, signals};
-use crate::target::real::EngineChoice;
-use crate::target::{AlignedBuf, Request, Target, TargetError, run_all};
+use crate::targets::real::EngineChoice;
+use crate::targets::{AlignedBuf, Request, Target, TargetError, run_all};
 
 /// Write the pattern `passes` times, `pause_ms` between writes (for signal
 /// tests); the data is back before anything is reported.

@@ -7,7 +7,7 @@ use crate::error::{CliError, CliResult};
 use crate::registers::{self, Family, RegisterKind};
 use crate::sim::params::{KEYS, Params};
 use crate::sim::{params_from_spec, profiles, reproduce};
-use crate::target::spec::TargetSpec;
+use crate::targets::spec::TargetSpec;
 
 pub fn sim_list() -> RunDocument {
     let entry = |name: &str, summary: &str, source: &str| Entry {

@@ -15,8 +15,8 @@ use crate::safety::journal::{EXTENSION, Journal};
 use crate::safety::pending::{self, Found};
 use crate::safety::registry::{self, Registry};
 use crate::safety::{self, SafetyError};
-use crate::target::Target;
-use crate::target::real::{EngineChoice, OpenOptions};
+use crate::targets::Target;
+use crate::targets::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
 pub fn run(

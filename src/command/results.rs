@@ -61,7 +61,7 @@ pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
 /// writing step was skipped for want of --write (a read-only and a --write
 /// probe of one device had looked the same in the list).
 fn verdict(d: &RunDocument) -> String {
-    use crate::measure::summary::Topic;
+    use crate::measure::topic::Topic;
     const FIRST: [Topic; 7] = [
         Topic::EraseBlock,
         Topic::Capacity,

@@ -18,8 +18,8 @@ use crate::identify::DeviceInfo;
 use crate::measure::advice::Advice;
 pub use crate::measure::note::{Note, NoteKind};
 use crate::measure::{Results, Slot};
-use crate::target::TargetDescription;
-use crate::target::real::EngineChoice;
+use crate::targets::TargetDescription;
+use crate::targets::real::EngineChoice;
 pub use bodies::Body;
 pub use command::CommandName;
 pub use device::DeviceId;
@@ -206,7 +206,7 @@ impl RunDocument {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::TargetKind;
+    use crate::targets::TargetKind;
 
     #[test]
     fn a_document_reads_back_with_its_results_at_the_top_level() {

@@ -19,7 +19,7 @@ use fuser::{
 use super::order::{Order, PATIENCE};
 use super::timing::{Calibrating, Overhead, Waiter};
 use crate::sim::SimTarget;
-use crate::target::{AlignedBuf, Op, Request as Io};
+use crate::targets::{AlignedBuf, Op, Request as Io};
 
 /// The name of the one file, under the mount point.
 pub const CARD_FILE: &str = "card";
@@ -122,7 +122,7 @@ pub struct Card {
 
 impl Card {
     pub fn new(sim: SimTarget, backing: Option<File>, scale: f64, waiter: Waiter) -> Card {
-        let d = crate::target::Target::description(&sim).clone();
+        let d = crate::targets::Target::description(&sim).clone();
         Card {
             sim: Mutex::new(sim),
             backing,
@@ -155,7 +155,7 @@ impl Card {
         (
             s.counters.gc_events,
             s.ftl.open_aus().len(),
-            crate::target::Target::device_time_ns(&*s),
+            crate::targets::Target::device_time_ns(&*s),
         )
     }
 

@@ -29,7 +29,7 @@ pub use fs::Stats;
 use serde::{Deserialize, Serialize};
 
 use crate::sim::SimTarget;
-use crate::target::Target;
+use crate::targets::Target;
 
 /// Why an emulation cannot start or stopped: what happened and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -77,10 +77,10 @@ fn quickest_read_ns(spec: &str) -> u64 {
     sim.params.keep_data = false;
     let len = sim.description().logical_block_size.max(4096);
     let reqs = [
-        crate::target::Request::read(0, len, 0),
-        crate::target::Request::read(u64::from(len), len, 0),
+        crate::targets::Request::read(0, len, 0),
+        crate::targets::Request::read(u64::from(len), len, 0),
     ];
-    let mut buf = crate::target::AlignedBuf::new(len as usize);
+    let mut buf = crate::targets::AlignedBuf::new(len as usize);
     sim.run(&reqs, 1, &mut buf)
         .ok()
         .and_then(|c| c.iter().map(|c| c.duration_ns).min())
@@ -325,7 +325,7 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
         let _ = timing::realtime(false);
     }
     let overhead = overhead.map_err(|e| failed(format!("cannot calibrate {dev}: {e}"), "check the loop device"))?;
-    em.ready.overhead_us = overhead.at(crate::target::Op::Read, 4096) as f64 / 1e3;
+    em.ready.overhead_us = overhead.at(crate::targets::Op::Read, 4096) as f64 / 1e3;
     em.card.serve_model(overhead);
     em.started = Instant::now();
     Ok(em)

@@ -17,7 +17,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::target::{AlignedBuf, Op};
+use crate::targets::{AlignedBuf, Op};
 
 /// Calibrated sizes: each op at each of these (raised to the sector size).
 pub const CALIBRATED_SIZES: [u32; 4] = [4096, 65536, 262144, 524288];

@@ -107,9 +107,9 @@ pub fn one(doc: &RunDocument) -> [(String, RunDocument); 1] {
 /// The one-screen summary of a run: the device, then each test's lines
 /// (is it genuine, how fast, then its geometry). probe's text and the HTML
 /// report both print it first.
-pub fn summary(doc: &RunDocument) -> Vec<(crate::measure::summary::Topic, String)> {
+pub fn summary(doc: &RunDocument) -> Vec<(crate::measure::topic::Topic, String)> {
     let mut out = vec![(
-        crate::measure::summary::Topic::Device,
+        crate::measure::topic::Topic::Device,
         crate::document::device::of(doc).name,
     )];
     out.extend(doc.results.summary());

@@ -17,7 +17,7 @@ use super::{Cx, MeasureError, median, show};
 use crate::console::table;
 use crate::safety::ranges::Range;
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
-use crate::target::{Request, TargetDescription};
+use crate::targets::{Request, TargetDescription};
 use crate::units::{Iec, duration_ns, mb_per_s};
 
 /// Reads at each size: enough for a stable median on a noisy reader.
@@ -82,7 +82,7 @@ impl super::Test for Blocksize {
             let reqs: Vec<Request> = (0..READS)
                 .map(|_| Request::read(offset + crate::random::xorshift(&mut rng) % slots * s, len, 0))
                 .collect();
-            let done = crate::target::run_all(cx.target, &reqs, 1, &mut buf)?;
+            let done = crate::targets::run_all(cx.target, &reqs, 1, &mut buf)?;
             let lat: Vec<f64> = done.iter().map(|c| c.duration_ns as f64).collect();
             let m = median(&lat).max(1.0);
             out.push(Size {

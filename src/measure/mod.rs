@@ -1,5 +1,5 @@
 //! The characterisation tests of docs/DESIGN.md: each drives a
-//! [`Target`](crate::target::Target), never reads a clock, and interprets
+//! [`Target`](crate::targets::Target), never reads a clock, and interprets
 //! its own numbers, so the same code measures a real card and runs
 //! deterministically on a simulated one. Each test has its own folder (its
 //! measurement, its arguments and steps, how it shows), listed once in
@@ -27,12 +27,13 @@ pub mod session;
 pub mod show;
 pub mod slot_writer;
 pub mod summary;
+pub mod topic;
 
 use serde::Serialize;
 
 use crate::safety::SafetyError;
 use crate::safety::ranges::Range;
-use crate::target::{Target, TargetDescription, TargetError};
+use crate::targets::{Target, TargetDescription, TargetError};
 use crate::units::Iec;
 pub use registry::Slot;
 
@@ -173,7 +174,7 @@ impl Medium {
 /// A write buffer of `len` bytes holding the tests' fixed data: a
 /// non-uniform pattern, so a card that compresses or deduplicates gains
 /// nothing (bench writes a seeded stream instead, as fio does).
-pub fn test_data(len: u64) -> Result<crate::target::AlignedBuf, MeasureError> {
+pub fn test_data(len: u64) -> Result<crate::targets::AlignedBuf, MeasureError> {
     let mut buf = buffer(len)?;
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         // Below 251: fits a byte.
@@ -256,18 +257,18 @@ pub fn rewrite(t: &mut dyn Target, offsets: &[u64], len: u64) -> Result<Vec<f64>
     let n = request_len(len, "--chunk")?;
     let mut buf = buffer(len.saturating_mul(offsets.len() as u64))?;
     let at = |i: usize| i * n as usize;
-    let reads: Vec<crate::target::Request> = offsets
+    let reads: Vec<crate::targets::Request> = offsets
         .iter()
         .enumerate()
-        .map(|(i, &o)| crate::target::Request::read(o, n, at(i)))
+        .map(|(i, &o)| crate::targets::Request::read(o, n, at(i)))
         .collect();
-    crate::target::run_all(t, &reads, 1, &mut buf)?;
-    let writes: Vec<crate::target::Request> = offsets
+    crate::targets::run_all(t, &reads, 1, &mut buf)?;
+    let writes: Vec<crate::targets::Request> = offsets
         .iter()
         .enumerate()
-        .map(|(i, &o)| crate::target::Request::write(o, n, at(i)))
+        .map(|(i, &o)| crate::targets::Request::write(o, n, at(i)))
         .collect();
-    Ok(crate::target::run_all(t, &writes, 1, &mut buf)?
+    Ok(crate::targets::run_all(t, &writes, 1, &mut buf)?
         .iter()
         .map(|c| c.duration_ns as f64)
         .collect())
@@ -286,9 +287,9 @@ pub fn budget_ns(seconds: Option<f64>) -> u64 {
     (seconds.unwrap_or(STEP_BUDGET_S).clamp(0.0, 1e9) * 1e9) as u64
 }
 
-pub fn buffer(len: u64) -> Result<crate::target::AlignedBuf, MeasureError> {
+pub fn buffer(len: u64) -> Result<crate::targets::AlignedBuf, MeasureError> {
     match usize::try_from(len) {
-        Ok(n) if len <= MAX_BUFFER => Ok(crate::target::AlignedBuf::new(n)),
+        Ok(n) if len <= MAX_BUFFER => Ok(crate::targets::AlignedBuf::new(n)),
         _ => Err(MeasureError::Bad {
             why: format!(
                 "a buffer of {} is more than flashlab allocates ({})",

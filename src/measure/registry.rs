@@ -28,7 +28,7 @@ use super::metrics::Metric;
 use super::note::NoteKind;
 use super::{MeasureError, Medium, Results, Test};
 use crate::svg::Figure;
-use crate::target::TargetDescription;
+use crate::targets::TargetDescription;
 
 /// A result that may have been produced, said not to have been (null: probe
 /// skipped the step), or never mentioned (absent from the JSON).
@@ -134,7 +134,7 @@ pub trait Registered {
     fn text(r: &Self::Output, device_s: f64, o: &mut String);
     /// Its lines of probe's one-screen summary, `(label, value)`; it may
     /// read other tests' results (the erase block is align's and au's).
-    fn summary(_all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
+    fn summary(_all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         Vec::new()
     }
     /// Its plots and notes in the HTML report.
@@ -291,7 +291,7 @@ macro_rules! registry {
             }
 
             /// Probe's summary lines, test by test in the table's order.
-            pub fn summary(&self) -> Vec<($crate::measure::summary::Topic, String)> {
+            pub fn summary(&self) -> Vec<($crate::measure::topic::Topic, String)> {
                 let mut out = Vec::new();
                 $( out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::summary(self)); )*
                 out

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{MeasureError, median};
-use crate::target::Target;
+use crate::targets::Target;
 
 /// Writes measured per slot-method set between looks at the share that
 /// merged: 8, four merges in an overflowing set. One batch decides a clean

@@ -22,8 +22,8 @@ use crate::identify::DeviceInfo;
 use crate::measure::registry::Session;
 use crate::measure::{Cx, MeasureError, Medium, Results, Test};
 use crate::safety::PreservingTarget;
-use crate::target::real::EngineChoice;
-use crate::target::{Target, TargetDescription, TargetError, TargetKind};
+use crate::targets::real::EngineChoice;
+use crate::targets::{Target, TargetDescription, TargetError, TargetKind};
 use crate::units::Iec;
 use open::Opened;
 use session::{Consent, Writable};
@@ -170,7 +170,7 @@ impl Runner {
         let text = desc.spec.clone();
         let mut r = Runner {
             target: args::Target {
-                spec: crate::target::spec::TargetSpec::Sim {
+                spec: crate::targets::spec::TargetSpec::Sim {
                     base: text.clone(),
                     overrides: Vec::new(),
                 },

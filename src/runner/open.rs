@@ -4,9 +4,9 @@
 use crate::args;
 use crate::error::CliError;
 use crate::sim::{SimTarget, params_from_spec};
-use crate::target::real::{EngineChoice, OpenOptions, RealTarget};
-use crate::target::spec::TargetSpec;
-use crate::target::{Target, TargetError};
+use crate::targets::real::{EngineChoice, OpenOptions, RealTarget};
+use crate::targets::spec::TargetSpec;
+use crate::targets::{Target, TargetError};
 
 /// The opened target, kept concrete where a command needs to know its kind.
 pub enum Opened {

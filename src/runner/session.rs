@@ -16,9 +16,9 @@ use crate::safety::pending::Found;
 use crate::safety::ranges::{self, Range};
 use crate::safety::registry::Registry;
 use crate::safety::{self, PreservingTarget};
-use crate::target::real::{EngineChoice, OpenOptions};
-use crate::target::spec::TargetSpec;
-use crate::target::{Target, TargetDescription, TargetKind};
+use crate::targets::real::{EngineChoice, OpenOptions};
+use crate::targets::spec::TargetSpec;
+use crate::targets::{Target, TargetDescription, TargetKind};
 use crate::units::Iec;
 
 /// What the user allowed a writing test to do.

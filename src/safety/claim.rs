@@ -190,12 +190,12 @@ pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
 }
 
 /// Open `node` with O_EXCL, trying again for
-/// [`BUSY_GRACE`](crate::target::real::BUSY_GRACE) while it is busy, as the
+/// [`BUSY_GRACE`](crate::targets::real::BUSY_GRACE) while it is busy, as the
 /// target's own exclusive open does: a killed run's io_uring holds an alias
 /// for up to ~100 ms after the process is reaped (5 of 5 tries in the
 /// hostile campaign, scripts/hostile.sh). A device really in use stays busy.
 pub fn open_exclusive(node: &Path) -> std::io::Result<File> {
-    let deadline = std::time::Instant::now() + crate::target::real::BUSY_GRACE;
+    let deadline = std::time::Instant::now() + crate::targets::real::BUSY_GRACE;
     loop {
         let r = std::fs::OpenOptions::new()
             .read(true)

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::ranges::Range;
 use crate::identify::stack::{FileKey, Layer, Node, Stack};
 use crate::identify::{self, sysfs::Host};
-use crate::target::{AlignedBuf, Request, Target};
+use crate::targets::{AlignedBuf, Request, Target};
 
 /// Blocks in a fingerprint: spread over the target, so a different device
 /// that shares a partition table or a filesystem header still differs.

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use preserve::PreservingTarget;
 
-use crate::target::{AlignedBuf, Completion, Request, Target, TargetError};
+use crate::targets::{AlignedBuf, Completion, Request, Target, TargetError};
 use journal::CHUNK;
 use ranges::Range;
 
@@ -69,7 +69,7 @@ pub(crate) fn run_batch(
     queue_depth: usize,
     buf: &mut AlignedBuf,
 ) -> Result<Vec<Completion>, SafetyError> {
-    Ok(crate::target::run_all(target, requests, queue_depth, buf)?)
+    Ok(crate::targets::run_all(target, requests, queue_depth, buf)?)
 }
 
 /// Where journals live unless `--journal-dir` says otherwise: /var/lib/flashlab

@@ -13,7 +13,7 @@ use super::ranges::Range;
 use super::registry::Registry;
 use super::signals::{self, crash_point};
 use super::{Outcome, SafetyError};
-use crate::target::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
+use crate::targets::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
 
 /// A target that journals before it writes. Reads pass straight through.
 pub struct PreservingTarget<'a> {
@@ -413,7 +413,7 @@ impl Target for PreservingTarget<'_> {
         self.inner.independent_reader()
     }
 
-    fn engines_used(&self) -> Vec<crate::target::real::EngineChoice> {
+    fn engines_used(&self) -> Vec<crate::targets::real::EngineChoice> {
         self.inner.engines_used()
     }
 

@@ -4,7 +4,7 @@
 use super::SimTarget;
 use crate::identify::DeviceInfo;
 use crate::identify::mmc::{MmcInfo, MmcRaw, kernel_preferred_erase};
-use crate::target::Target;
+use crate::targets::Target;
 use crate::units::Iec;
 
 /// What `info` shows for a simulated card: its geometry, and its registers

@@ -15,7 +15,7 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-use crate::target::{
+use crate::targets::{
     AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
 };
 use params::{Erased, FakeMode, ParamError, Params, Protocol};
@@ -139,11 +139,11 @@ impl SimTarget {
     /// A simulated card from its spec as the CLI reads it
     /// (`sim:demo,capacity=64M`), or why not.
     pub fn from_spec(spec: &str) -> Result<SimTarget, String> {
-        match crate::target::spec::TargetSpec::parse(spec).map_err(|e| e.to_string())? {
-            crate::target::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
+        match crate::targets::spec::TargetSpec::parse(spec).map_err(|e| e.to_string())? {
+            crate::targets::spec::TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
                 .map(|p| SimTarget::new(spec, p))
                 .map_err(|e| e.to_string()),
-            crate::target::spec::TargetSpec::Path(_) => Err(format!("{spec} is not a simulated card")),
+            crate::targets::spec::TargetSpec::Path(_) => Err(format!("{spec} is not a simulated card")),
         }
     }
 }

@@ -328,9 +328,9 @@ mod tests {
 
     fn doc(command: &str, spec: &str) -> RunDocument {
         let mut d = RunDocument::new(crate::document::CommandName::parse(command), None);
-        d.target = Some(crate::target::TargetDescription {
+        d.target = Some(crate::targets::TargetDescription {
             spec: spec.into(),
-            kind: crate::target::TargetKind::Sim,
+            kind: crate::targets::TargetKind::Sim,
             size_bytes: 1 << 30,
             logical_block_size: 512,
             physical_block_size: 512,

@@ -17,8 +17,8 @@ use flashlab::safety::journal::Header;
 use flashlab::safety::ranges::Range;
 use flashlab::safety::registry::Registry;
 use flashlab::sim::SimTarget;
-use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
-use flashlab::target::{AlignedBuf, Request, Target, TargetError};
+use flashlab::targets::real::{EngineChoice, OpenOptions, RealTarget};
+use flashlab::targets::{AlignedBuf, Request, Target, TargetError};
 
 use crate::support::{LoopDevice, pattern, random_file, require_loop_devices};
 

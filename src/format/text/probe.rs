@@ -27,7 +27,7 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
     let sim = doc
         .target
         .as_ref()
-        .is_some_and(|t| t.kind == crate::target::TargetKind::Sim);
+        .is_some_and(|t| t.kind == crate::targets::TargetKind::Sim);
     let line = format!(
         "{:.1} device-seconds of I/O{}",
         doc.device_time_s.unwrap_or(0.0),

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use crate::random::chunk_sizes;
 use crate::sim::SimTarget;
 use crate::sim::reproduce::flashbench::{align_row, find_fat, max_align, open_au};
-use crate::target::Target;
+use crate::targets::Target;
 
 /// What a user ran, in order.
 #[derive(Debug, Clone)]

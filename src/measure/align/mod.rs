@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claim::{self, Claim};
 use super::{MeasureError, iqr, median, robust_sigma};
-use crate::target::Request;
+use crate::targets::Request;
 
 /// Largest boundary tried: SD AUs stop at 64 MiB (SD spec 4.10.2), one more
 /// step shows the level above it.
@@ -196,7 +196,7 @@ pub struct Align {
 impl super::Test for Align {
     const KEY: &'static str = "align";
     type Output = AlignResult;
-    fn plan(&self, _: &crate::target::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
+    fn plan(&self, _: &crate::targets::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
         Ok(Vec::new())
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<AlignResult, MeasureError> {
@@ -281,7 +281,7 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
             }
         }
         cx.check()?;
-        let done = crate::target::run_all(cx.target, &reqs, 1, &mut buf)?;
+        let done = crate::targets::run_all(cx.target, &reqs, 1, &mut buf)?;
         for (i, trio) in done.chunks_exact(3).enumerate() {
             let s = &mut samples[owner[3 * i]];
             let [pre, on, post] = [trio[0], trio[1], trio[2]].map(|c| c.duration_ns as f64);
@@ -622,7 +622,7 @@ fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdic
 mod tests {
     use super::*;
     use crate::sim::SimTarget;
-    use crate::target::Target;
+    use crate::targets::Target;
 
     fn sim(overrides: &str) -> SimTarget {
         let spec = if overrides.is_empty() {

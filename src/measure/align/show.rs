@@ -90,12 +90,12 @@ impl Registered for Entry {
 
     /// The erase block and page as probe states them: reads and writes
     /// together (au's and page's results, where they ran).
-    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let Some(a) = all.align.get() else {
             return Vec::new();
         };
         if let Some(refused) = a.claim.short_text() {
-            return vec![(crate::measure::summary::Topic::Geometry, refused)];
+            return vec![(crate::measure::topic::Topic::Geometry, refused)];
         }
         let (e, c) = best_erase(a, all.au.get());
         let erase = match e {
@@ -110,7 +110,7 @@ impl Registered for Entry {
             None => "not visible".into(),
         };
         vec![(
-            crate::measure::summary::Topic::EraseBlock,
+            crate::measure::topic::Topic::EraseBlock,
             format!("{erase}, page {page}"),
         )]
     }

@@ -23,7 +23,7 @@ use super::MeasureError;
 use super::claim::{self, Claim};
 use super::slot_writer::{MAX_SLOT_AUS, SlotWriter};
 use crate::safety::ranges::Range;
-use crate::target::{Target, TargetDescription};
+use crate::targets::{Target, TargetDescription};
 
 /// Chunks written in each region, downwards (an even count: the round
 /// starts again between visits, never inside one).

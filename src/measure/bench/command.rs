@@ -5,7 +5,7 @@ use crate::measure::note::NoteKind;
 use crate::measure::registry::Command;
 use crate::measure::registry::Session;
 use crate::safety::ranges::Range;
-use crate::target::TargetDescription;
+use crate::targets::TargetDescription;
 
 /// `bench --rw`: fio's words.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

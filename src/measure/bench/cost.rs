@@ -251,7 +251,7 @@ mod tests {
     /// and reads take any area.
     #[test]
     fn a_writing_area_past_the_pieces_allowed_is_refused() {
-        use crate::target::Target;
+        use crate::targets::Target;
         let card = crate::sim::SimTarget::from_spec("sim:demo,capacity=1P").unwrap();
         let d = card.description();
         let most = MAX_PIECES * PIECE;

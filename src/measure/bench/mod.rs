@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
-use crate::target::{Target, TargetDescription};
+use crate::targets::{Target, TargetDescription};
 use crate::units::Iec;
 
 /// Largest block size: fio allows more, but flash tests stop at the erase

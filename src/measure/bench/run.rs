@@ -8,7 +8,7 @@ use super::result::{DISTRIBUTION_SHARES, FLOOR_NS, FLOOR_REQUESTS, Quantile};
 use super::{BenchTest, LONGEST_NS, Latency, Limit, MAX_REQUESTS, Options, Point, Rw, TIMELINE_POINTS, WARMUP_SHARE};
 use crate::measure::MeasureError;
 use crate::random::xorshift as next;
-use crate::target::{AlignedBuf, Completion, Request, Target, run_all};
+use crate::targets::{AlignedBuf, Completion, Request, Target, run_all};
 
 /// The `k`th request of the test.
 fn request(o: &Options, k: u64, rng: &mut u64) -> Request {
@@ -339,7 +339,7 @@ fn figures(o: &Options, m: Timed) -> BenchTest {
 mod tests {
     use super::*;
     use crate::sim::SimTarget;
-    use crate::target::{TargetDescription, TargetError};
+    use crate::targets::{TargetDescription, TargetError};
 
     /// A card that notes the longest batch it was handed.
     struct Longest {

@@ -27,14 +27,14 @@ impl Registered for Entry {
         }
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let Some(b) = all.bench.get() else {
             return Vec::new();
         };
         let mut out = Vec::new();
         if let Some(why) = &b.not_flash {
             out.push((
-                crate::measure::summary::Topic::Classes,
+                crate::measure::topic::Topic::Classes,
                 format!("none judged: the target is {why}"),
             ));
         } else {
@@ -43,17 +43,17 @@ impl Registered for Entry {
             let lost =
                 classes::unjudged(&b.tests, &b.classes).map(|l| format!("short sample: {}", l.samples.join(", ")));
             match (b.classes.is_empty(), lost) {
-                (true, Some(why)) => out.push((crate::measure::summary::Topic::Classes, not_claimed(&why))),
+                (true, Some(why)) => out.push((crate::measure::topic::Topic::Classes, not_claimed(&why))),
                 (false, Some(why)) => out.push((
-                    crate::measure::summary::Topic::Classes,
+                    crate::measure::topic::Topic::Classes,
                     format!("{}; others {}", classes_met(b), not_claimed(&why)),
                 )),
-                (false, None) => out.push((crate::measure::summary::Topic::Classes, classes_met(b))),
+                (false, None) => out.push((crate::measure::topic::Topic::Classes, classes_met(b))),
                 (true, None) => {}
             }
         }
         if let Some(s) = speeds(b) {
-            out.push((crate::measure::summary::Topic::Speeds, s));
+            out.push((crate::measure::topic::Topic::Speeds, s));
         }
         out
     }

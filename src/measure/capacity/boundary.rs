@@ -5,7 +5,7 @@
 use super::{BLOCK, Checked, Evidence, StageResult, block_of};
 use crate::measure::MeasureError;
 use crate::safety::ranges::Range;
-use crate::target::{AlignedBuf, Request, Target, TargetDescription};
+use crate::targets::{AlignedBuf, Request, Target, TargetDescription};
 
 /// The first block the card refuses to read between `lo` (the end of a
 /// block known good) and `hi` (a block it refused), by bisection with

@@ -5,7 +5,7 @@
 use super::{CapacityResult, DEFAULT_FLUSH, DEFAULT_PUSH, Next, Options, Stage, THOROUGH_FLUSH, next, verdict};
 use crate::measure::registry::Command;
 use crate::measure::registry::Session;
-use crate::target::TargetDescription;
+use crate::targets::TargetDescription;
 use crate::units::Iec;
 
 /// Is the card as large as it says? Position-tagged blocks sampled across

@@ -50,7 +50,7 @@ pub use verdict::{
 
 use serde::{Deserialize, Serialize};
 
-use crate::target::TargetDescription;
+use crate::targets::TargetDescription;
 
 /// Bytes of one sample block.
 const BLOCK: u64 = 4096;

@@ -92,7 +92,7 @@ impl Registered for Entry {
         let _ = writeln!(o, "{device_s:.1} device-seconds");
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let Some(c) = all.capacity.get() else {
             return Vec::new();
         };
@@ -122,7 +122,7 @@ impl Registered for Entry {
                 crate::units::count(c.bad_regions.len() as u64, "bad region", "bad regions")
             ),
         };
-        vec![(crate::measure::summary::Topic::Capacity, line)]
+        vec![(crate::measure::topic::Topic::Capacity, line)]
     }
 
     fn metrics(all: &Results) -> Vec<Metric> {

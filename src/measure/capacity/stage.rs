@@ -8,7 +8,7 @@ use super::tag::{check, tag};
 use super::{BLOCK, Checked, Evidence, Options, StageResult, block_of};
 use crate::measure::{MeasureError, Progress};
 use crate::safety::ranges::Range;
-use crate::target::{AlignedBuf, Request, Target, TargetDescription};
+use crate::targets::{AlignedBuf, Request, Target, TargetDescription};
 use crate::units::Iec;
 
 /// One stage: samples in `window` (the whole card for the first).
@@ -146,8 +146,8 @@ impl Stage {
             let mut before = 0;
             for at in [dense.offset, dense.offset + CHUNK] {
                 before = t.device_time_ns();
-                crate::target::run_all(t, &[Request::read(at, CHUNK as u32, 0)], 1, &mut probe)?;
-                crate::target::run_all(t, &[Request::write(at, CHUNK as u32, 0)], 1, &mut probe)?;
+                crate::targets::run_all(t, &[Request::read(at, CHUNK as u32, 0)], 1, &mut probe)?;
+                crate::targets::run_all(t, &[Request::write(at, CHUNK as u32, 0)], 1, &mut probe)?;
                 priced_bytes += CHUNK;
             }
             // Three times: the journal's read, the check's after the
@@ -205,7 +205,7 @@ impl Stage {
         let mut reqs = Vec::with_capacity(heads.len() + p.samples.len() + 1);
         let mut at = 0usize;
         for r in &heads {
-            crate::target::run_all(t, &[Request::read(r.offset, r.len as u32, at)], 1, &mut buf)?;
+            crate::targets::run_all(t, &[Request::read(r.offset, r.len as u32, at)], 1, &mut buf)?;
             reqs.push(Request::write(r.offset, r.len as u32, at));
             at += r.len as usize;
         }
@@ -239,7 +239,7 @@ impl Stage {
         };
         let mut probe = AlignedBuf::new(BLOCK.max(p.block) as usize);
         tag(self.options.nonce, c.offset, p.block, probe.as_mut_slice());
-        crate::target::run_all(t, &[Request::write(c.offset, c.len as u32, 0)], 1, &mut probe)?;
+        crate::targets::run_all(t, &[Request::write(c.offset, c.len as u32, 0)], 1, &mut probe)?;
         Ok(c.len)
     }
 
@@ -278,11 +278,11 @@ impl Stage {
                 progress.advance(total + flushed, work);
                 let n = (r.end() - off).min(CHUNK);
                 if as_is {
-                    crate::target::run_all(t, &[Request::read(off, n as u32, 0)], 1, &mut chunk)?;
+                    crate::targets::run_all(t, &[Request::read(off, n as u32, 0)], 1, &mut chunk)?;
                 } else {
                     tag(nonce, off, block, &mut chunk.as_mut_slice()[..n as usize]);
                 }
-                crate::target::run_all(t, &[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
+                crate::targets::run_all(t, &[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
                 flushed += n;
                 off += n;
                 if let Some(c) = canary.filter(|_| !evicted) {

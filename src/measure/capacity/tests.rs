@@ -2,7 +2,7 @@ use super::tag::{check, tag};
 use super::*;
 use crate::measure::Test;
 use crate::sim::SimTarget;
-use crate::target::{Target, TargetDescription};
+use crate::targets::{Target, TargetDescription};
 use crate::units::Iec;
 
 /// A run's nonce, fixed: the tests need no clock.
@@ -258,7 +258,7 @@ fn a_card_with_bad_blocks_is_damaged_and_they_are_named() {
 fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
     use crate::safety::journal::Header;
     use crate::safety::preserve::PreservingTarget;
-    use crate::target::{AlignedBuf, Request};
+    use crate::targets::{AlignedBuf, Request};
     let real: u64 = 40 << 20;
     let spec = format!("sim:demo,capacity=256M,real_capacity={real},fake_mode=wrap,au_size=1M");
     let mut t = SimTarget::new(&spec, params_of(&spec));

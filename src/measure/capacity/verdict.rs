@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::layout::{dense, flush_start, flushed};
 use super::{BLOCK, Checked, Evidence, Options, StageResult, THOROUGH_FLUSH, block_of};
-use crate::target::TargetDescription;
+use crate::targets::TargetDescription;
 use crate::units::Iec;
 
 /// The verdicts of the JSON contract.

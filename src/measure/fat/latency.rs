@@ -3,7 +3,7 @@
 
 use super::{AuRow, FatResult, Method, Options, in_order_offsets, offsets, reference_au};
 use crate::measure::{MeasureError, median};
-use crate::target::Target;
+use crate::targets::Target;
 
 /// The fastest AU must beat the reference by this fraction for any AU to
 /// count as FAT area (jitter of the medians is about 1%); AUs are then split at

@@ -33,7 +33,7 @@ use super::MeasureError;
 use super::claim::{self, Claim};
 use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
-use crate::target::Target;
+use crate::targets::Target;
 
 /// Most leading AUs examined. A FAT area holds the filesystem's metadata:
 /// the cards of Bradford's Flashbenching show 0 to 2 AUs; a few dozen would be a whole partition.
@@ -205,7 +205,7 @@ pub struct Fat {
 impl super::Test for Fat {
     const KEY: &'static str = "fat";
     type Output = FatResult;
-    fn plan(&self, d: &crate::target::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+    fn plan(&self, d: &crate::targets::TargetDescription) -> Result<Vec<Range>, MeasureError> {
         super::check_blocks(self.options.erase, self.options.chunk, d)?;
         plan(d.size_bytes, &self.options)
     }

@@ -87,12 +87,12 @@ impl Registered for Entry {
         show::closing(o, &verdict, device_s);
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let Some(f) = all.fat.get() else {
             return Vec::new();
         };
         if let Some(refused) = f.claim.short_text() {
-            return vec![(crate::measure::summary::Topic::FatArea, refused)];
+            return vec![(crate::measure::topic::Topic::FatArea, refused)];
         }
         let area = match f.fat_area_aus {
             0 => "none: the first AUs are ordinary".to_string(),
@@ -103,7 +103,7 @@ impl Registered for Entry {
             ),
         };
         vec![(
-            crate::measure::summary::Topic::FatArea,
+            crate::measure::topic::Topic::FatArea,
             format!(
                 "{area}{}{}",
                 if f.confidence >= CONFIDENT { "" } else { " (unsure)" },

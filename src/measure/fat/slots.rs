@@ -5,7 +5,7 @@ use super::{AuRow, FatResult, Method, Options, in_order_au};
 use crate::measure::MeasureError;
 use crate::measure::slot_writer::{SLOT_POSITIONS, SlotWriter};
 use crate::safety::ranges::Range;
-use crate::target::Target;
+use crate::targets::Target;
 
 pub use crate::measure::slot_writer::MAX_SLOT_AUS;
 

@@ -25,7 +25,7 @@ pub use show::Entry;
 
 use super::MeasureError;
 use crate::safety::ranges::Range;
-use crate::target::Target;
+use crate::targets::Target;
 
 /// AUs between two used ones (flashbench leaves 12; one is enough to keep the
 /// end of one AU from looking like the start of the next).
@@ -207,7 +207,7 @@ impl OpenAu {
 impl super::Test for OpenAu {
     const KEY: &'static str = "open_au";
     type Output = OpenAuResult;
-    fn plan(&self, d: &crate::target::TargetDescription) -> Result<Vec<Range>, MeasureError> {
+    fn plan(&self, d: &crate::targets::TargetDescription) -> Result<Vec<Range>, MeasureError> {
         super::check_blocks(self.options.erase, self.options.chunk, d)?;
         plan(d.size_bytes, &self.options)
     }
@@ -329,7 +329,7 @@ mod tests {
         };
         let mut card = SimTarget::new(profile, params);
         let r = crate::measure::run_alone(&test, &mut card).unwrap();
-        (r, crate::target::Target::device_time_ns(&card) as f64 / 1e9)
+        (r, crate::targets::Target::device_time_ns(&card) as f64 / 1e9)
     }
 
     #[test]

@@ -78,7 +78,7 @@ impl Registered for Entry {
         );
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::summary::Topic, String)> {
+    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let Some(r) = all.open_au.get() else {
             return Vec::new();
         };
@@ -112,7 +112,7 @@ impl Registered for Entry {
                 )
             }
         };
-        vec![(crate::measure::summary::Topic::OpenAus, line)]
+        vec![(crate::measure::topic::Topic::OpenAus, line)]
     }
 
     fn figures(r: &OpenAuResult) -> Vec<Figure> {
@@ -252,7 +252,7 @@ mod tests {
         assert_eq!(
             Entry::summary(&both),
             [(
-                crate::measure::summary::Topic::OpenAus,
+                crate::measure::topic::Topic::OpenAus,
                 "not claimed (the target is a loop device over the file /x.img)".to_string()
             )]
         );

@@ -5,7 +5,7 @@ use super::{Level, Options, Run, SPACING, Sweep, base, positions};
 use crate::measure::claim::Claim;
 use crate::measure::{MeasureError, Progress};
 use crate::random::lfsr_positions;
-use crate::target::{Request, Target, run_all};
+use crate::targets::{Request, Target, run_all};
 
 /// A count whose visits take this many times the one-AU baseline's (by
 /// median, or by mean without the slowest tenth) is collapsed, in two
@@ -103,7 +103,7 @@ impl<'a> Sweeper<'a> {
     /// the clock is real (see `confirm`).
     pub(super) fn new(t: &'a mut dyn Target, progress: &'a dyn Progress, o: Options) -> Sweeper<'a> {
         let started_ns = t.device_time_ns();
-        let confirm = t.description().kind != crate::target::TargetKind::Sim;
+        let confirm = t.description().kind != crate::targets::TargetKind::Sim;
         Sweeper {
             t,
             progress,

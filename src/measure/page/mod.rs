@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::claim::{self, Claim};
 use super::{MeasureError, median, robust_sigma};
 use crate::safety::ranges::Range;
-use crate::target::{Target, TargetDescription};
+use crate::targets::{Target, TargetDescription};
 
 /// Largest page looked for, and the first candidate past the pages of the
 /// cards flashlab knows (SD and eMMC NAND pages run 2-64 KiB; the boundary

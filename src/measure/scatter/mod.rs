@@ -11,7 +11,7 @@ pub use show::Entry;
 use serde::{Deserialize, Serialize};
 
 use super::{Cx, MeasureError};
-use crate::target::Request;
+use crate::targets::Request;
 
 /// Reads per batch: bounds memory for the request list, not the result.
 const BATCH: u64 = 4096;
@@ -45,7 +45,7 @@ pub struct Scatter {
 impl super::Test for Scatter {
     const KEY: &'static str = "scatter";
     type Output = ScatterResult;
-    fn plan(&self, _: &crate::target::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
+    fn plan(&self, _: &crate::targets::TargetDescription) -> Result<Vec<crate::safety::ranges::Range>, MeasureError> {
         Ok(Vec::new())
     }
     fn run(&self, cx: &mut Cx<'_>) -> Result<ScatterResult, MeasureError> {
@@ -95,7 +95,7 @@ pub fn run(cx: &mut Cx<'_>, offset: u64, length: u64, block: u64) -> Result<Scat
         let n = (count - i).min(BATCH);
         let reqs: Vec<Request> = (i..i + n).map(|k| Request::read(offset + k * block, len, 0)).collect();
         cx.check()?;
-        let done = crate::target::run_all(cx.target, &reqs, 1, &mut buf)?;
+        let done = crate::targets::run_all(cx.target, &reqs, 1, &mut buf)?;
         cx.progress.advance(i + n, count);
         for (r, c) in reqs.iter().zip(done) {
             points.push(Point {
@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(starts[0].latency_ns - inside[0].latency_ns, 580_000);
         use crate::measure::registry::Registered;
         assert_eq!(Entry::csv(&r).unwrap().lines().count(), 257);
-        let size = crate::target::Target::description(&t).size_bytes;
+        let size = crate::targets::Target::description(&t).size_bytes;
         assert!(scatter(&mut t, size - 4096, 8192, 4096).is_err());
         assert!(scatter(&mut t, 0, 8192, 1000).is_err());
     }

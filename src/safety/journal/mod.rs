@@ -41,7 +41,7 @@ use super::SafetyError;
 pub use super::header::Header;
 use super::registry::Registry;
 use super::signals::crash_point;
-use crate::target::{AlignedBuf, Request, Target};
+use crate::targets::{AlignedBuf, Request, Target};
 
 pub const EXTENSION: &str = "fljournal";
 const MAGIC: &[u8] = b"flashlab-journal v2\n";

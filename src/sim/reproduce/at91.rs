@@ -3,7 +3,7 @@
 //! boot to a shell.
 
 use super::{Builder, card, csv, num, throughput};
-use crate::target::Request;
+use crate::targets::Request;
 
 const TABLE: &str = include_str!("../../../calibration/at91_mci.csv");
 const INTERRUPTS: &str = include_str!("../../../calibration/at91_mci_interrupts.csv");

@@ -4,7 +4,7 @@
 //! driver.
 
 use super::{Builder, Rng, card, csv, latencies, num, throughput};
-use crate::target::Request;
+use crate::targets::Request;
 
 const TIMELINE: &str = include_str!("../../../calibration/cf_ata_timeline.csv");
 const IOZONE: &str = include_str!("../../../calibration/cf_iozone.csv");

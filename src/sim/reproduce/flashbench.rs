@@ -4,7 +4,7 @@
 
 use super::{Builder, card, csv, latencies, num};
 use crate::random::{chunk_sizes, lfsr_positions};
-use crate::target::{Request, Target};
+use crate::targets::{Request, Target};
 
 const ALIGN: &str = include_str!("../../../calibration/kingston_sa04g_align.csv");
 const OPEN_AU: &str = include_str!("../../../calibration/kingston_sa04g_open_au.csv");

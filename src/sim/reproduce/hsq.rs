@@ -2,7 +2,7 @@
 //! 20 jobs, on an HS400 eMMC, without and with the software queue.
 
 use super::{Builder, Rng, card, csv, num, throughput};
-use crate::target::Request;
+use crate::targets::Request;
 
 const TABLE: &str = include_str!("../../../calibration/mmc_hsq.csv");
 

@@ -10,8 +10,8 @@ mod hsq;
 use serde::{Deserialize, Serialize};
 
 use super::{SimTarget, params_from_spec};
-use crate::target::spec::TargetSpec;
-use crate::target::{AlignedBuf, Request, Target};
+use crate::targets::spec::TargetSpec;
+use crate::targets::{AlignedBuf, Request, Target};
 
 /// One compared cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["units", "random", "files", "console"],
     &["svg", "registers"],
     &["identify"],
-    &["target"],
+    &["targets"],
     &["sim"],
     &["safety"],
     &["emulate"],

@@ -13,8 +13,8 @@ use flashlab::safety::journal::{Header, Journal};
 use flashlab::safety::ranges::Range;
 use flashlab::safety::registry::Registry;
 use flashlab::safety::signals::{Crash, crash_in_process_at};
-use flashlab::target::real::{EngineChoice, OpenOptions, RealTarget};
-use flashlab::target::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError};
+use flashlab::targets::real::{EngineChoice, OpenOptions, RealTarget};
+use flashlab::targets::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError};
 
 use super::journals;
 use crate::support::random_file;
@@ -33,7 +33,7 @@ impl Target for FailingTarget<'_> {
     }
 
     fn run(&mut self, requests: &[Request], qd: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
-        let writes = requests.iter().filter(|r| r.op == flashlab::target::Op::Write).count() as u64;
+        let writes = requests.iter().filter(|r| r.op == flashlab::targets::Op::Write).count() as u64;
         if writes > self.writes_left {
             self.writes_left = 0;
             return Err(TargetError::Io {
@@ -109,7 +109,7 @@ fn workload(t: &mut dyn Target, jdir: &Path) -> Result<(), String> {
         buf.as_mut_slice().fill(0xa0 + pass);
         for r in RANGES {
             for off in (r.offset..r.end()).step_by(1 << 20) {
-                if let Err(e) = flashlab::target::run_all(&mut p, &[Request::write(off, 1 << 20, 0)], 1, &mut buf) {
+                if let Err(e) = flashlab::targets::run_all(&mut p, &[Request::write(off, 1 << 20, 0)], 1, &mut buf) {
                     failed = Some(e.to_string());
                     break 'passes;
                 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use io_uring::{IoUring, opcode, types};
 
-use crate::target::{AlignedBuf, Completion, Op, Request, TargetError};
+use crate::targets::{AlignedBuf, Completion, Op, Request, TargetError};
 
 pub struct Uring {
     ring: IoUring,
@@ -309,8 +309,8 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::target::Target;
-    use crate::target::real::{EngineChoice, OpenOptions, RealTarget};
+    use crate::targets::Target;
+    use crate::targets::real::{EngineChoice, OpenOptions, RealTarget};
 
     const BLOCK: usize = 65536;
 

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::time::Instant;
 
-use crate::target::{AlignedBuf, Completion, Op, Request, TargetError};
+use crate::targets::{AlignedBuf, Completion, Op, Request, TargetError};
 
 pub fn run(file: &File, requests: &[Request], buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
     let mut out = Vec::with_capacity(requests.len());
