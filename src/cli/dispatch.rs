@@ -14,7 +14,7 @@ use crate::error::CliResult;
 use crate::format::FormatKind;
 use crate::measure::TestCommand;
 use crate::runner::Resolved;
-use crate::runner::session::Consent;
+use crate::runner::writable::Consent;
 use crate::targets::real::EngineChoice;
 
 /// The shared groups, resolved once: the target (the built-in card when

@@ -7,7 +7,7 @@ use crate::document::RunDocument;
 use crate::document::bodies::{Body, PatternBody};
 use crate::error::CliResult;
 use crate::runner::open;
-use crate::runner::session::{self, Consent, Writable, report_interrupted};
+use crate::runner::writable::{self, Consent, Writable, report_interrupted};
 use crate::safety::ranges::Range;
 use crate::safety::{self, signals};
 use crate::targets::real::EngineChoice;
@@ -26,10 +26,10 @@ pub fn run(
     let spec = target.text.as_str();
     let opened = open::read_only(target, engine)?;
     let d = opened.as_target().description().clone();
-    let ranges = session::consented(spec, &d, declared, consent)?;
+    let ranges = writable::consented(spec, &d, declared, consent)?;
     let mut held = None;
     let mut p = match opened {
-        open::Opened::Sim(card) => session::simulated(spec, *card, ranges)?,
+        open::Opened::Sim(card) => writable::simulated(spec, *card, ranges)?,
         open::Opened::Real(t) => {
             drop(t);
             held.insert(Writable::open(target, consent, engine)?)
@@ -78,7 +78,7 @@ pub fn run(
     let (desc, device_ns) = (written.description().clone(), written.device_time_ns());
     drop(written);
     drop(held);
-    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal.as_deref(), e))?;
+    let outcome = outcome.map_err(|e| writable::restore_failed(spec, journal.as_deref(), e))?;
     if let Some(e) = failed {
         return Err(e.into());
     }

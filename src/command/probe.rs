@@ -284,7 +284,7 @@ fn conclude(
     real: bool,
 ) -> CliResult<()> {
     let pending = real
-        .then(|| crate::runner::session::pending_journal(std::path::Path::new(r.spec()), r.consent()))
+        .then(|| crate::runner::writable::pending_journal(std::path::Path::new(r.spec()), r.consent()))
         .flatten()
         .map(|p| p.found.path.display().to_string());
     let doc = r.doc();

@@ -9,7 +9,7 @@ use crate::document::RunDocument;
 use crate::document::bodies::{Body, Pending, PendingList, Restored, RestoredList, SetAsideBody, SetAsideDone};
 use crate::error::{CliError, CliResult};
 use crate::runner::open::{self, Opened};
-use crate::runner::session;
+use crate::runner::writable;
 use crate::safety::identity::Identity;
 use crate::safety::journal::{EXTENSION, Journal};
 use crate::safety::pending::{self, Found};
@@ -78,7 +78,7 @@ pub fn run(
                     .find(|f| here.is_empty() || f.best_header().map(|h| h.order()) > oldest)
             });
             if let Some(f) = blocking {
-                return Err(session::unreadable(f, &why(f), "nothing was restored"));
+                return Err(writable::unreadable(f, &why(f), "nothing was restored"));
             }
             for f in &away {
                 crate::errln!(
@@ -142,7 +142,7 @@ fn refuse_if_newer_pending(path: &Path, dir: &Path) -> CliResult<()> {
             })
     });
     match newer {
-        Some(f) if f.header.is_err() => Err(session::unreadable(
+        Some(f) if f.header.is_err() => Err(writable::unreadable(
             f,
             &why(f),
             "it may be newer than this one; nothing was restored",
@@ -253,7 +253,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
         ))
         .hint(format!(
             "restore onto the file: `flashlab restore {file}{}` (--force would write {shown} instead)",
-            session::journal_dir_of(path)
+            writable::journal_dir_of(path)
         )));
     }
     // The same claim a writing run takes: nothing else writes these bytes
@@ -262,7 +262,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     // Whatever another name of the bytes still holds unwritten (a crashed
     // run's pages in a lower loop device's cache) lands now, not over the
     // restored bytes later.
-    session::settle(&claim, &shown);
+    writable::settle(&claim, &shown);
     let opened = open::open(
         &args::target(&shown)
             .map_err(|e| CliError::usage(e).hint("the journal names a target flashlab cannot parse"))?,
@@ -310,7 +310,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
     let bytes = j.restore(t.as_mut() as &mut dyn Target, Some(reader.as_mut()))?.bytes;
     // Every name shows the restored bytes, and they are read back once
     // more after that, before the journal goes.
-    session::settle(&claim, &shown);
+    writable::settle(&claim, &shown);
     j.verify(reader.as_mut())?;
     j.delete()?;
     Ok(Restored {

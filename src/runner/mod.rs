@@ -11,7 +11,7 @@
 
 pub mod open;
 pub mod progress;
-pub mod session;
+pub mod writable;
 
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ use crate::targets::real::EngineChoice;
 use crate::targets::{Target, TargetDescription, TargetError, TargetKind};
 use crate::units::Iec;
 use open::Opened;
-use session::{Consent, Writable};
+use writable::{Consent, Writable};
 
 /// Called as results land, and once more with the finished document (which
 /// it may annotate: a store that could not save says so in it).
@@ -337,14 +337,14 @@ impl Runner {
         progress: &progress::Progress,
     ) -> CliResult<T::Output> {
         let d = self.reader.as_target().description().clone();
-        let ranges = session::consented(&self.target.text, &d, ranges, &self.consent)?;
+        let ranges = writable::consented(&self.target.text, &d, ranges, &self.consent)?;
         let consent = self.consent.clone();
         let spec = self.target.text.clone();
         if let Opened::Sim(card) = &self.reader {
             // A fresh card with the same parameters for each writing test,
             // as a spec reopened by the CLI would give.
             let fresh = crate::sim::SimTarget::new(&spec, card.params.clone());
-            let p = session::simulated(&spec, fresh, ranges)?;
+            let p = writable::simulated(&spec, fresh, ranges)?;
             let (out, (_, ns, _)) = run_preserved(test, p, progress, &spec, None, &consent)?;
             self.device_ns += ns;
             return Ok(out);
@@ -446,10 +446,10 @@ fn run_preserved<T: Test>(
         progress.clear();
     }
     let ns = target.device_time_ns().saturating_sub(before);
-    let outcome = outcome.map_err(|e| session::restore_failed(spec, journal, e))?;
+    let outcome = outcome.map_err(|e| writable::restore_failed(spec, journal, e))?;
     match result {
         Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
-            session::report_interrupted(signal, &outcome);
+            writable::report_interrupted(signal, &outcome);
             Err(crate::error::interrupted(signal))
         }
         r => Ok((r?, (outcome, ns, engines))),
