@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Results;
 use super::metrics::{Better, Metric, MetricId, Unit, m};
-use super::registry::{Command, Registered, Session};
+use super::registry::{Registered, Session, Steps};
 use super::{Cx, MeasureError, median, show};
 use crate::console::table;
 use crate::safety::ranges::Range;
@@ -119,7 +119,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, reads);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         s.run(&Blocksize)?;
         Ok(())

@@ -1,7 +1,7 @@
 //! The contract of a measuring test, and the macro that makes the one
 //! table of them. Each test lives in its own folder with everything about
 //! it: its measurement (a [`Test`](super::Test)), its command-line
-//! arguments and its sequence of steps (a [`Command`]), and how it shows (a
+//! arguments and its sequence of steps (its [`Steps`]), and how it shows (a
 //! [`Registered`] entry: text, summary line, report figures, comparable
 //! figures). The table, in measure's own file beside its `pub mod` lines,
 //! turns those into the typed results every run document carries
@@ -194,9 +194,9 @@ macro_rules! arguments {
 
 pub(crate) use arguments;
 
-/// A test's command: its arguments (clap) and its sequence of steps,
-/// run in whatever the runner provides.
-pub trait Command: Arguments {
+/// A test command's sequence of steps, run in whatever the runner
+/// provides (its arguments, clap's, are the type it is implemented for).
+pub trait Steps: Arguments {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error>;
 }
 
@@ -268,7 +268,7 @@ macro_rules! registry {
 
             pub fn run<S: $crate::measure::registry::Session>(&self, s: &mut S) -> Result<(), S::Error> {
                 match self {
-                    $( Self::$variant(a) => $crate::measure::registry::Command::run(a, s), )*
+                    $( Self::$variant(a) => $crate::measure::registry::Steps::run(a, s), )*
                 }
             }
         }

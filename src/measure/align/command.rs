@@ -1,8 +1,8 @@
 //! `flashlab align`: its arguments and its one step.
 
 use super::Align;
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 
 /// Erase-block (AU) and page size from read latencies at 2^n and 3x2^n
 /// boundaries, with a confidence (read-only).
@@ -17,7 +17,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, reads);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let test = Align {
             references: s.references(),

@@ -1,8 +1,8 @@
 //! `flashlab au`: its arguments and its one step.
 
 use super::Au;
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 
 /// The erase size (AU) from writes: two regions in one AU share one of
 /// the card's random-write slots, two AUs need two; for when align's reads
@@ -26,7 +26,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, writes);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let mut t = Au::over(s.description(), s.medium());
         t.options.random_aus = self.open_aus;

@@ -2,8 +2,8 @@
 
 use super::{Bench, Limit, Options, Preset, Rw, Spec, options_for, preset};
 use crate::measure::note::NoteKind;
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 use crate::safety::ranges::Range;
 use crate::targets::TargetDescription;
 
@@ -135,7 +135,7 @@ impl Args {
 
 crate::measure::registry::arguments!(Args, writes);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let options = options_of(s.description(), &self.choices());
         let deep = options.iter().any(|o| o.qd > 1);

@@ -3,8 +3,8 @@
 //! a preserving run of its own; the verdict from all of them.
 
 use super::{CapacityResult, DEFAULT_FLUSH, DEFAULT_PUSH, Next, Options, Stage, THOROUGH_FLUSH, next, verdict};
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 use crate::targets::TargetDescription;
 use crate::units::Iec;
 
@@ -40,7 +40,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, writes);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let push = self.push.unwrap_or_else(|| default_push(s.description(), self.skip));
         let flush = if self.thorough { THOROUGH_FLUSH } else { DEFAULT_FLUSH };

@@ -2,8 +2,8 @@
 //! size, unless --erase-size gives it).
 
 use super::{DEFAULT_AUS, Fat};
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 use crate::measure::session::geometry;
 
 /// How many leading AUs take small random writes cheaply (the FAT area;
@@ -35,7 +35,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, writes);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let g = geometry(s, self.erase_size)?;
         let test = Fat::on(&g, self.max, self.open_aus, s.medium());

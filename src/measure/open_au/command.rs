@@ -2,8 +2,8 @@
 //! erase size, unless --erase-size gives it).
 
 use super::{Choices, OpenAu};
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 use crate::measure::session::geometry;
 
 /// How many AUs the card keeps open for in-order and random writes: an
@@ -44,7 +44,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, writes);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let g = geometry(s, self.erase_size)?;
         let choices = Choices {

@@ -3,8 +3,8 @@
 
 use super::{DEFAULT_REGION, Page};
 use crate::measure::align::Align;
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 
 /// The flash page size from writes that straddle page boundaries (a
 /// second page programmed), where align's reads cannot show it; writes in
@@ -25,7 +25,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, writes);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let medium = s.medium();
         let erase = match self.erase_size {

@@ -1,8 +1,8 @@
 //! `flashlab scatter`: its arguments and its one step.
 
 use super::Scatter;
-use crate::measure::registry::Command;
 use crate::measure::registry::Session;
+use crate::measure::registry::Steps;
 
 /// Read latency of every block of a region, in order (read-only).
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub struct Args {
 
 crate::measure::registry::arguments!(Args, reads);
 
-impl Command for Args {
+impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         s.run(&Scatter {
             offset: self.offset,
