@@ -9,7 +9,7 @@
 use super::params::Params;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Slot {
+struct OpenAu {
     au: u64,
     /// Next in-order byte.
     next: u64,
@@ -48,7 +48,7 @@ pub struct FlashWork {
 /// Open-AU bookkeeping plus the flash work done.
 #[derive(Debug, Clone, Default)]
 pub struct Ftl {
-    slots: Vec<Slot>,
+    open: Vec<OpenAu>,
     tick: u64,
     /// (AU, byte) right after the last write, to tell sequential from random.
     last_end: Option<(u64, u64)>,
@@ -77,7 +77,7 @@ impl Ftl {
     /// AU is merged whole. An in-order AU keeps the data block's head (the log
     /// started where the data block left off), so only the tail past the last
     /// write is copied in. Counted in `work`.
-    fn close(&mut self, p: &Params, s: &Slot) -> u64 {
+    fn close(&mut self, p: &Params, s: &OpenAu) -> u64 {
         let pages = p.au_size / p.page_size;
         let copy_pages = if s.random {
             pages
@@ -141,10 +141,10 @@ impl Ftl {
         };
         let au_pages = p.au_size / p.page_size;
         let tick = self.tick;
-        if let Some(i) = self.slots.iter().position(|s| s.au == au) {
-            let in_order = !self.slots[i].random && off >= self.slots[i].next;
+        if let Some(i) = self.open.iter().position(|s| s.au == au) {
+            let in_order = !self.open[i].random && off >= self.open[i].next;
             if in_order {
-                let s = &mut self.slots[i];
+                let s = &mut self.open[i];
                 // A forward gap is filled by copying the skipped pages from the old block.
                 let gap = (off - s.next) / p.page_size;
                 cost.ns += gap * Self::page_copy_ns(p);
@@ -152,8 +152,8 @@ impl Ftl {
                 s.next = off + len;
                 s.log_pages += pages;
                 s.last_use = tick;
-            } else if self.slots[i].random || self.random_count() < p.open_aus_random {
-                let s = &mut self.slots[i];
+            } else if self.open[i].random || self.random_count() < p.open_aus_random {
+                let s = &mut self.open[i];
                 s.random = true;
                 s.log_pages += pages;
                 s.last_use = tick;
@@ -162,7 +162,7 @@ impl Ftl {
                 // No random-mode AU to spare: merge the least recently used
                 // one (copy its whole AU, erase) and take its place.
                 let lru = self
-                    .slots
+                    .open
                     .iter()
                     .enumerate()
                     .filter(|(_, s)| s.random)
@@ -170,13 +170,13 @@ impl Ftl {
                     .map(|(k, _)| k);
                 match lru {
                     Some(k) => {
-                        let old = self.slots.remove(k);
+                        let old = self.open.remove(k);
                         let merge = self.close(p, &old);
                         cost.ns += merge;
                         cost.merge_ns += merge;
                         cost.gc += 1;
-                        let i = self.slots.iter().position(|s| s.au == au).expect("still open");
-                        let s = &mut self.slots[i];
+                        let i = self.open.iter().position(|s| s.au == au).expect("still open");
+                        let s = &mut self.open[i];
                         s.random = true;
                         s.log_pages += pages;
                         s.last_use = tick;
@@ -184,7 +184,7 @@ impl Ftl {
                     }
                     None => {
                         // A card with no random-mode AUs merges this one.
-                        let old = self.slots.remove(i);
+                        let old = self.open.remove(i);
                         let merge = self.close(p, &old);
                         cost.ns += merge;
                         cost.merge_ns += merge;
@@ -194,14 +194,14 @@ impl Ftl {
                 }
             }
             if let Some(i) = self
-                .slots
+                .open
                 .iter()
                 .position(|s| s.au == au && s.random && s.log_pages >= au_pages)
             {
                 // Log block full: merge into a fresh block; the AU is closed.
-                let merged = Slot {
+                let merged = OpenAu {
                     random: true,
-                    ..self.slots.remove(i)
+                    ..self.open.remove(i)
                 };
                 let merge = self.close(p, &merged);
                 cost.ns += merge;
@@ -212,13 +212,13 @@ impl Ftl {
             self.open(p, au, off, len, pages, tick, &mut cost);
         }
         if let Some(i) = self
-            .slots
+            .open
             .iter()
             .position(|s| s.au == au && !s.random && s.next >= p.au_size)
         {
             // A log written in order to the end simply replaces the data block
             // (a switch merge): erase the old block, no copy, the slot is free.
-            self.slots.remove(i);
+            self.open.remove(i);
             cost.ns += p.au_erase_ns;
             self.work.erases += 1;
             self.work.switch_merges += 1;
@@ -227,28 +227,28 @@ impl Ftl {
     }
 
     fn random_count(&self) -> u64 {
-        self.slots.iter().filter(|s| s.random).count() as u64
+        self.open.iter().filter(|s| s.random).count() as u64
     }
 
     #[allow(clippy::too_many_arguments)]
     fn open(&mut self, p: &Params, au: u64, off: u64, len: u64, pages: u64, tick: u64, cost: &mut WriteCost) {
-        let linear = self.slots.iter().filter(|s| !s.random).count() as u64;
+        let linear = self.open.iter().filter(|s| !s.random).count() as u64;
         if linear >= p.open_aus_linear
             && let Some(lru) = self
-                .slots
+                .open
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| !s.random)
                 .min_by_key(|(_, s)| s.last_use)
                 .map(|(i, _)| i)
         {
-            let old = self.slots.remove(lru);
+            let old = self.open.remove(lru);
             let merge = self.close(p, &old);
             cost.ns += merge;
             cost.merge_ns += merge;
             cost.gc += 1;
         }
-        self.slots.push(Slot {
+        self.open.push(OpenAu {
             au,
             next: off + len,
             random: false,
@@ -259,7 +259,7 @@ impl Ftl {
 
     /// AUs currently open (for tests and `sim` diagnostics).
     pub fn open_aus(&self) -> Vec<u64> {
-        self.slots.iter().map(|s| s.au).collect()
+        self.open.iter().map(|s| s.au).collect()
     }
 }
 
