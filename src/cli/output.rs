@@ -16,7 +16,7 @@ use crate::error::{CliError, CliResult};
 pub fn check_report_path(path: &Path, targets: &[&str]) -> CliResult<()> {
     let shown = path.display();
     if let Some(key) = crate::identify::stack::FileKey::of(path) {
-        let stack = crate::identify::stack::Stack::read(&crate::identify::sysfs::Host::system());
+        let stack = crate::identify::stack::Stack::read(&crate::identify::sysfs::Roots::system());
         for t in targets.iter().map(Path::new).filter(|t| t.exists()) {
             if stack.aliases(t).files().iter().any(|(_, k)| *k == key) {
                 return Err(CliError::usage(format!(

@@ -16,7 +16,7 @@ use std::process::Command;
 
 pub use crate::identify::emulated::state_dir as root_dir;
 use crate::identify::emulated::{self, Record, alive, records, state};
-use crate::identify::sysfs::Host;
+use crate::identify::sysfs::Roots;
 
 use super::{EmulateError, failed};
 
@@ -124,18 +124,18 @@ pub fn stopped() -> Vec<Stopped> {
 /// same device number as its recorded loop device, which still shows its
 /// card. Nothing is read from the device (a read would hang).
 pub fn stopped_serving(dev: &Path) -> Option<Stopped> {
-    let rec = emulated::record_of(&Host::system(), dev)?;
+    let rec = emulated::record_of(&Roots::system(), dev)?;
     stopped().into_iter().find(|s| s.pid == rec.pid)
 }
 
 /// Whether loop device `dev` still shows a file in the emulation's mount.
 fn ours(dev: &str, mountpoint: &Path) -> bool {
-    emulated::shows_mount(&Host::system(), dev, mountpoint)
+    emulated::shows_mount(&Roots::system(), dev, mountpoint)
 }
 
 /// The id of the FUSE connection of the emulation mounted at `mountpoint`.
 fn fuse_connection(mountpoint: &Path) -> Option<u64> {
-    emulated::fuse_connection(&Host::system(), mountpoint)
+    emulated::fuse_connection(&Roots::system(), mountpoint)
 }
 
 /// Whether process `pid` has exited: gone, or a zombie (dead, its files

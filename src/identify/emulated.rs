@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::sysfs::Host;
+use super::sysfs::Roots;
 
 /// The FUSE filesystem's name every emulation mounts with (`FSName`): the
 /// source column of its mountinfo line.
@@ -89,15 +89,15 @@ fn state_letter(stat: &str) -> Option<char> {
 /// the loop's own `LOOP_GET_STATUS64` asks the file's filesystem, which for
 /// a stopped emulation may wait on it, and fails once its connection is
 /// aborted.
-pub fn backing_file(host: &Host, dev: &str) -> Option<PathBuf> {
+pub fn backing_file(roots: &Roots, dev: &str) -> Option<PathBuf> {
     let name = Path::new(dev).file_name()?.to_str()?;
-    let text = std::fs::read_to_string(host.sys.join("block").join(name).join("loop/backing_file")).ok()?;
+    let text = std::fs::read_to_string(roots.sys.join("block").join(name).join("loop/backing_file")).ok()?;
     Some(PathBuf::from(text.trim_end()))
 }
 
 /// Whether loop device `dev` still shows a file in the emulation's mount.
-pub fn shows_mount(host: &Host, dev: &str, mountpoint: &Path) -> bool {
-    backing_file(host, dev).is_some_and(|b| b.starts_with(mountpoint))
+pub fn shows_mount(roots: &Roots, dev: &str, mountpoint: &Path) -> bool {
+    backing_file(roots, dev).is_some_and(|b| b.starts_with(mountpoint))
 }
 
 /// The id of the FUSE connection of an emulation mounted at `mountpoint`
@@ -121,9 +121,9 @@ pub fn connection_in(mountinfo: &str, mountpoint: &Path) -> Option<u64> {
 }
 
 /// [`connection_in`] this process's mount table.
-pub fn fuse_connection(host: &Host, mountpoint: &Path) -> Option<u64> {
+pub fn fuse_connection(roots: &Roots, mountpoint: &Path) -> Option<u64> {
     connection_in(
-        &std::fs::read_to_string(host.proc.join("self/mountinfo")).ok()?,
+        &std::fs::read_to_string(roots.proc.join("self/mountinfo")).ok()?,
         mountpoint,
     )
 }
@@ -155,7 +155,7 @@ impl Emulated {
 /// the device's number) lies in the emulation's mount point `DIR/PID.mnt`,
 /// whose record is `DIR/PID.json`; it must name this mount point and a
 /// loop device of this number.
-pub fn record_of(host: &Host, dev: &Path) -> Option<Record> {
+pub fn record_of(roots: &Roots, dev: &Path) -> Option<Record> {
     let number = |p: &Path| {
         std::fs::metadata(p)
             .ok()
@@ -164,7 +164,7 @@ pub fn record_of(host: &Host, dev: &Path) -> Option<Record> {
     };
     let want = number(dev)?;
     let (major, minor) = (rustix::fs::major(want), rustix::fs::minor(want));
-    let text = std::fs::read_to_string(host.sys.join(format!("dev/block/{major}:{minor}/loop/backing_file"))).ok()?;
+    let text = std::fs::read_to_string(roots.sys.join(format!("dev/block/{major}:{minor}/loop/backing_file"))).ok()?;
     let file = PathBuf::from(text.trim_end());
     let mountpoint = file.parent()?;
     if mountpoint.extension().is_none_or(|e| e != "mnt") {
@@ -182,9 +182,9 @@ pub fn record_of(host: &Host, dev: &Path) -> Option<Record> {
 
 /// The live emulation serving the block device at `dev`, if any (see the
 /// module documentation for the facts required).
-pub fn serving(host: &Host, dev: &Path) -> Option<Emulated> {
-    record_of(host, dev)
-        .filter(|r| alive(r.pid) && fuse_connection(host, &r.mountpoint).is_some())
+pub fn serving(roots: &Roots, dev: &Path) -> Option<Emulated> {
+    record_of(roots, dev)
+        .filter(|r| alive(r.pid) && fuse_connection(roots, &r.mountpoint).is_some())
         .map(|r| Emulated {
             pid: r.pid,
             spec: r.spec,

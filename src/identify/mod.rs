@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::units::{Iec, PowerOfTwoSplit, split_power_of_two};
 use mmc::MmcInfo;
 use mounts::Mount;
-use sysfs::{Host, Partition};
+use sysfs::{Partition, Roots};
 pub use transport::Transport;
 
 /// The `info` object of the JSON contract.
@@ -105,7 +105,7 @@ impl DeviceInfo {
 /// Identify a block device or regular file already opened as a target (so it is
 /// known to exist and be readable; `size`, `logical`, `physical` come from it).
 pub fn identify(
-    host: &Host,
+    roots: &Roots,
     path: &Path,
     size: u64,
     logical: u32,
@@ -119,12 +119,12 @@ pub fn identify(
     if !meta.file_type().is_block_device() {
         let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), Transport::File);
         info.read_only = meta.permissions().readonly();
-        add_aliases(host, path, &mut info);
+        add_aliases(roots, path, &mut info);
         return Ok(info);
     }
     let rdev = meta.rdev();
     let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-    let facts = sysfs::block_facts(host, major, minor)?;
+    let facts = sysfs::block_facts(roots, major, minor)?;
     let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), facts.transport);
     if facts.size_bytes != size {
         info.notes.push(format!(
@@ -144,7 +144,7 @@ pub fn identify(
     info.parent = facts.parent;
     info.loop_backing_file = facts.loop_backing_file;
     if info.transport == Transport::Loop {
-        info.emulated = emulated::serving(host, path);
+        info.emulated = emulated::serving(roots, path);
         if let Some(e) = &info.emulated {
             info.model = Some(e.describe());
         }
@@ -167,7 +167,7 @@ pub fn identify(
     info.in_use_by.extend(info.swaps.iter().map(|s| format!("{s} is swap")));
     info.in_use_by
         .extend(info.holders.iter().map(|h| format!("{shown} is held by {h}")));
-    add_aliases(host, path, &mut info);
+    add_aliases(roots, path, &mut info);
     if let Some(raw) = facts.mmc {
         let mmc = MmcInfo::from_raw(raw, size);
         if info.serial.is_none() {
@@ -180,14 +180,14 @@ pub fn identify(
 
 /// Fill in the other names of `path`'s bytes and whatever makes one of
 /// them busy, then `in_use` from every reason found.
-fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
+fn add_aliases(roots: &Roots, path: &Path, info: &mut DeviceInfo) {
     use stack::Node;
-    let a = stack::Stack::read(host).aliases(path);
-    let held = stack::persistent_writers(host, &a);
+    let a = stack::Stack::read(roots).aliases(path);
+    let held = stack::persistent_writers(roots, &a);
     info.in_use_by
         .extend(held.into_iter().map(|w| format!("open or mapped for writing by {w}")));
     // Swap files by identity: /proc/swaps names them by path.
-    let swap_files: Vec<stack::FileKey> = std::fs::read_to_string(host.proc.join("swaps"))
+    let swap_files: Vec<stack::FileKey> = std::fs::read_to_string(roots.proc.join("swaps"))
         .map(|s| mounts::swap_areas(&s))
         .unwrap_or_default()
         .iter()
@@ -201,7 +201,7 @@ fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
         if file.as_deref() != Some(path) {
             info.aliases.push(format!("{shown} (backing file)"));
         }
-        for point in stack::mounts_of_file(host, key) {
+        for point in stack::mounts_of_file(roots, key) {
             info.in_use_by.push(format!("{shown} is mounted on {point}"));
         }
         if swap_files.contains(&key) {
@@ -226,14 +226,14 @@ fn add_aliases(host: &Host, path: &Path, info: &mut DeviceInfo) {
         info.aliases.push(format!("{} ({what})", node.display()));
         let before = info.in_use_by.len();
         info.in_use_by.extend(
-            stack::mounts_of_device(host, major, minor, node)
+            stack::mounts_of_device(roots, major, minor, node)
                 .into_iter()
                 .map(|u| format!("{u} ({} shows the same bytes)", node.display())),
         );
         // The whole disk of a partition is refused exclusively while any
         // partition is mounted: that is no use of this partition.
         if info.in_use_by.len() == before && !o.partly() {
-            if let Ok(f) = sysfs::block_facts(host, major, minor) {
+            if let Ok(f) = sysfs::block_facts(roots, major, minor) {
                 info.in_use_by.extend(
                     f.holders
                         .iter()

@@ -9,18 +9,20 @@ use super::mounts::{self, Mount};
 use super::transport::Transport;
 use crate::registers::hex::parse_register;
 
-/// Where to read system facts from.
+/// Where the kernel's views of the machine are read from: /sys, /proc and
+/// /dev, or a tree of the same shape that a test made (`Roots::system()` is
+/// the machine's own). Not the host controller of `sim/hosts.rs`.
 #[derive(Debug, Clone)]
-pub struct Host {
+pub struct Roots {
     pub sys: PathBuf,
     pub proc: PathBuf,
     /// Prefix of device nodes (`/dev`).
     pub dev: PathBuf,
 }
 
-impl Host {
+impl Roots {
     pub fn system() -> Self {
-        Host {
+        Roots {
             sys: "/sys".into(),
             proc: "/proc".into(),
             dev: "/dev".into(),
@@ -133,12 +135,12 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// Read everything about block device `major:minor`.
-pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, SysfsError> {
+pub fn block_facts(roots: &Roots, major: u32, minor: u32) -> Result<BlockFacts, SysfsError> {
     let dev = format!("{major}:{minor}");
-    let link = host.sys.join("dev/block").join(&dev);
+    let link = roots.sys.join("dev/block").join(&dev);
     let devdir = fs::canonicalize(&link).map_err(|_| SysfsError::NoEntry {
         dev: dev.clone(),
-        root: host.sys.display().to_string(),
+        root: roots.sys.display().to_string(),
     })?;
     let is_partition = devdir.join("partition").exists();
     let disk = if is_partition {
@@ -199,7 +201,7 @@ pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, Sy
         ..Default::default()
     };
     let mut devs = vec![dev.clone()];
-    let mut nodes = vec![host.dev.join(&name).display().to_string()];
+    let mut nodes = vec![roots.dev.join(&name).display().to_string()];
     if is_partition {
         facts.holders = entries(&devdir.join("holders"));
     } else {
@@ -214,7 +216,7 @@ pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, Sy
             if let Some(d) = read_opt(&pdir.join("dev"))? {
                 devs.push(d);
             }
-            nodes.push(host.dev.join(&child).display().to_string());
+            nodes.push(roots.dev.join(&child).display().to_string());
             facts.holders.extend(
                 entries(&pdir.join("holders"))
                     .into_iter()
@@ -227,10 +229,10 @@ pub fn block_facts(host: &Host, major: u32, minor: u32) -> Result<BlockFacts, Sy
             });
         }
     }
-    if let Some(mountinfo) = read_opt(&host.proc.join("self/mountinfo"))? {
+    if let Some(mountinfo) = read_opt(&roots.proc.join("self/mountinfo"))? {
         facts.mounts = mounts::mounts_of(&mountinfo, &devs, &nodes);
     }
-    if let Some(swaps) = read_opt(&host.proc.join("swaps"))? {
+    if let Some(swaps) = read_opt(&roots.proc.join("swaps"))? {
         facts.swaps = mounts::swaps_of(&swaps, &nodes);
     }
     if let Some(card_type) = read_opt(&device.join("type"))?
@@ -256,7 +258,7 @@ mod tests {
 
     /// A fake /sys and /proc holding a Kingston SA04G (seed 004) as mmcblk1 with
     /// one partition mounted, so the parser is tested on exactly what Linux shows.
-    fn kingston_tree(root: &Path, ssr: Option<&str>) -> Host {
+    fn kingston_tree(root: &Path, ssr: Option<&str>) -> Roots {
         let sys = root.join("sys");
         let disk = sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/block/mmcblk1");
         let w = |p: PathBuf, s: &str| {
@@ -305,7 +307,7 @@ mod tests {
             "30 1 179:9 / /media/card rw - vfat /dev/mmcblk1p1 rw\n",
         );
         w(proc.join("swaps"), "Filename Type Size Used Priority\n");
-        Host {
+        Roots {
             sys,
             proc,
             dev: "/dev".into(),
@@ -315,8 +317,8 @@ mod tests {
     #[test]
     fn reads_kingston_card() {
         let tmp = tempfile::tempdir().unwrap();
-        let host = kingston_tree(tmp.path(), None);
-        let f = block_facts(&host, 179, 8).unwrap();
+        let roots = kingston_tree(tmp.path(), None);
+        let f = block_facts(&roots, 179, 8).unwrap();
         assert_eq!(f.name, "mmcblk1");
         assert_eq!(f.parent, None);
         assert_eq!(f.size_bytes, 3_904_897_024);
@@ -363,8 +365,8 @@ mod tests {
         let mut ssr = [0u8; 64];
         ssr[10] = 0x90;
         let hex = crate::registers::hex::encode(&ssr);
-        let host = kingston_tree(tmp.path(), Some(&hex));
-        let p = block_facts(&host, 179, 9).unwrap();
+        let roots = kingston_tree(tmp.path(), Some(&hex));
+        let p = block_facts(&roots, 179, 9).unwrap();
         assert_eq!(p.name, "mmcblk1p1");
         assert_eq!(p.parent.as_deref(), Some("mmcblk1"));
         assert_eq!(p.size_bytes, 7_618_560 * 512);
@@ -382,23 +384,23 @@ mod tests {
     #[test]
     fn malformed_attributes_are_errors_naming_the_file() {
         let tmp = tempfile::tempdir().unwrap();
-        let host = kingston_tree(tmp.path(), None);
-        let disk = host.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/block/mmcblk1");
+        let roots = kingston_tree(tmp.path(), None);
+        let disk = roots.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/block/mmcblk1");
         fs::write(disk.join("queue/logical_block_size"), "five hundred\n").unwrap();
-        let err = block_facts(&host, 179, 8).unwrap_err();
+        let err = block_facts(&roots, 179, 8).unwrap_err();
         assert!(err.to_string().contains("logical_block_size"), "{err}");
         fs::write(disk.join("queue/logical_block_size"), "512\n").unwrap();
         fs::write(
-            host.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/cid"),
+            roots.sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/cid"),
             "02544d53\n",
         )
         .unwrap();
-        let err = block_facts(&host, 179, 8).unwrap_err();
+        let err = block_facts(&roots, 179, 8).unwrap_err();
         assert!(
             err.to_string().contains("cid") && err.to_string().contains("16 bytes"),
             "{err}"
         );
-        assert!(matches!(block_facts(&host, 1, 1), Err(SysfsError::NoEntry { .. })));
+        assert!(matches!(block_facts(&roots, 1, 1), Err(SysfsError::NoEntry { .. })));
     }
 
     #[test]

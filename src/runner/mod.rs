@@ -239,7 +239,7 @@ impl Runner {
         let d = self.reader.as_target().description();
         match &self.reader {
             Opened::Real(_) => crate::identify::identify(
-                &crate::identify::sysfs::Host::system(),
+                &crate::identify::sysfs::Roots::system(),
                 std::path::Path::new(&self.target.text),
                 d.size_bytes,
                 d.logical_block_size,

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use super::SafetyError;
 use crate::identify::stack::{self, Aliases, Node, Stack};
-use crate::identify::{self, sysfs::Host};
+use crate::identify::{self, sysfs::Roots};
 
 /// Held locks: dropped when the run (and its restore) is over.
 #[derive(Debug)]
@@ -89,7 +89,7 @@ fn in_use(path: &Path, what: String) -> SafetyError {
 /// What uses a block device (mounts, swap, holders), as text; empty when
 /// nothing does.
 pub fn users_of(dev: &Path) -> Vec<String> {
-    let Ok(i) = identify::identify(&Host::system(), dev, 0, 512, 512) else {
+    let Ok(i) = identify::identify(&Roots::system(), dev, 0, 512, 512) else {
         return Vec::new();
     };
     let mut u: Vec<String> = i
@@ -110,12 +110,12 @@ pub fn users_of(dev: &Path) -> Vec<String> {
 /// other partitions may be mounted), which is only checked for mounts and
 /// writers; each file by flock.
 pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
-    let host = Host::system();
-    let aliases = Stack::read(&host).aliases(path);
+    let roots = Roots::system();
+    let aliases = Stack::read(&roots).aliases(path);
     // Another process writing the same bytes (a VM on the image, fuse2fs
     // serving it, a dd onto the card, a program with the file mapped) is as
     // much a user as a mount.
-    let held_by = stack::persistent_writers(&host, &aliases);
+    let held_by = stack::persistent_writers(&roots, &aliases);
     if !held_by.is_empty() {
         return Err(in_use(
             path,
@@ -128,7 +128,7 @@ pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
             continue;
         };
         let Some(node) = &a.path else { continue };
-        let uses = stack::mounts_of_device(&host, major, minor, node);
+        let uses = stack::mounts_of_device(&roots, major, minor, node);
         if !uses.is_empty() {
             return Err(in_use(
                 path,
@@ -162,7 +162,7 @@ pub fn claim(path: &Path) -> Result<Claim, SafetyError> {
             || format!("a deleted file (inode {})", key.ino),
             |f| f.display().to_string(),
         );
-        if let Some(point) = stack::mounts_of_file(&host, key).first() {
+        if let Some(point) = stack::mounts_of_file(&roots, key).first() {
             return Err(in_use(path, format!("{shown} is mounted on {point}")));
         }
         // A deleted file has no name to lock; only its loop devices reach
@@ -215,7 +215,7 @@ pub fn open_exclusive(node: &Path) -> std::io::Result<File> {
 /// volumes, on the target's bytes: restoring would need the bytes being
 /// restored.
 pub fn check_journal_dir_off_target(dir: &Path, target: &Path, aliases: &Aliases) -> Result<(), SafetyError> {
-    let host = Host::system();
+    let roots = Roots::system();
     // The directory may not exist yet: judge where it would be created.
     let mut dir = dir;
     while !dir.exists()
@@ -223,7 +223,7 @@ pub fn check_journal_dir_off_target(dir: &Path, target: &Path, aliases: &Aliases
     {
         dir = parent;
     }
-    let under = Stack::read(&host).under_dir(dir);
+    let under = Stack::read(&roots).under_dir(dir);
     if aliases.rest_under(&under) {
         return Err(SafetyError::JournalDir {
             dir: dir.display().to_string(),

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ranges::Range;
 use crate::identify::stack::{FileKey, Layer, Node, Stack};
-use crate::identify::{self, sysfs::Host};
+use crate::identify::{self, sysfs::Roots};
 use crate::targets::{AlignedBuf, Request, Target};
 
 /// Blocks in a fingerprint: spread over the target, so a different device
@@ -58,7 +58,7 @@ pub struct Identity {
 impl Identity {
     /// Everything but the fingerprint, from the path and sysfs.
     pub fn of(path: &Path, size_bytes: u64) -> Identity {
-        let host = Host::system();
+        let roots = Roots::system();
         let mut id = Identity {
             size_bytes,
             ..Identity::default()
@@ -68,13 +68,13 @@ impl Identity {
             id.kind = "file".into();
         } else if meta.file_type().is_block_device() {
             id.kind = "block".into();
-            id.serial = identify::identify(&host, path, size_bytes, 512, 512)
+            id.serial = identify::identify(&roots, path, size_bytes, 512, 512)
                 .ok()
                 .and_then(|i| i.serial);
         } else {
             return id;
         }
-        let stack = Stack::read(&host);
+        let stack = Stack::read(&roots);
         id.layers = stack.layers_of(path);
         // The regular file under it all, for messages and older journals.
         if let Some(f) = id.layers.iter().find_map(|l| l.node.file_key()) {

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use crate::identify::{self, sysfs::Host};
+use crate::identify::{self, sysfs::Roots};
 
 /// Why an output was not written; nothing was (no temporary file is left).
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +39,7 @@ pub fn users(path: &Path) -> Vec<String> {
     if !meta.is_file() {
         return Vec::new();
     }
-    let Ok(info) = identify::identify(&Host::system(), path, meta.len(), 512, 512) else {
+    let Ok(info) = identify::identify(&Roots::system(), path, meta.len(), 512, 512) else {
         return Vec::new();
     };
     let mut uses = Vec::new();

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use self::loop_ioctl::loop_status;
-use super::sysfs::Host;
+use super::sysfs::Roots;
 
 /// A regular file by identity (device and inode), the way the kernel's loop
 /// driver knows its backing file: a path can be renamed or hard-linked.
@@ -202,7 +202,7 @@ fn major_minor(text: &str) -> Option<(u32, u32)> {
 /// A snapshot of the block devices, loop devices and what they rest on.
 #[derive(Debug, Clone)]
 pub struct Stack {
-    host: Host,
+    roots: Roots,
     blocks: Vec<Block>,
     pub loops: Vec<LoopDevice>,
 }
@@ -213,10 +213,10 @@ const MAX_LAYERS: usize = 256;
 
 impl Stack {
     /// Read every block device (partitions included) and loop device.
-    pub fn read(host: &Host) -> Stack {
+    pub fn read(roots: &Roots) -> Stack {
         let mut blocks = Vec::new();
         let mut loops = Vec::new();
-        let entries = std::fs::read_dir(host.sys.join("dev/block"))
+        let entries = std::fs::read_dir(roots.sys.join("dev/block"))
             .map(|d| d.filter_map(Result::ok).collect::<Vec<_>>())
             .unwrap_or_default();
         for e in entries {
@@ -230,7 +230,7 @@ impl Stack {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let node = host.dev.join(&name);
+            let node = roots.dev.join(&name);
             let size_bytes = read_u64(&dir.join("size")).unwrap_or(0).saturating_mul(512);
             let partition_of = if dir.join("partition").exists() {
                 dir.parent()
@@ -279,7 +279,7 @@ impl Stack {
         blocks.sort_by_key(|b| (b.major, b.minor));
         loops.sort_by(|a, b| a.node.cmp(&b.node));
         Stack {
-            host: host.clone(),
+            roots: roots.clone(),
             blocks,
             loops,
         }
@@ -434,12 +434,12 @@ impl Stack {
                 break;
             }
             let mut found = Vec::new();
-            if let Some((ma, mi)) = device_of_path(&self.host, &p) {
+            if let Some((ma, mi)) = device_of_path(&self.roots, &p) {
                 let len = self.block(ma, mi).map_or(0, |b| b.size_bytes);
                 found.extend(self.layers(Node::device(ma, mi), len));
             }
             // A FUSE filesystem (fuse2fs IMAGE DIR) names its image as the source.
-            if let Some(src) = mount_source(&self.host, &p)
+            if let Some(src) = mount_source(&self.roots, &p)
                 && let Some(key) = FileKey::of(&src)
             {
                 found.push(Layer {
@@ -543,9 +543,9 @@ impl Aliases {
 
 /// The source of the mount holding `path`, as the mount table names it
 /// (`/dev/sdb1`, or an image file for a FUSE filesystem such as fuse2fs).
-pub fn mount_source(host: &Host, path: &Path) -> Option<PathBuf> {
+pub fn mount_source(roots: &Roots, path: &Path) -> Option<PathBuf> {
     let canon = std::fs::canonicalize(path).ok()?;
-    let mountinfo = std::fs::read_to_string(host.proc.join("self/mountinfo")).ok()?;
+    let mountinfo = std::fs::read_to_string(roots.proc.join("self/mountinfo")).ok()?;
     let mut best: Option<(usize, String)> = None;
     for line in mountinfo.lines() {
         let Some((left, right)) = line.split_once(" - ") else {
@@ -565,13 +565,13 @@ pub fn mount_source(host: &Host, path: &Path) -> Option<PathBuf> {
 /// The block device a path's filesystem lives on. `st_dev` names it for
 /// ordinary filesystems; btrfs and overlays report an anonymous device
 /// (major 0), so then the mount table's source is asked.
-pub fn device_of_path(host: &Host, path: &Path) -> Option<(u32, u32)> {
+pub fn device_of_path(roots: &Roots, path: &Path) -> Option<(u32, u32)> {
     let dev = std::fs::metadata(path).ok()?.dev();
     let (ma, mi) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     if ma != 0 {
         return Some((ma, mi));
     }
-    let meta = std::fs::metadata(mount_source(host, path)?).ok()?;
+    let meta = std::fs::metadata(mount_source(roots, path)?).ok()?;
     meta.file_type()
         .is_block_device()
         .then(|| (rustix::fs::major(meta.rdev()), rustix::fs::minor(meta.rdev())))
@@ -615,7 +615,7 @@ mod tests {
 
     /// A fake sysfs: loop2 over disk.img with partition loop2p1 (from 1 MiB),
     /// dm-0 over loop2p1; sda with two partitions.
-    fn fake(tmp: &Path) -> (Host, PathBuf) {
+    fn fake(tmp: &Path) -> (Roots, PathBuf) {
         let sys = tmp.join("sys");
         let w = |p: PathBuf, s: &str| {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -660,7 +660,7 @@ mod tests {
         let proc = tmp.join("proc");
         w(proc.join("self/mountinfo"), "");
         (
-            Host {
+            Roots {
                 sys,
                 proc,
                 dev: tmp.join("dev"),
@@ -672,10 +672,10 @@ mod tests {
     #[test]
     fn a_fake_sysfs_resolves_loops_partitions_and_members() {
         let tmp = tempfile::tempdir().unwrap();
-        let (host, backing) = fake(tmp.path());
-        let s = Stack::read(&host);
+        let (roots, backing) = fake(tmp.path());
+        let s = Stack::read(&roots);
         assert_eq!(s.loops.len(), 1);
-        assert_eq!(s.loops[0].node, host.dev.join("loop2"));
+        assert_eq!(s.loops[0].node, roots.dev.join("loop2"));
         let file = Node::file(FileKey::of(&backing).unwrap());
         assert_eq!(s.loops[0].backing, Some(file));
         // dm-0 rests on loop2p1, which starts 1 MiB into loop2, which is disk.img.

@@ -5,7 +5,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::super::sysfs::Host;
+use super::super::sysfs::Roots;
 use super::{Aliases, FileKey, Node, read_trimmed};
 
 /// What a process may hold open: a regular file by key, or a block device by
@@ -32,9 +32,9 @@ impl From<Node> for Held {
 /// openers (udev probing a device after a write) do no harm and are not
 /// listed. Only processes this user may inspect are seen, which for root is
 /// all of them.
-pub fn writers_of(host: &Host, what: Held) -> Vec<String> {
+pub fn writers_of(roots: &Roots, what: Held) -> Vec<String> {
     let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir(&host.proc) else {
+    let Ok(procs) = std::fs::read_dir(&roots.proc) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -114,13 +114,13 @@ fn writes_by_mapping(proc_pid: &Path, what: Held) -> bool {
 /// udev) open them read-write for an instant; they are not users, and
 /// counting one that passed by would make two runs on two different devices
 /// refuse each other at random.
-pub fn persistent_writers(host: &Host, aliases: &Aliases) -> Vec<String> {
+pub fn persistent_writers(roots: &Roots, aliases: &Aliases) -> Vec<String> {
     let scan = || {
         let mut w: Vec<String> = aliases
             .target
             .into_iter()
             .chain(aliases.others.iter().map(|a| a.node))
-            .flat_map(|n| writers_of(host, Held::from(n)))
+            .flat_map(|n| writers_of(roots, Held::from(n)))
             .collect();
         w.sort();
         w.dedup();
@@ -141,8 +141,8 @@ pub fn persistent_writers(host: &Host, aliases: &Aliases) -> Vec<String> {
 /// Mount points whose source is the regular file `key` (a FUSE filesystem
 /// such as fuse2fs serving an image): the file is in use, though no loop
 /// device shows it.
-pub fn mounts_of_file(host: &Host, key: FileKey) -> Vec<String> {
-    let Ok(mountinfo) = std::fs::read_to_string(host.proc.join("self/mountinfo")) else {
+pub fn mounts_of_file(roots: &Roots, key: FileKey) -> Vec<String> {
+    let Ok(mountinfo) = std::fs::read_to_string(roots.proc.join("self/mountinfo")) else {
         return Vec::new();
     };
     mountinfo
@@ -158,15 +158,15 @@ pub fn mounts_of_file(host: &Host, key: FileKey) -> Vec<String> {
 
 /// Mounts and swap on exactly the block device `major:minor` (not on its
 /// partitions, which are names of their own), as reasons.
-pub fn mounts_of_device(host: &Host, major: u32, minor: u32, node: &Path) -> Vec<String> {
+pub fn mounts_of_device(roots: &Roots, major: u32, minor: u32, node: &Path) -> Vec<String> {
     let nodes = [node.display().to_string()];
-    let mut out: Vec<String> = std::fs::read_to_string(host.proc.join("self/mountinfo"))
+    let mut out: Vec<String> = std::fs::read_to_string(roots.proc.join("self/mountinfo"))
         .map(|m| super::super::mounts::mounts_of(&m, &[format!("{major}:{minor}")], &nodes))
         .unwrap_or_default()
         .into_iter()
         .map(|m| format!("{} is mounted on {}", m.source, m.mount_point))
         .collect();
-    if let Ok(s) = std::fs::read_to_string(host.proc.join("swaps")) {
+    if let Ok(s) = std::fs::read_to_string(roots.proc.join("swaps")) {
         out.extend(
             super::super::mounts::swaps_of(&s, &nodes)
                 .into_iter()

@@ -164,8 +164,8 @@ fn a_loop_over_a_loop_is_an_alias_for_claims_and_journal_placement() {
     // The journal-directory check alone (the second line of defence behind
     // the in-use check): the directory rests on the file's bytes.
     use flashlab::identify::stack::Stack;
-    use flashlab::identify::sysfs::Host;
-    let aliases = Stack::read(&Host::system()).aliases(&m);
+    use flashlab::identify::sysfs::Roots;
+    let aliases = Stack::read(&Roots::system()).aliases(&m);
     let e = flashlab::safety::claim::check_journal_dir_off_target(&mnt.dir.join("journals"), &m, &aliases)
         .unwrap_err()
         .to_string();
