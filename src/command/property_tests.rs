@@ -311,3 +311,41 @@ fn standalone_commands_never_confidently_contradict_probe() {
         }
     }
 }
+
+/// Several runners at once, each on its own thread and card (what `batch`
+/// will do with real targets): a runner is Send, and each run's verdicts
+/// are its own card's, the same as when it ran alone.
+#[test]
+fn runners_on_threads_each_measure_their_own_card() {
+    let specs = ["sim:demo,capacity=256M,au_size=1M", "sim:kingston-sa04g,capacity=256M"];
+    let alone: Vec<Answers> = specs
+        .iter()
+        .map(|s| characterise(SimTarget::from_spec(s).unwrap()))
+        .collect();
+    let together: Vec<Answers> = std::thread::scope(|scope| {
+        let runs: Vec<_> = specs
+            .iter()
+            .map(|s| {
+                let runner = crate::runner::Runner::for_sim(
+                    crate::document::CommandName::Probe,
+                    SimTarget::from_spec(s).unwrap(),
+                );
+                scope.spawn(move || {
+                    let doc = super::probe::probe_with(runner, Default::default()).unwrap();
+                    let a = doc.results.align.get().expect("align ran").clone();
+                    (a.erase_size_bytes, a.page_size_bytes)
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .zip(&alone)
+            .map(|(h, a)| {
+                let (erase, page) = h.join().unwrap();
+                (erase, page, a.2, a.3, a.4)
+            })
+            .collect()
+    });
+    assert_eq!(together, alone);
+    assert_eq!(alone[0].0, Some(1 << 20));
+    assert_eq!(alone[1].0, Some(4 << 20));
+}

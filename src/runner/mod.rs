@@ -29,8 +29,9 @@ use open::Opened;
 use writable::{Consent, Writable};
 
 /// Called as results land, and once more with the finished document (which
-/// it may annotate: a store that could not save says so in it).
-pub trait Listener {
+/// it may annotate: a store that could not save says so in it). Send, as
+/// the runner it listens to is.
+pub trait Listener: Send {
     fn landed(&mut self, doc: &RunDocument);
     fn finished(&mut self, doc: &mut RunDocument) {
         self.landed(doc);

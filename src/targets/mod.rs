@@ -128,8 +128,9 @@ pub enum TargetError {
     Journal(String),
 }
 
-/// A device the tests can measure.
-pub trait Target {
+/// A device the tests can measure. Send: several runs in one process
+/// (`batch`) each drive their own target from a thread of their own.
+pub trait Target: Send {
     fn description(&self) -> &TargetDescription;
 
     /// Run `requests` keeping up to `queue_depth` in flight, and return one
