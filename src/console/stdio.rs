@@ -27,18 +27,36 @@ pub fn out(args: fmt::Arguments<'_>) {
     }
 }
 
-/// The progress spinner on stderr, if one is showing: stderr lines are
-/// written with it hidden, so they never leave half a spinner behind.
-static SPINNER: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+/// What shows progress on stderr's terminal: one run's bar, or the lines
+/// of several runs at once (`batch`), which stderr lines go around alike.
+#[derive(Clone)]
+pub enum Shown {
+    Bar(indicatif::ProgressBar),
+    Many(indicatif::MultiProgress),
+}
 
-/// Show (Some) or forget (None) the spinner stderr lines must go around.
+impl Shown {
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self {
+            Shown::Bar(b) => b.suspend(f),
+            Shown::Many(m) => m.suspend(f),
+        }
+    }
+}
+
+/// The progress display on stderr, if one is showing: stderr lines are
+/// written with it hidden, so they never leave half a spinner behind. One
+/// for the process, as the terminal is.
+static SPINNER: Mutex<Option<Shown>> = Mutex::new(None);
+
+/// Show (Some) or forget (None) the display stderr lines must go around.
 /// While one shows, the terminal does not echo control characters: a
 /// Ctrl-C's "^C" after a bar as wide as the terminal wrapped it onto a new
 /// line, and the bar's own clear then left the old line standing above the
 /// report.
-pub fn set_spinner(bar: Option<indicatif::ProgressBar>) {
-    quiet_control_echo(bar.is_some());
-    *SPINNER.lock().unwrap_or_else(|p| p.into_inner()) = bar;
+pub fn set_spinner(shown: Option<Shown>) {
+    quiet_control_echo(shown.is_some());
+    *SPINNER.lock().unwrap_or_else(|p| p.into_inner()) = shown;
 }
 
 /// The terminal's settings before [`quiet_control_echo`] changed them.
@@ -71,12 +89,6 @@ fn quiet_control_echo(quiet: bool) {
             *saved = Some(t);
         }
     }
-}
-
-/// The spinner showing now, if any (the progress helper turns it into a
-/// bar once a step says how far it is).
-pub fn spinner() -> Option<indicatif::ProgressBar> {
-    SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 /// `-v`: say each step as it ends and what a simulated card will write.
@@ -113,7 +125,7 @@ pub fn err(args: fmt::Arguments<'_>) {
         }
     };
     match bar {
-        Some(b) => b.suspend(write),
+        Some(shown) => shown.suspend(write),
         None => write(),
     }
 }

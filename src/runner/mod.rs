@@ -102,6 +102,8 @@ pub struct Runner {
     writes: Vec<WriteRecord>,
     /// This run's own number ([`Session::nonce`]).
     nonce: u64,
+    /// Where its progress shows.
+    display: progress::Display,
 }
 
 /// A number no other run has had: the clock's nanoseconds with the process
@@ -155,12 +157,18 @@ impl Runner {
             identity: std::cell::OnceCell::new(),
             writes: Vec::new(),
             nonce: run_nonce(),
+            display: progress::Display::default(),
         };
         if let Some(p) = &r.store {
             runner.listen(Box::new(crate::store::Saver::open(p)));
         }
         runner.stamp_device();
         Ok(runner)
+    }
+
+    /// Show this run's progress as one line among several runs'.
+    pub fn show_among(&mut self, multi: &indicatif::MultiProgress, label: &str) {
+        self.display = progress::Display::among(multi, label);
     }
 
     /// A runner over a simulated card built in code (the property tests'
@@ -188,6 +196,7 @@ impl Runner {
             identity: std::cell::OnceCell::new(),
             writes: Vec::new(),
             nonce: run_nonce(),
+            display: progress::Display::default(),
         };
         r.stamp_device();
         r
@@ -291,7 +300,7 @@ impl Runner {
         self.check_signal()?;
         let ranges = test.plan(self.reader.as_target().description())?;
         let budget = (!ranges.is_empty()).then(|| crate::measure::budget_ns(self.consent.budget_s) as f64 / 1e9);
-        let progress = progress::Progress::start(&T::KEY.replace('_', "-"), budget);
+        let progress = progress::Progress::start(&self.display, &T::KEY.replace('_', "-"), budget);
         let before = self.device_ns;
         let out = if ranges.is_empty() {
             let t = self.reader.as_target_mut();

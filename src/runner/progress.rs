@@ -7,10 +7,32 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+/// Where a run shows its progress: alone on stderr's terminal (the bar
+/// then comes and goes with each step), or as one line among several runs'
+/// (`batch`: indicatif's MultiProgress, which its owner shows and clears),
+/// each line named by its run. A run's own, not the process's: two runs at
+/// once had drawn over each other's bar.
+#[derive(Clone, Default)]
+pub struct Display {
+    among: Option<(MultiProgress, String)>,
+}
+
+impl Display {
+    /// One line of `multi`, its messages starting with `label`.
+    pub fn among(multi: &MultiProgress, label: &str) -> Display {
+        Display {
+            among: Some((multi.clone(), label.to_string())),
+        }
+    }
+}
 
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// The bar is the terminal's only one (not a line of a MultiProgress):
+    /// stderr lines go around it while it shows.
+    alone: bool,
     what: String,
     started: Instant,
     /// A writing step's device-time budget: it ends by then, so the ETA
@@ -61,21 +83,33 @@ impl crate::measure::Progress for Progress {
 }
 
 impl Progress {
-    /// A step's display; `budget_s`: a writing step's device-time budget.
-    pub fn start(what: &str, budget_s: Option<f64>) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::new_spinner();
+    /// A step's display in `display`; `budget_s`: a writing step's
+    /// device-time budget.
+    pub fn start(display: &Display, what: &str, budget_s: Option<f64>) -> Self {
+        let what = match &display.among {
+            Some((_, label)) => format!("{label}: {what}"),
+            None => what.to_string(),
+        };
+        let alone = display.among.is_none();
+        let bar = (!alone || std::io::stderr().is_terminal()).then(|| {
+            let b = match &display.among {
+                Some((multi, _)) => multi.add(ProgressBar::new_spinner()),
+                None => ProgressBar::new_spinner(),
+            };
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
                 b.set_style(style);
             }
-            b.set_message(what.to_string());
+            b.set_message(what.clone());
             b.enable_steady_tick(Duration::from_millis(120));
-            crate::console::stdio::set_spinner(Some(b.clone()));
+            if alone {
+                crate::console::stdio::set_spinner(Some(crate::console::stdio::Shown::Bar(b.clone())));
+            }
             b
         });
         Progress {
             bar,
-            what: what.to_string(),
+            alone,
+            what,
             started: Instant::now(),
             budget: budget_s.map(Duration::from_secs_f64),
         }
@@ -97,7 +131,9 @@ impl Progress {
     /// stale bar.
     pub fn clear(&self) {
         if let Some(b) = &self.bar {
-            crate::console::stdio::set_spinner(None);
+            if self.alone {
+                crate::console::stdio::set_spinner(None);
+            }
             b.finish_and_clear();
         }
     }
@@ -110,7 +146,9 @@ impl Progress {
         let ok = ended == "done:";
         let shown = self.bar.is_some();
         if let Some(b) = self.bar {
-            crate::console::stdio::set_spinner(None);
+            if self.alone {
+                crate::console::stdio::set_spinner(None);
+            }
             b.finish_and_clear();
         }
         if (shown || announce) && (crate::console::stdio::verbose() || !ok) {
@@ -127,5 +165,33 @@ impl Progress {
                 self.started.elapsed().as_secs_f64()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run among others draws its own line, named, in the shared
+    /// display, and leaves the terminal's single bar alone; a run alone
+    /// draws only on a terminal.
+    #[test]
+    fn each_run_among_several_has_its_own_named_line() {
+        let multi = MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden());
+        let a = Progress::start(&Display::among(&multi, "slot 1"), "align", None);
+        let b = Progress::start(&Display::among(&multi, "slot 2"), "open-au", Some(60.0));
+        let (ba, bb) = (a.bar.clone().unwrap(), b.bar.clone().unwrap());
+        assert_eq!(ba.message(), "slot 1: align");
+        assert_eq!(bb.message(), "slot 2: open-au");
+        crate::measure::Progress::advance(&b, 3, 10);
+        assert_eq!((bb.position(), bb.length(), ba.length()), (3, Some(10), None));
+        assert!(!a.alone && !b.alone);
+        a.finish("done:", 1.0, false);
+        assert!(ba.is_finished() && !bb.is_finished());
+        b.finish("done:", 1.0, false);
+        let alone = Progress::start(&Display::default(), "align", None);
+        assert!(alone.alone);
+        assert_eq!(alone.bar.is_some(), std::io::stderr().is_terminal());
+        alone.clear();
     }
 }
