@@ -462,35 +462,66 @@ pub fn fit_below(est: &[Estimate], block: u64, largest: u64) -> Verdict {
 /// and 35 µs with standard errors of 10, and a step to 66 µs at 16 MiB
 /// came out as a 16 MiB erase block at confidence 1.00.
 fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdict {
-    let n = est.len() as f64;
-    let mut hyps: Vec<Hypothesis> = Vec::new();
-    let levels_of = level_of;
-    let score = |p: Option<u64>, e: Option<u64>| -> (f64, Vec<f64>, Vec<f64>) {
-        let mut sum = [0.0; 3];
-        let mut w = [0.0; 3];
-        for &(a, m, se) in est {
-            let l = levels_of(p, e, a);
-            sum[l] += m / (se * se);
-            w[l] += 1.0 / (se * se);
-        }
-        let level: Vec<f64> = (0..3).map(|l| if w[l] > 0.0 { sum[l] / w[l] } else { 0.0 }).collect();
-        let chi: f64 = est
-            .iter()
-            .map(|&(a, m, se)| ((m - level[levels_of(p, e, a)]) / se).powi(2))
-            .sum();
-        let used = w.iter().filter(|&&x| x > 0.0).count() as f64;
-        // Standard error of each fitted level; infinite when no row has it.
-        let level_se: Vec<f64> = w
-            .iter()
-            .map(|&w| if w > 0.0 { w.sqrt().recip() } else { f64::INFINITY })
-            .collect();
-        (chi + used * n.ln(), level, level_se)
-    };
     let powers: Vec<u64> = est
         .iter()
         .map(|e| e.0)
         .filter(|a| a.is_power_of_two() && *a >= block)
         .collect();
+    let hyps = hypotheses(est, &powers, largest);
+    let best = hyps
+        .iter()
+        .min_by(|a, b| a.2.total_cmp(&b.2))
+        .cloned()
+        .unwrap_or((None, None, 0.0, vec![0.0; 3]));
+    if rescale
+        && best.1.is_some()
+        && let Some(phi) = overdispersion(est, &best)
+    {
+        let wider: Vec<Estimate> = est.iter().map(|&(a, m, se)| (a, m, se * phi.sqrt())).collect();
+        return fit_with(&wider, block, largest, false);
+    }
+    let (erase_p, page_p) = confidences(est, &hyps, &best, &powers);
+    let (p, e, _, level) = best;
+    Verdict {
+        erase: e,
+        page: p,
+        erase_p: calibrated(erase_p),
+        page_p: calibrated(page_p),
+        evidence: evidence(p, e, &level, block),
+        levels: [level[0], level[1], level[2]],
+    }
+}
+
+/// A hypothesis's score (BIC-like: chi-square plus a term per level
+/// used), each level's weighted mean, and its standard error (infinite
+/// where no row has it).
+fn score(est: &[Estimate], p: Option<u64>, e: Option<u64>) -> (f64, Vec<f64>, Vec<f64>) {
+    let n = est.len() as f64;
+    let mut sum = [0.0; 3];
+    let mut w = [0.0; 3];
+    for &(a, m, se) in est {
+        let l = level_of(p, e, a);
+        sum[l] += m / (se * se);
+        w[l] += 1.0 / (se * se);
+    }
+    let level: Vec<f64> = (0..3).map(|l| if w[l] > 0.0 { sum[l] / w[l] } else { 0.0 }).collect();
+    let chi: f64 = est
+        .iter()
+        .map(|&(a, m, se)| ((m - level[level_of(p, e, a)]) / se).powi(2))
+        .sum();
+    let used = w.iter().filter(|&&x| x > 0.0).count() as f64;
+    let level_se: Vec<f64> = w
+        .iter()
+        .map(|&w| if w > 0.0 { w.sqrt().recip() } else { f64::INFINITY })
+        .collect();
+    (chi + used * n.ln(), level, level_se)
+}
+
+/// Every (page, erase block) the rows allow, scored: pages among the
+/// power-of-two rows, erase blocks among the rows up to `largest`, each
+/// kept only where its levels rise.
+fn hypotheses(est: &[Estimate], powers: &[u64], largest: u64) -> Vec<Hypothesis> {
+    let mut hyps: Vec<Hypothesis> = Vec::new();
     let mut erase_opts: Vec<Option<u64>> = vec![None];
     // No erase block above the largest candidate (rows of flashbench's, up
     // to a seventh of the device, still take part as multiples).
@@ -509,7 +540,7 @@ fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdic
                 .map(|&p| Some(p)),
         );
         for p in page_opts {
-            let (mut s, level, se) = score(p, e);
+            let (mut s, level, se) = score(est, p, e);
             if p.is_some() && e.is_none() {
                 s += LONE_PAGE_PENALTY;
             }
@@ -525,29 +556,31 @@ fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdic
             }
         }
     }
-    let best = hyps
+    hyps
+}
+
+/// How much more the rows scatter about the best fit's levels than their
+/// standard errors say (chi-square per degree of freedom), where above 1.
+fn overdispersion(est: &[Estimate], best: &Hypothesis) -> Option<f64> {
+    let (p, e, _, level) = best;
+    let chi: f64 = est
         .iter()
-        .min_by(|a, b| a.2.total_cmp(&b.2))
-        .cloned()
-        .unwrap_or((None, None, 0.0, vec![0.0; 3]));
-    if rescale && best.1.is_some() {
-        let (p, e, _, level) = &best;
-        let chi: f64 = est
-            .iter()
-            .map(|&(a, m, se)| ((m - level[levels_of(*p, *e, a)]) / se).powi(2))
-            .sum();
-        let used = 1.0 + f64::from(u8::from(p.is_some())) + f64::from(u8::from(e.is_some()));
-        let phi = chi / (n - used).max(1.0);
-        if phi > 1.0 {
-            let wider: Vec<Estimate> = est.iter().map(|&(a, m, se)| (a, m, se * phi.sqrt())).collect();
-            return fit_with(&wider, block, largest, false);
-        }
-    }
+        .map(|&(a, m, se)| ((m - level[level_of(*p, *e, a)]) / se).powi(2))
+        .sum();
+    let used = 1.0 + f64::from(u8::from(p.is_some())) + f64::from(u8::from(e.is_some()));
+    let phi = chi / (est.len() as f64 - used).max(1.0);
+    (phi > 1.0).then_some(phi)
+}
+
+/// The best fit's erase block and page confidences: each hypothesis
+/// weighted by its score, and "none" capped by how large a step the rows
+/// could have shown.
+fn confidences(est: &[Estimate], hyps: &[Hypothesis], best: &Hypothesis, powers: &[u64]) -> (f64, f64) {
     let weight = |s: f64| (-(s - best.2) / 2.0).exp();
     let total: f64 = hyps.iter().map(|h| weight(h.2)).sum();
     let erase_p = hyps.iter().filter(|h| h.1 == best.1).map(|h| weight(h.2)).sum::<f64>() / total;
     let page_p = hyps.iter().filter(|h| h.0 == best.0).map(|h| weight(h.2)).sum::<f64>() / total;
-    let (p, e, _, level) = best;
+    let (p, e) = (best.0, best.1);
     // What the rows could have shown: a step between two groups of rows is
     // seen at about three standard errors of their difference. The smallest
     // such step among the groups a hypothesis would split decides how sure
@@ -581,6 +614,11 @@ fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdic
     } else {
         page_p
     };
+    (erase_p, page_p)
+}
+
+/// The fit in words: each step and its size, or why none shows.
+fn evidence(p: Option<u64>, e: Option<u64>, level: &[f64], block: u64) -> Vec<String> {
     let mut evidence = Vec::new();
     let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     if let Some(p) = p {
@@ -608,14 +646,7 @@ fn fit_with(est: &[Estimate], block: u64, largest: u64, rescale: bool) -> Verdic
     if e.is_none() {
         evidence.push("no step at any boundary: the erase block size is not visible to reads".into());
     }
-    Verdict {
-        erase: e,
-        page: p,
-        erase_p: calibrated(erase_p),
-        page_p: calibrated(page_p),
-        evidence,
-        levels: [level[0], level[1], level[2]],
-    }
+    evidence
 }
 
 #[cfg(test)]
