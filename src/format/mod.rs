@@ -64,11 +64,14 @@ impl FormatKind {
     /// what does; None where it serves it. Asked before the command runs,
     /// so no device time is spent on a run nothing can print.
     pub fn refuses(self, command: &CommandName) -> Option<(String, String)> {
+        // `results show` prints a stored run: the run decides, and the
+        // format refuses it there if it must (nothing is measured).
+        let shown = *command == CommandName::ResultsShow;
         let serves = match self {
             FormatKind::Text | FormatKind::Json => true,
-            FormatKind::Csv => *command == CommandName::Test(crate::measure::TestName::Scatter),
+            FormatKind::Csv => shown || *command == CommandName::Test(crate::measure::TestName::Scatter),
             FormatKind::Toml => *command == CommandName::SimShow,
-            FormatKind::Html => command.is_measuring(),
+            FormatKind::Html => shown || command.is_measuring(),
         };
         let (what, which) = match self {
             FormatKind::Csv => ("CSV holds scatter's points", "`flashlab scatter TARGET --format csv`"),

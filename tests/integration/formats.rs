@@ -36,6 +36,16 @@ fn each_format_is_chosen_by_format_and_json_is_its_alias() {
 
     let text = stdout(&["align", "sim:demo", "--no-store", "--format", "text"]);
     assert_eq!(text, stdout(&["align", "sim:demo", "--no-store"]));
+
+    // A stored run in any format it has: results show reads no device, so
+    // the run decides.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let db = db.to_str().unwrap();
+    stdout(&["scatter", "sim:demo", "--db", db]);
+    assert_eq!(stdout(&["results", "show", "1", "--db", db, "--format", "csv"]), csv);
+    let html = stdout(&["results", "show", "1", "--db", db, "--format", "html"]);
+    assert!(html.starts_with("<!DOCTYPE html>"));
 }
 
 #[test]
