@@ -422,8 +422,8 @@ params! {
     /// Real-world noise, off in every built-in profile (USB
     /// readers show requests 10 to 100 times slower than their neighbours,
     /// speed drifting with temperature and background garbage collection).
-    outlier_fraction: f64 = Fraction, "0.0", "fraction", "share of requests that take outlier_factor times longer";
-    outlier_factor: u64 = Int, "20", "times", "how much slower an outlier request is";
+    outlier_fraction: f64 = Fraction, "0.0", "fraction", "share of commands that take outlier_factor times longer";
+    outlier_factor: u64 = Int, "20", "times", "how much slower an outlier command is";
     drift: f64 = Fraction, "0.0", "fraction", "slow speed drift: card time varies by up to this share";
     drift_period_ns: u64 = Int, "60000000000", "ns", "period of the drift";
     gc_pause_fraction: f64 = Fraction, "0.0", "fraction", "share of requests after which a background GC pause comes";
