@@ -75,7 +75,8 @@ pub fn run(
     // Put back what we can before reporting anything, failures included.
     let journal = p.journal_path().map(std::path::Path::to_path_buf);
     let (written, outcome) = p.finish();
-    let (desc, device_ns) = (written.description().clone(), written.device_time_ns());
+    let verified = outcome.as_ref().map_or(0, |o| o.verify_device_ns);
+    let (desc, device_ns) = (written.description().clone(), written.device_time_ns() + verified);
     drop(written);
     drop(held);
     let outcome = outcome.map_err(|e| writable::restore_failed(spec, journal.as_deref(), e))?;

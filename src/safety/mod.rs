@@ -166,4 +166,9 @@ pub struct Outcome {
     pub restore_bytes_per_sec: Option<f64>,
     /// The write-back alone, comparable with the device's sequential write speed.
     pub restore_write_bytes_per_sec: Option<f64>,
+    /// Device time the independent reader spent reading the restore back:
+    /// the device's time as much as the writes', but on another
+    /// descriptor's clock than the target handed back, so the run adds it.
+    #[serde(skip)]
+    pub verify_device_ns: u64,
 }

@@ -297,6 +297,7 @@ impl<'a> PreservingTarget<'a> {
             bytes_verified: 0,
             restore_bytes_per_sec: None,
             restore_write_bytes_per_sec: None,
+            verify_device_ns: 0,
         };
         self.inner.sync()?;
         // The journal is read back through the writer's own descriptor, so
@@ -331,6 +332,7 @@ impl<'a> PreservingTarget<'a> {
             out.bytes_restored = self.restore_memory()?;
             out.bytes_verified = out.bytes_restored;
         }
+        out.verify_device_ns = self.reader.as_ref().map_or(0, |r| r.device_time_ns());
         Ok(out)
     }
 }
@@ -531,6 +533,54 @@ mod tests {
         assert!(read(t.as_mut(), 1 << 20, 1 << 20).iter().all(|&b| b == 0x11));
         assert!(read(t.as_mut(), 4 << 20, 2 << 20).iter().all(|&b| b == 0x22));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "journal deleted");
+    }
+
+    /// A real target verifies its restore through an independent reader,
+    /// on that reader's clock: the outcome carries that time, so the run
+    /// counts it as device time (the target handed back never saw it).
+    #[test]
+    fn the_restores_read_back_is_device_time_the_outcome_carries() {
+        use crate::targets::real::{EngineChoice, OpenOptions, RealTarget};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("card.img");
+        std::fs::write(&path, vec![0x33u8; 4 << 20]).unwrap();
+        let opts = OpenOptions {
+            write: true,
+            exclusive: false,
+            engine: EngineChoice::Psync,
+        };
+        let t = RealTarget::open(&path, "card.img", opts).unwrap();
+        let ranges = vec![Range {
+            offset: 1 << 20,
+            len: 2 << 20,
+        }];
+        let header = Header {
+            target: "card.img".into(),
+            size_bytes: 4 << 20,
+            identity: Identity::default(),
+            created_unix: 0,
+            created_ns: 0,
+            sequence: 0,
+            pid: 0,
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: 2 << 20,
+        };
+        let journals = tempfile::tempdir().unwrap();
+        let reg = tempfile::tempdir().unwrap();
+        let mut p = PreservingTarget::new(
+            Box::new(t),
+            ranges,
+            Some((journals.path(), header, Registry::at(reg.path()))),
+        )
+        .unwrap();
+        let mut buf = AlignedBuf::new(2 << 20);
+        buf.as_mut_slice().fill(0xee);
+        p.run(&[Request::write(1 << 20, 2 << 20, 0)], 1, &mut buf).unwrap();
+        let (_, out) = p.finish();
+        let out = out.unwrap();
+        assert_eq!((out.bytes_restored, out.bytes_verified), (2 << 20, 2 << 20));
+        assert!(out.verify_device_ns > 0, "{out:?}");
+        assert!(std::fs::read(&path).unwrap().iter().all(|&b| b == 0x33));
     }
 
     /// A write of a chunk's own bytes changes nothing: nothing is written
