@@ -430,6 +430,29 @@ mod tests {
     use crate::safety::identity::Identity;
     use crate::sim::SimTarget;
 
+    /// A preserving target over `t` with a journal in `dir` and its
+    /// registry entry in `reg`.
+    fn journalled<'a>(
+        t: Box<dyn Target + 'a>,
+        spec: &str,
+        ranges: Vec<Range>,
+        dir: &Path,
+        reg: &Path,
+    ) -> PreservingTarget<'a> {
+        let header = Header {
+            target: spec.into(),
+            size_bytes: t.description().size_bytes,
+            identity: Identity::default(),
+            created_unix: 0,
+            created_ns: 0,
+            sequence: 0,
+            pid: 0,
+            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+            total_bytes: ranges.iter().map(|r| r.len).sum(),
+        };
+        PreservingTarget::new(t, ranges, Some((dir, header, Registry::at(reg)))).unwrap()
+    }
+
     fn fill(t: &mut dyn Target, off: u64, len: u64, byte: u8) {
         let mut buf = AlignedBuf::new(len as usize);
         buf.as_mut_slice().fill(byte);
@@ -491,24 +514,8 @@ mod tests {
         fill(&mut t, 1 << 20, 1 << 20, 0x11);
         fill(&mut t, 4 << 20, 2 << 20, 0x22);
         let dir = tempfile::tempdir().unwrap();
-        let header = Header {
-            target: "sim:demo".into(),
-            size_bytes: 64 << 20,
-            identity: Identity::default(),
-            created_unix: 0,
-            created_ns: 0,
-            sequence: 0,
-            pid: 0,
-            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
-            total_bytes: 3 << 20,
-        };
         let reg = tempfile::tempdir().unwrap();
-        let mut p = PreservingTarget::new(
-            Box::new(t),
-            ranges,
-            Some((dir.path(), header, Registry::at(reg.path()))),
-        )
-        .unwrap();
+        let mut p = journalled(Box::new(t), "sim:demo", ranges, dir.path(), reg.path());
         let mut buf = AlignedBuf::new(8192);
         buf.as_mut_slice().fill(0xee);
         p.run(&[Request::write((5 << 20) + 8192, 8192, 0)], 1, &mut buf)
@@ -554,25 +561,9 @@ mod tests {
             offset: 1 << 20,
             len: 2 << 20,
         }];
-        let header = Header {
-            target: "card.img".into(),
-            size_bytes: 4 << 20,
-            identity: Identity::default(),
-            created_unix: 0,
-            created_ns: 0,
-            sequence: 0,
-            pid: 0,
-            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
-            total_bytes: 2 << 20,
-        };
         let journals = tempfile::tempdir().unwrap();
         let reg = tempfile::tempdir().unwrap();
-        let mut p = PreservingTarget::new(
-            Box::new(t),
-            ranges,
-            Some((journals.path(), header, Registry::at(reg.path()))),
-        )
-        .unwrap();
+        let mut p = journalled(Box::new(t), "card.img", ranges, journals.path(), reg.path());
         let mut buf = AlignedBuf::new(2 << 20);
         buf.as_mut_slice().fill(0xee);
         p.run(&[Request::write(1 << 20, 2 << 20, 0)], 1, &mut buf).unwrap();
