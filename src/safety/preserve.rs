@@ -424,34 +424,35 @@ impl Target for PreservingTarget<'_> {
     }
 }
 
+/// A preserving target over `t` with a journal in `dir` and its registry
+/// entry in `reg`, as a run makes one: for tests here and in the tests'
+/// own folders.
+#[cfg(test)]
+pub(crate) fn journalled<'a>(
+    t: Box<dyn Target + 'a>,
+    spec: &str,
+    ranges: Vec<Range>,
+    dir: &Path,
+    reg: &Path,
+) -> PreservingTarget<'a> {
+    let header = Header {
+        target: spec.into(),
+        size_bytes: t.description().size_bytes,
+        identity: super::identity::Identity::default(),
+        created_unix: 0,
+        created_ns: 0,
+        sequence: 0,
+        pid: 0,
+        ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
+        total_bytes: ranges.iter().map(|r| r.len).sum(),
+    };
+    PreservingTarget::new(t, ranges, Some((dir, header, super::registry::Registry::at(reg)))).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::safety::identity::Identity;
     use crate::sim::SimTarget;
-
-    /// A preserving target over `t` with a journal in `dir` and its
-    /// registry entry in `reg`.
-    fn journalled<'a>(
-        t: Box<dyn Target + 'a>,
-        spec: &str,
-        ranges: Vec<Range>,
-        dir: &Path,
-        reg: &Path,
-    ) -> PreservingTarget<'a> {
-        let header = Header {
-            target: spec.into(),
-            size_bytes: t.description().size_bytes,
-            identity: Identity::default(),
-            created_unix: 0,
-            created_ns: 0,
-            sequence: 0,
-            pid: 0,
-            ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
-            total_bytes: ranges.iter().map(|r| r.len).sum(),
-        };
-        PreservingTarget::new(t, ranges, Some((dir, header, Registry::at(reg)))).unwrap()
-    }
 
     fn fill(t: &mut dyn Target, off: u64, len: u64, byte: u8) {
         let mut buf = AlignedBuf::new(len as usize);
@@ -515,7 +516,7 @@ mod tests {
         fill(&mut t, 4 << 20, 2 << 20, 0x22);
         let dir = tempfile::tempdir().unwrap();
         let reg = tempfile::tempdir().unwrap();
-        let mut p = journalled(Box::new(t), "sim:demo", ranges, dir.path(), reg.path());
+        let mut p = super::journalled(Box::new(t), "sim:demo", ranges, dir.path(), reg.path());
         let mut buf = AlignedBuf::new(8192);
         buf.as_mut_slice().fill(0xee);
         p.run(&[Request::write((5 << 20) + 8192, 8192, 0)], 1, &mut buf)
@@ -563,7 +564,7 @@ mod tests {
         }];
         let journals = tempfile::tempdir().unwrap();
         let reg = tempfile::tempdir().unwrap();
-        let mut p = journalled(Box::new(t), "card.img", ranges, journals.path(), reg.path());
+        let mut p = super::journalled(Box::new(t), "card.img", ranges, journals.path(), reg.path());
         let mut buf = AlignedBuf::new(2 << 20);
         buf.as_mut_slice().fill(0xee);
         p.run(&[Request::write(1 << 20, 2 << 20, 0)], 1, &mut buf).unwrap();

@@ -256,8 +256,6 @@ fn a_card_with_bad_blocks_is_damaged_and_they_are_named() {
 /// dense region and on each other.
 #[test]
 fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
-    use crate::safety::journal::Header;
-    use crate::safety::preserve::PreservingTarget;
     use crate::targets::{AlignedBuf, Request};
     let real: u64 = 40 << 20;
     let spec = format!("sim:demo,capacity=256M,real_capacity={real},fake_mode=wrap,au_size=1M");
@@ -281,24 +279,8 @@ fn a_journalled_stage_on_a_wrapping_card_puts_every_byte_back() {
     };
     let ranges = s.plan(t.description()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let header = Header {
-        target: spec.clone(),
-        size_bytes: 256 << 20,
-        identity: Default::default(),
-        created_unix: 0,
-        created_ns: 0,
-        sequence: 0,
-        pid: 0,
-        ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
-        total_bytes: ranges.iter().map(|r| r.len).sum(),
-    };
     let reg = tempfile::tempdir().unwrap();
-    let mut p = PreservingTarget::new(
-        Box::new(t),
-        ranges,
-        Some((dir.path(), header, crate::safety::registry::Registry::at(reg.path()))),
-    )
-    .unwrap();
+    let mut p = crate::safety::preserve::journalled(Box::new(t), &spec, ranges, dir.path(), reg.path());
     let never = || None;
     let mut cx = crate::measure::Cx {
         target: &mut p,
