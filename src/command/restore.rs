@@ -173,6 +173,11 @@ fn put_aside(path: &Path, dir: &Path) -> CliResult<RunDocument> {
     let holds = f.best_header().map(|h| (h.target.clone(), h.total_bytes));
     let done = pending::set_aside(&f.path, &Registry::system())?;
     match &holds {
+        _ if !done.kept => crate::errln!(
+            "dropped the registry entry of {} (out of reach): no run counts it as pending now; whatever it held \
+             was NOT put back, and `flashlab restore` lists it again should its directory come back",
+            f.path.display()
+        ),
         Some((target, bytes)) => crate::errln!(
             "set aside {} as {}: no run counts it as pending now; up to {} of {target} it held were NOT put back",
             f.path.display(),

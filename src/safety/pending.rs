@@ -225,10 +225,13 @@ pub fn is_live(path: &Path) -> bool {
 /// What setting a journal aside did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetAside {
-    /// Where it is now.
+    /// Where it is now (where it was, when it was out of reach).
     pub now: PathBuf,
     /// The registry entries removed or set aside with it.
     pub entries: usize,
+    /// Renamed and kept; false for a journal out of reach, of which only
+    /// the registry entry went.
+    pub kept: bool,
 }
 
 /// Set a pending journal (or a damaged registry entry) aside: renamed so
@@ -239,11 +242,32 @@ pub struct SetAside {
 pub fn set_aside(path: &Path, registry: &Registry) -> Result<SetAside, SafetyError> {
     if registry.holds(path) {
         let now = registry.set_aside(path)?;
-        return Ok(SetAside { now, entries: 1 });
+        return Ok(SetAside {
+            now,
+            entries: 1,
+            kept: true,
+        });
     }
     if path.extension().is_none_or(|e| e != EXTENSION) {
         return Err(SafetyError::NotAJournal {
             path: path.display().to_string(),
+        });
+    }
+    // Out of reach (its directory is gone: a drive not mounted, a temporary
+    // directory deleted) and lost for good by the user's word: only its
+    // registry entry can go. Should the drive come back, `flashlab restore`
+    // finds the journal in its directory again.
+    if registry::absent(path) {
+        let entries = registry.unregister(path);
+        if entries == 0 {
+            return Err(SafetyError::NotAJournal {
+                path: path.display().to_string(),
+            });
+        }
+        return Ok(SetAside {
+            now: path.to_path_buf(),
+            entries,
+            kept: false,
         });
     }
     let _lock = lock(path)?;
@@ -260,7 +284,11 @@ pub fn set_aside(path: &Path, registry: &Registry) -> Result<SetAside, SafetyErr
         super::journal::sync_dir(dir)?;
     }
     let entries = registry.unregister(&was);
-    Ok(SetAside { now, entries })
+    Ok(SetAside {
+        now,
+        entries,
+        kept: true,
+    })
 }
 
 /// `NAME.fljournal` -> `NAME.set-aside` (with a number when taken).
@@ -362,5 +390,14 @@ mod tests {
         assert!(bad.best_header().is_none() && bad.covers(Path::new("/dev/any"), &Identity::default()));
         set_aside(&bad.path, &r).unwrap();
         assert_eq!(list_in(&[], &r).len(), 1);
+        // The one out of reach, lost for good by the user's word: its
+        // entry goes, nothing else is touched, and it is found no more.
+        let aside = set_aside(&away, &r).unwrap();
+        assert_eq!(
+            (aside.now.as_path(), aside.entries, aside.kept),
+            (away.as_path(), 1, false)
+        );
+        assert!(list_in(&[], &r).is_empty() && r.entries().is_empty());
+        assert!(matches!(set_aside(&away, &r), Err(SafetyError::NotAJournal { .. })));
     }
 }

@@ -204,9 +204,15 @@ pub fn restore(o: &mut String, l: &PendingList) {
                 p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
                 p.created_unix.map(crate::units::date_time).unwrap_or_default(),
                 p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
-                match (&p.error, p.live, p.damaged) {
+                // The error names the journal itself ("journal PATH: why"),
+                // under a column that says "journal" already.
+                match (
+                    p.error.as_deref().map(|e| e.strip_prefix("journal ").unwrap_or(e)),
+                    p.live,
+                    p.damaged,
+                ) {
                     (Some(e), _, true) => format!("DAMAGED: {e}"),
-                    (Some(e), _, false) => e.clone(),
+                    (Some(e), _, false) => e.to_string(),
                     (None, true, _) => format!("{} (live: its run is still going)", p.journal),
                     (None, false, _) => p.journal.clone(),
                 },
@@ -222,4 +228,10 @@ pub fn restore(o: &mut String, l: &PendingList) {
         o,
         "restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`"
     );
+    if pending.iter().any(|p| p.error.is_some()) {
+        let _ = writeln!(
+            o,
+            "one damaged, or out of reach for good: `flashlab restore --set-aside JOURNAL` (nothing is put back)"
+        );
+    }
 }

@@ -247,3 +247,46 @@ fn a_damaged_journal_is_named_and_stops_writing_runs_until_set_aside() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(sha(&f), crashed, "the run put back what it wrote");
 }
+
+/// A journal whose directory is gone for good (a temporary directory
+/// deleted, a drive never coming back) is listed once by its path, and
+/// `restore --set-aside` drops its registry entry, the one thing left to
+/// drop. Should the directory come back after all, the journal is found
+/// there again and puts the bytes back.
+#[test]
+fn a_journal_out_of_reach_for_good_can_be_set_aside_and_found_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = random_file(dir.path(), "g.img", 16 << 20, 343);
+    let original = sha(&f);
+    let fs = f.to_str().unwrap();
+    let dx = dir.path().join("dX");
+    let write = ["debug", "write-pattern", fs, "--write", "--range", "1M+2M"];
+    let out = under(&dx, &write).env("FLASHLAB_CRASH_AT", "5").output().unwrap();
+    assert_eq!(out.status.code(), None, "killed: {}", text(&out));
+    let journal = journals(&dx).remove(0);
+    let js = journal.to_str().unwrap();
+    let away = dir.path().join("dX.away");
+    std::fs::rename(&dx, &away).unwrap();
+    let elsewhere = dir.path().join("dY");
+    let list = under(&elsewhere, &["restore"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout).into_owned();
+    let mine: Vec<&str> = listed
+        .lines()
+        .filter(|l| l.contains("g.img") || l.contains(js))
+        .collect();
+    assert!(!mine.is_empty(), "{listed}");
+    assert!(!listed.contains("journal journal"), "{listed}");
+    assert!(listed.contains("--set-aside JOURNAL"), "{listed}");
+    let aside = under(&elsewhere, &["restore", "--set-aside", js]).output().unwrap();
+    assert!(aside.status.success(), "{}", text(&aside));
+    assert!(text(&aside).contains("dropped the registry entry"), "{}", text(&aside));
+    let again = under(&elsewhere, &["restore", "--set-aside", js]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again));
+    assert!(text(&again).contains("hint:"), "{}", text(&again));
+    // Back after all: found in its directory, and restored.
+    std::fs::rename(&away, &dx).unwrap();
+    let back = under(&dx, &["restore", js]).output().unwrap();
+    assert!(back.status.success(), "{}", text(&back));
+    assert_eq!(sha(&f), original, "zero bytes lost");
+    assert!(journals(&dx).is_empty());
+}
