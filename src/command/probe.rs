@@ -165,6 +165,9 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     let (info, a, medium) = reading_steps(r)?;
     let real = r.is_real();
     let write = r.consent().write;
+    if real && !write {
+        r.doc().extras.read_only.set(true);
+    }
     if a.not_flash.is_some() {
         skip_step(
             r,

@@ -93,12 +93,7 @@ fn verdict(d: &RunDocument) -> String {
             }
         })
         .collect();
-    let read_only = d
-        .extras
-        .skipped
-        .get()
-        .is_some_and(|s| s.iter().any(|w| w.contains("--write")));
-    if read_only {
+    if d.extras.read_only.get() == Some(&true) {
         parts.push("read-only".into());
     }
     parts.join("; ")

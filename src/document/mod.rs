@@ -72,6 +72,10 @@ pub struct Extras {
     /// Steps probe left out, each with why.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub skipped: Slot<Vec<String>>,
+    /// probe left every writing step out for want of `--write`: the run
+    /// only read (`results list` says "read-only"). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub read_only: Slot<bool>,
     /// probe's advice, drawn from confident verdicts only.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub advice: Slot<Vec<Advice>>,
@@ -183,13 +187,25 @@ impl RunDocument {
     }
 
     /// A document from its JSON, each result settled as this flashlab's
-    /// tests settle theirs, and probe's summary made again from them: a run
+    /// tests settle theirs, `read_only` found in an older probe's skipped
+    /// lines, and probe's summary made again from them: a run
     /// stored by an older one (a verdict it refused but did not mark, and
     /// a summary that said "no limit up to N" of it) shows as this one
     /// would show it. The advice stays as it was given.
     pub fn from_json(text: &str) -> serde_json::Result<RunDocument> {
         let mut doc: RunDocument = serde_json::from_str(text)?;
         doc.results.settle();
+        // A probe stored before `read_only` said so only in its skipped
+        // lines, each of which told the user to add --write.
+        if doc.extras.read_only.get().is_none()
+            && doc
+                .extras
+                .skipped
+                .get()
+                .is_some_and(|s| s.iter().any(|w| w.contains("add --write")))
+        {
+            doc.extras.read_only.set(true);
+        }
         if doc.extras.summary.get().is_some() {
             doc.extras.summary.set(crate::measure::summary::of(&doc.results));
         }
@@ -242,5 +258,29 @@ mod tests {
         let back: RunDocument = serde_json::from_str(&text).unwrap();
         assert_eq!(serde_json::to_string(&back).unwrap(), text, "reads back whole");
         assert_eq!(back.results.open_au, Slot::Null);
+    }
+
+    /// `read_only` is a key of its own; a probe stored before it gets it
+    /// from the skipped line that asked for --write, and only from that.
+    #[test]
+    fn an_older_read_only_probe_reads_back_read_only() {
+        let mut d = RunDocument::new(CommandName::Probe, None);
+        d.extras.skipped.set(vec!["bench: the area does not fit".into()]);
+        let text = serde_json::to_string(&d).unwrap();
+        assert!(!text.contains("read_only"));
+        assert_eq!(RunDocument::from_json(&text).unwrap().extras.read_only.get(), None);
+        d.extras.skipped.set(vec![
+            "au, page, open-au, fat, capacity and bench write to the target; add --write (its data is journalled, \
+             restored and verified)"
+                .into(),
+        ]);
+        let old = serde_json::to_string(&d).unwrap();
+        assert_eq!(
+            RunDocument::from_json(&old).unwrap().extras.read_only.get(),
+            Some(&true)
+        );
+        d.extras.read_only.set(true);
+        let v: serde_json::Value = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(v["read_only"], true);
     }
 }
