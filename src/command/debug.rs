@@ -29,7 +29,7 @@ pub fn run(
     let ranges = writable::consented(spec, &d, declared, consent)?;
     let mut held = None;
     let mut p = match opened {
-        open::Opened::Sim(card) => writable::simulated(spec, *card, ranges)?,
+        open::Opened::Sim(card) => writable::simulated(spec, card, ranges)?,
         open::Opened::Real(t) => {
             drop(t);
             held.insert(Writable::open(target, consent, engine)?)

@@ -349,9 +349,16 @@ fn writing_steps(
     // find it, up to a few device-minutes on a card of large AUs, which a
     // confident align spares (on the generator's hard family au then
     // changed no verdict).
-    if given.is_none() && a.confidence < crate::measure::CONFIDENT && at.plan(&d).is_ok() {
+    // What each writing step wrote: the card keeps those AUs open, and
+    // open-au keeps its sweeps clear of them.
+    let mut written = Vec::new();
+    if given.is_none()
+        && a.confidence < crate::measure::CONFIDENT
+        && let Ok(ranges) = at.plan(&d)
+    {
         shares.give(r, 4);
         au_found = Some(r.run(&at)?);
+        written.extend(ranges);
     }
     // The user's erase size stands (they know the card, or its datasheet).
     let (erase, erase_confidence) = match given {
@@ -366,11 +373,12 @@ fn writing_steps(
         size: d.size_bytes,
     };
     // The page before open-au and fat: they write page-sized chunks.
-    let pt = page::Page::at_middle(&d, g.erase, medium.clone());
-    if pt.plan(&d).is_ok() {
+    let pt = page::Page::at_end(&d, g.erase, medium.clone());
+    if let Ok(ranges) = pt.plan(&d) {
         shares.give(r, 5);
         let found = r.run(&pt)?;
         g.page = crate::measure::best_page(a, Some(&found)).0;
+        written.extend(ranges);
     }
     if erase.is_none() {
         skip_step(
@@ -381,7 +389,7 @@ fn writing_steps(
         return Ok(());
     }
     let (ot, ft) = (
-        OpenAu::on(&g, Choices::default(), medium.clone()),
+        OpenAu::on(&g, Choices::default(), written, medium.clone()),
         Fat::on(&g, DEFAULT_AUS, None, medium.clone()),
     );
     // A plan that cannot fit (an erase block too large for the card) is a
@@ -422,4 +430,59 @@ fn writing_steps(
         r.update(|res| res.open_au.set(checked));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Test;
+    use crate::measure::open_au::{Choices, OpenAu};
+    use crate::measure::session::Geometry;
+    use crate::safety::ranges::Range;
+    use crate::targets::Target;
+
+    /// page leaves its AU open for random writes, and open-au and fat run
+    /// after it on the same card: its AU must be none of theirs, on small
+    /// cards (open-au's sweep reaching the end) as on large ones.
+    #[test]
+    fn page_writes_in_an_au_open_au_and_fat_leave_alone() {
+        let touches = |a: &[Range], b: &[Range], erase: u64| {
+            let aus = |rs: &[Range]| -> std::collections::BTreeSet<u64> {
+                rs.iter()
+                    .flat_map(|r| r.offset / erase..=(r.end() - 1) / erase)
+                    .collect()
+            };
+            aus(a).intersection(&aus(b)).count()
+        };
+        let mut checked = 0;
+        for (capacity, au) in [
+            ("64M", "1M"),
+            ("256M", "4M"),
+            ("635437056", "6291456"),
+            ("402653184", "4194304"),
+            ("4G", "4M"),
+            ("12G", "128M"),
+            ("3G", "32M"),
+        ] {
+            let card = crate::sim::SimTarget::from_spec(&format!("sim:demo,capacity={capacity},au_size={au}")).unwrap();
+            let d = card.description().clone();
+            let g = Geometry {
+                erase: card.params.au_size,
+                erase_confidence: 1.0,
+                page: Some(4096),
+                block: u64::from(d.logical_block_size),
+                size: d.size_bytes,
+            };
+            let page = page::Page::at_end(&d, g.erase, Default::default()).plan(&d).unwrap();
+            let open = OpenAu::on(&g, Choices::default(), Vec::new(), Default::default())
+                .plan(&d)
+                .unwrap();
+            let fat = Fat::on(&g, DEFAULT_AUS, None, Default::default()).plan(&d).unwrap();
+            assert_eq!(touches(&page, &open, g.erase), 0, "{capacity} {au}: open-au");
+            assert_eq!(touches(&page, &fat, g.erase), 0, "{capacity} {au}: fat");
+            assert!(!open.is_empty() && !fat.is_empty() && !page.is_empty());
+            checked += 1;
+        }
+        assert_eq!(checked, 7);
+    }
 }

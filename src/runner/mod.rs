@@ -172,8 +172,7 @@ impl Runner {
     }
 
     /// A runner over a simulated card built in code (the property tests'
-    /// random cards); writing tests get a fresh card with the same
-    /// parameters, as a spec reopened by the CLI would.
+    /// random cards); every test of the run uses that one card.
     pub fn for_sim(command: crate::document::CommandName, card: crate::sim::SimTarget) -> Self {
         let desc = card.description().clone();
         let text = desc.spec.clone();
@@ -350,11 +349,12 @@ impl Runner {
         let ranges = writable::consented(&self.target.text, &d, ranges, &self.consent)?;
         let consent = self.consent.clone();
         let spec = self.target.text.clone();
-        if let Opened::Sim(card) = &self.reader {
-            // A fresh card with the same parameters for each writing test,
-            // as a spec reopened by the CLI would give.
-            let fresh = crate::sim::SimTarget::new(&spec, card.params.clone());
-            let p = writable::simulated(&spec, fresh, ranges)?;
+        if let Opened::Sim(card) = &mut self.reader {
+            // The same card for every test of the run, as a real card keeps
+            // what each step left it (AUs open, logs half full): the first
+            // write after open-au pays for closing what open-au left open,
+            // through `flashlab emulate` as on the card itself.
+            let p = writable::simulated(&spec, Box::new(card.as_mut()), ranges)?;
             let (out, (_, ns, _)) = run_preserved(test, p, progress, &spec, None, &consent)?;
             self.device_ns += ns;
             return Ok(out);

@@ -223,7 +223,11 @@ pub fn settle(claim: &Claim, spec: &str) {
 
 /// A writing test on a simulated card: no consent or journal (nothing real is
 /// written), the ranges still enforced.
-pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) -> CliResult<PreservingTarget<'static>> {
+pub fn simulated<'a>(
+    spec: &str,
+    card: Box<dyn crate::targets::Target + 'a>,
+    ranges: Vec<Range>,
+) -> CliResult<PreservingTarget<'a>> {
     let total: u64 = ranges.iter().map(|r| r.len).sum();
     // One line: nothing real is at stake, and the ranges of every test of
     // a probe would bury its result.
@@ -233,7 +237,7 @@ pub fn simulated(spec: &str, card: crate::sim::SimTarget, ranges: Vec<Range>) ->
         ranges.len(),
         if ranges.len() == 1 { "" } else { "s" }
     );
-    Ok(PreservingTarget::in_memory(Box::new(card), ranges)?)
+    Ok(PreservingTarget::in_memory(card, ranges)?)
 }
 
 /// A journal an earlier run left (a crash, a power cut) holds bytes of

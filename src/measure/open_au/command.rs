@@ -54,7 +54,7 @@ impl Steps for Args {
             linear_only: self.linear,
             full: self.full,
         };
-        let test = OpenAu::on(&g, choices, s.medium());
+        let test = OpenAu::on(&g, choices, Vec::new(), s.medium());
         s.run(&test)?;
         Ok(())
     }

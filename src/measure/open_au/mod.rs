@@ -97,23 +97,41 @@ fn base(erase: u64) -> u64 {
 /// sweep reports as "no limit" long before this.
 pub const MAX_OPEN_AUS: u64 = 1024;
 
-/// The pool: `max` AUs, each declared for its region (whole, with --full),
-/// and the bytes they span from [`base`].
-fn span(o: &Options) -> (u64, u64) {
-    // check_plan bounds max (1024) and erase (1 GiB): 1,024 slots of 2 GiB,
-    // far inside u64.
-    let slots = o.max.max(1);
-    (slots, slots * SPACING * o.erase)
+/// The pool: the AUs the sweeps write (byte offsets), from [`base`] every
+/// [`SPACING`]th AU, skipping any AU a range of `avoid` touches, up to
+/// `o.max`; fewer where the target ends first (each AU needs its gap).
+///
+/// `avoid` is what earlier steps of the same run wrote: a card keeps those
+/// AUs open for random writes, and in-order writes to such an AU take no
+/// in-order slot. au's search regions, a stride apart, are every other AU
+/// on a card of 2 MiB AUs and 192 MiB, as open-au's are: the in-order sweep
+/// then counted 25 where the card keeps 18, at confidence 0.95.
+pub fn pool(size: u64, o: &Options, avoid: &[Range]) -> Vec<u64> {
+    if o.erase == 0 || o.erase > super::MAX_ERASE {
+        return Vec::new();
+    }
+    let from = base(o.erase);
+    let step = SPACING * o.erase;
+    let touched = |a: u64| avoid.iter().any(|r| r.offset < a + o.erase && a < r.end());
+    (0u64..)
+        .map_while(|k| k.checked_mul(step)?.checked_add(from))
+        .take_while(|a| a.checked_add(step).is_some_and(|end| end <= size))
+        .filter(|&a| !touched(a))
+        .take(o.max.max(1) as usize)
+        .collect()
 }
 
-/// The byte ranges the test may write, declared before it starts; refused when
-/// they pass the end.
-pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
+/// The byte ranges the test may write (the regions of [`pool`]'s AUs,
+/// whole with --full), declared before it starts; refused when they pass
+/// the end.
+pub fn plan(size: u64, o: &Options, avoid: &[Range]) -> Result<Vec<Range>, MeasureError> {
     super::check_plan(o.erase, o.chunk, o.max, MAX_OPEN_AUS)?;
-    let (slots, need) = span(o);
-    let from = base(o.erase);
-    if from.saturating_add(need) > size {
-        let fits = largest_max(size, o);
+    let aus = pool(size, o, avoid);
+    if (aus.len() as u64) < o.max.max(1) {
+        let fits = aus.len() as u64;
+        let from = base(o.erase);
+        // check_plan bounds max (1024) and erase (1 GiB): far inside u64.
+        let need = o.max.max(1) * SPACING * o.erase;
         return Err(MeasureError::DoesNotFit {
             // Where not even one AU fits, the count is not the cause: name
             // none (a small card's default is 1, which nobody typed).
@@ -137,22 +155,17 @@ pub fn plan(size: u64, o: &Options) -> Result<Vec<Range>, MeasureError> {
         });
     }
     let len = if o.full { o.erase } else { positions(o) * o.chunk };
-    Ok((0..slots)
-        .map(|s| Range {
-            offset: from + s * SPACING * o.erase,
-            len,
-        })
-        .collect())
+    Ok(aus.into_iter().map(|offset| Range { offset, len }).collect())
 }
 
 /// The largest `--max` (up to `o.max`, at most [`MAX_OPEN_AUS`]) that fits,
 /// for a small card's default and the refusal's hint; 0 when none does.
-pub fn largest_max(size: u64, o: &Options) -> u64 {
-    if o.erase == 0 || o.erase > super::MAX_ERASE {
-        return 0;
-    }
-    let room = size.saturating_sub(base(o.erase)) / (SPACING * o.erase);
-    room.min(o.max.min(MAX_OPEN_AUS))
+pub fn largest_max(size: u64, o: &Options, avoid: &[Range]) -> u64 {
+    let most = Options {
+        max: o.max.min(MAX_OPEN_AUS),
+        ..*o
+    };
+    pool(size, &most, avoid).len() as u64
 }
 
 /// Run the sweep(s) over the ranges from [`plan`] (writes to anything else
@@ -163,6 +176,9 @@ pub struct OpenAu {
     /// How sure the erase size is (align's confidence; 1 when the user gave
     /// it): the limits count AUs of that size, so they are never surer.
     pub erase_confidence: f64,
+    /// What earlier steps of the run wrote: the pool keeps clear of it
+    /// (see [`pool`]).
+    pub avoid: Vec<Range>,
 }
 
 /// flashbench users sweep up to a few dozen; the most any published card
@@ -184,7 +200,7 @@ impl OpenAu {
     /// The sweep on geometry `g`: the chunk from the page, and without a
     /// --max the largest sweep up to [`DEFAULT_MAX_OPEN_AUS`] that fits (a
     /// small card gets that instead of a refusal).
-    pub fn on(g: &super::session::Geometry, c: Choices, medium: super::Medium) -> OpenAu {
+    pub fn on(g: &super::session::Geometry, c: Choices, avoid: Vec<Range>, medium: super::Medium) -> OpenAu {
         let mut o = Options {
             erase: g.erase,
             chunk: c.chunk.unwrap_or_else(|| default_chunk(g.erase, g.page, g.block)),
@@ -194,12 +210,13 @@ impl OpenAu {
             full: c.full,
         };
         if c.max.is_none() {
-            o.max = largest_max(g.size, &o).max(1);
+            o.max = largest_max(g.size, &o, &avoid).max(1);
         }
         OpenAu {
             options: o,
             medium,
             erase_confidence: g.erase_confidence,
+            avoid,
         }
     }
 }
@@ -209,10 +226,11 @@ impl super::Test for OpenAu {
     type Output = OpenAuResult;
     fn plan(&self, d: &crate::targets::TargetDescription) -> Result<Vec<Range>, MeasureError> {
         super::check_blocks(self.options.erase, self.options.chunk, d)?;
-        plan(d.size_bytes, &self.options)
+        plan(d.size_bytes, &self.options, &self.avoid)
     }
     fn run(&self, cx: &mut super::Cx<'_>) -> Result<OpenAuResult, MeasureError> {
-        let mut r = run(cx.target, self.options, cx.progress, cx.budget_ns)?;
+        let aus = pool(cx.target.description().size_bytes, &self.options, &self.avoid);
+        let mut r = run(cx.target, self.options, aus, cx.progress, cx.budget_ns)?;
         let sweeps = [&mut r.linear, &mut r.random].into_iter().flatten();
         let mut capped = false;
         for s in sweeps.filter(|s| s.confidence > self.erase_confidence) {
@@ -247,10 +265,11 @@ impl super::Test for OpenAu {
 pub fn run(
     t: &mut dyn Target,
     o: Options,
+    aus: Vec<u64>,
     progress: &dyn super::Progress,
     budget_ns: u64,
 ) -> Result<OpenAuResult, MeasureError> {
-    let mut s = sweep::Sweeper::new(t, progress, o);
+    let mut s = sweep::Sweeper::new(t, progress, o, aus);
     // In order first, within half the budget when both run (it is done
     // sooner, and what it leaves is the random sweep's).
     let half = if o.linear && o.random { budget_ns / 2 } else { budget_ns };
@@ -326,6 +345,7 @@ mod tests {
             options: o,
             medium: Default::default(),
             erase_confidence: 1.0,
+            avoid: Vec::new(),
         };
         let mut card = SimTarget::new(profile, params);
         let r = crate::measure::run_alone(&test, &mut card).unwrap();
@@ -353,15 +373,31 @@ mod tests {
         };
         // Eight AUs (32 MiB), then 32 AUs of 4 MiB each followed by a gap:
         // 288 MiB.
-        assert!(matches!(plan(287 << 20, &o), Err(MeasureError::DoesNotFit { .. })));
-        assert!(plan(288 << 20, &o).is_ok());
-        let m = largest_max(256 << 20, &o);
+        assert!(matches!(plan(287 << 20, &o, &[]), Err(MeasureError::DoesNotFit { .. })));
+        assert!(plan(288 << 20, &o, &[]).is_ok());
+        let m = largest_max(256 << 20, &o, &[]);
         assert_eq!(m, 28);
-        assert!(plan(256 << 20, &Options { max: m, ..o }).is_ok());
-        assert!(plan(256 << 20, &Options { max: m + 1, ..o }).is_err());
+        assert!(plan(256 << 20, &Options { max: m, ..o }, &[]).is_ok());
+        assert!(plan(256 << 20, &Options { max: m + 1, ..o }, &[]).is_err());
         assert!(
-            plan(64 << 30, &Options { chunk: 3 << 10, ..o }).is_err(),
+            plan(64 << 30, &Options { chunk: 3 << 10, ..o }, &[]).is_err(),
             "chunk must divide"
         );
+        // A range an earlier step wrote from the end of the pool's second AU
+        // (at 40 MiB) into its third (at 48 MiB) costs the pool those two:
+        // 288 MiB no longer holds 32.
+        let avoid = [Range {
+            offset: (43 << 20) - 4096,
+            len: (6 << 20) + 8192,
+        }];
+        let aus = pool(400 << 20, &o, &avoid);
+        assert_eq!(aus.len(), 32);
+        assert_eq!(&aus[..3], &[32 << 20, 56 << 20, 64 << 20]);
+        assert!(
+            aus.iter()
+                .all(|&a| avoid.iter().all(|r| r.end() <= a || a + o.erase <= r.offset))
+        );
+        assert!(plan(288 << 20, &o, &avoid).is_err());
+        assert_eq!(largest_max(288 << 20, &o, &avoid), 30);
     }
 }

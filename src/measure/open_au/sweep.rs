@@ -1,7 +1,7 @@
 //! The sweep itself: the pool of AUs, each count's visits, and the
 //! sequential test that calls a count collapsed (see the module above).
 
-use super::{Level, Options, Run, SPACING, Sweep, base, positions};
+use super::{Level, Options, Run, Sweep, positions};
 use crate::measure::claim::Claim;
 use crate::measure::{MeasureError, Progress};
 use crate::random::lfsr_positions;
@@ -60,6 +60,8 @@ pub(super) struct Sweeper<'a> {
     /// Device time at the start of the step.
     started_ns: u64,
     shuffled: Vec<u64>,
+    /// Each pool slot's AU (byte offset; [`super::pool`]).
+    aus: Vec<u64>,
     /// Judge a collapse again before claiming it (`Sweeper::judge_again`):
     /// wherever the clock is real. The simulator's is virtual: nothing of
     /// the host slows a visit there, its outliers come one by one, as the
@@ -101,7 +103,7 @@ impl<'a> Sweeper<'a> {
     /// A sweeper over `t` from its device time now, each AU's region in a
     /// shuffled order of its own chunks; collapses judged again wherever
     /// the clock is real (see `confirm`).
-    pub(super) fn new(t: &'a mut dyn Target, progress: &'a dyn Progress, o: Options) -> Sweeper<'a> {
+    pub(super) fn new(t: &'a mut dyn Target, progress: &'a dyn Progress, o: Options, aus: Vec<u64>) -> Sweeper<'a> {
         let started_ns = t.device_time_ns();
         let confirm = t.description().kind != crate::targets::TargetKind::Sim;
         Sweeper {
@@ -110,12 +112,13 @@ impl<'a> Sweeper<'a> {
             o,
             started_ns,
             shuffled: lfsr_positions(positions(&o)),
+            aus,
             confirm,
         }
     }
 
     fn au(&self, slot: u64) -> u64 {
-        base(self.o.erase) + slot * SPACING * self.o.erase
+        self.aus[slot as usize]
     }
 
     fn spent_ns(&self) -> u64 {
@@ -135,6 +138,15 @@ impl<'a> Sweeper<'a> {
         pool.next[slot] = k + 1;
         let pos = if random { self.shuffled[(k % n) as usize] } else { k % n };
         Some(self.au(slot as u64) + pos * self.o.chunk)
+    }
+
+    /// Whether an in-order write at byte `offset` is at the end of its AU's
+    /// region or at its start again (see `count`); never in a region of
+    /// fewer than 4 chunks, where that would be most visits.
+    fn at_wrap(&self, offset: u64) -> bool {
+        let n = positions(&self.o);
+        let pos = (offset % self.o.erase) / self.o.chunk.max(1);
+        n >= 4 && (pos == 0 || pos + 1 == n)
     }
 
     /// The offsets of one visit to pool AU `slot`: one chunk in order, or
@@ -239,16 +251,26 @@ impl<'a> Sweeper<'a> {
                     judged.out_of_time = true;
                     break 'rounds;
                 }
-                for (slot, l) in (first..).zip(self.visits(g)?) {
+                let wraps: Vec<bool> = g.iter().map(|v| !random && self.at_wrap(v[0])).collect();
+                for ((slot, l), wrap) in (first..).zip(self.visits(g)?).zip(wraps) {
                     let slow = l >= SLOW * base.median;
                     careful |= slow;
-                    // Where the region is the whole AU, each AU's log fills
-                    // once in a while and merges by itself, and the AUs of
-                    // a count fill theirs in the same round: a burst of
-                    // slow visits, one per AU. Past the limit an AU's
-                    // visits are slow one after another; so there a slow
-                    // visit counts only after a slow one to the same AU.
-                    let counts = !whole || last_slow[slot];
+                    // Where the region is the whole AU, the AUs of a count
+                    // all reach the same point of their regions in the same
+                    // round. In order, that is the end of the AU and the
+                    // start again: the card completes the AU (a merge, or a
+                    // swap) and starts a fresh one (no copy, quick even
+                    // past the limit), so those visits say nothing either
+                    // way. In random order each AU's log fills once in a
+                    // while and merges by itself: a burst of slow visits,
+                    // one per AU, where past the limit an AU's visits are
+                    // slow one after another; so there a slow visit counts
+                    // only after a slow one to the same AU. (The in-order
+                    // rule was that one too, until a card whose merges cost
+                    // what the AU held (3.8 to 33 ms) counted one AU too
+                    // many: its visits past the limit were slow and quick
+                    // by turns against an 8x threshold.)
+                    let counts = !whole || if random { last_slow[slot] } else { !wrap };
                     last_slow[slot] = slow;
                     if warm {
                         continue;
@@ -256,9 +278,9 @@ impl<'a> Sweeper<'a> {
                     judged.latencies.push(l);
                     // What the ratios see: a slow visit that does not count
                     // yet as the typical one.
-                    scored.push(if slow && !counts { base.median } else { l });
-                    slow_seen += u64::from(slow);
-                    if !slow || counts {
+                    scored.push(if (slow || wrap) && !counts { base.median } else { l });
+                    slow_seen += u64::from(slow && !wrap);
+                    if (!slow && !wrap) || counts {
                         evidence = (evidence * if slow { if_slow } else { if_quick }).max(FLOOR);
                     }
                     if evidence >= needed {

@@ -8,7 +8,7 @@ use crate::measure::registry::Steps;
 
 /// The flash page size from writes that straddle page boundaries (a
 /// second page programmed), where align's reads cannot show it; writes in
-/// one AU at the middle of the target, preserved unless --no-preserve.
+/// the last whole AU of the target, preserved unless --no-preserve.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   flashlab page /dev/mmcblk0 --write
@@ -38,7 +38,7 @@ impl Steps for Args {
                 a.erase_size_bytes.unwrap_or(DEFAULT_REGION)
             }
         };
-        let test = Page::at_middle(s.description(), erase, medium);
+        let test = Page::at_end(s.description(), erase, medium);
         s.run(&test)?;
         Ok(())
     }
