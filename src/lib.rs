@@ -26,6 +26,7 @@ pub mod format;
 pub mod identify;
 pub mod import;
 pub mod measure;
+pub mod places;
 pub mod random;
 pub mod registers;
 pub mod runner;

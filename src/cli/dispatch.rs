@@ -13,14 +13,23 @@ use crate::document::bodies::{Body, ReportBody, ReportWritten};
 use crate::error::CliResult;
 use crate::format::FormatKind;
 use crate::measure::TestCommand;
+use crate::places::Places;
 use crate::runner::Resolved;
 use crate::runner::writable::Consent;
 use crate::targets::real::EngineChoice;
 
+/// What this invocation brings besides its command: an --engine given
+/// before the command, and the places the environment names (read once,
+/// here at the edge).
+struct Invocation {
+    before: Option<Engine>,
+    places: Places,
+}
+
 /// The shared groups, resolved once: the target (the built-in card when
 /// none is given, said so), the engine (the command's own --engine, else
 /// one given before the command, else auto), the consent, the store.
-fn resolve(common: &Common, write: Option<&WriteArgs>, before: Option<Engine>) -> Resolved {
+fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resolved {
     let target = common.target.clone().unwrap_or_else(|| {
         let line = format!(
             "no TARGET given: measuring {}, the built-in simulated card",
@@ -32,13 +41,14 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, before: Option<Engine>) -
     crate::console::stdio::set_verbose(common.verbose);
     Resolved {
         target,
-        engine: engine(common.engine, before),
-        consent: write.map(Consent::from).unwrap_or_default(),
+        engine: engine(common.engine, at.before),
+        consent: write.map(|w| Consent::new(w, &at.places)).unwrap_or_default(),
         store: if common.no_store {
             None
         } else {
-            common.db.clone().or_else(crate::store::default_path)
+            at.places.store_or(common.db.as_deref())
         },
+        store_named: common.db.is_some() || at.places.store_named,
     }
 }
 
@@ -47,9 +57,12 @@ fn engine(own: Option<Engine>, before: Option<Engine>) -> EngineChoice {
 }
 
 pub(super) fn run(cli: Cli, kind: FormatKind) -> CliResult<Output> {
-    let before = cli.engine_before;
+    let at = Invocation {
+        before: cli.engine_before,
+        places: Places::from_env(),
+    };
     let json = kind == FormatKind::Json;
-    let mut result = dispatch(cli.command, json, before);
+    let mut result = dispatch(cli.command, json, &at);
     // A Ctrl-C or SIGTERM that came after the last write (while the last
     // step restored its data) is honoured now: the run stops with its
     // signal's exit code, its results printed and saved.
@@ -61,18 +74,21 @@ pub(super) fn run(cli: Cli, kind: FormatKind) -> CliResult<Output> {
     result
 }
 
-fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<Output> {
+fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> {
+    let before = at.before;
     let doc = match command {
-        Command::Info { common, registers } => crate::command::info(&resolve(&common, None, before), registers)?,
-        Command::Test(t) => return test(&t, json, before),
+        Command::Info { common, registers } => crate::command::info(&resolve(&common, None, at), registers)?,
+        Command::Test(t) => return test(&t, json, at),
         Command::Probe {
             common,
             erase_size,
             html,
             write,
-        } => probe_with_report(&common, erase_size, html, &write, before)?,
-        Command::Results { db, action } => return results_action(db.as_deref(), action),
-        Command::Report { runs, output, db } => report(runs, output, db.as_deref())?,
+        } => probe_with_report(&common, erase_size, html, &write, at)?,
+        Command::Results { db, action } => {
+            return results_action(at.places.store_or(db.as_deref()).as_deref(), action);
+        }
+        Command::Report { runs, output, db } => report(runs, output, at.places.store_or(db.as_deref()).as_deref())?,
         Command::Sim { action } => return sim(action),
         Command::Emulate {
             spec,
@@ -81,8 +97,8 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             json,
             cleanup,
             force,
-        } => return emulate(spec, time_scale, backing, json, cleanup, force),
-        Command::Import { source } => import(source)?,
+        } => return emulate(spec, time_scale, backing, json, (cleanup, force), &at.places),
+        Command::Import { source } => import(source, &at.places)?,
         // They print a script and a manual page, never a JSON document
         // (--json printed roff).
         ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {
@@ -110,7 +126,14 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             set_aside,
             journal_dir,
             engine: e,
-        } => restore::run(what.as_deref(), force, set_aside, journal_dir, engine(e.engine, before))?,
+        } => restore::run(
+            what.as_deref(),
+            force,
+            set_aside,
+            journal_dir.as_deref(),
+            &at.places.journals,
+            engine(e.engine, before),
+        )?,
         Command::Debug {
             action:
                 DebugAction::WritePattern {
@@ -126,7 +149,7 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
             ranges,
             passes,
             pause_ms,
-            &Consent::from(&opts),
+            &Consent::new(&opts, &at.places),
             engine(e.engine, before),
         )?,
     };
@@ -134,8 +157,8 @@ fn dispatch(command: Command, json: bool, before: Option<Engine>) -> CliResult<O
 }
 
 /// A measuring test.
-fn test(t: &TestCommand, json: bool, before: Option<Engine>) -> CliResult<Output> {
-    let r = resolve(t.common(), t.consent(), before);
+fn test(t: &TestCommand, json: bool, at: &Invocation) -> CliResult<Output> {
+    let r = resolve(t.common(), t.consent(), at);
     let doc = crate::command::test(t, &r)?;
     // scatter --csv: the points, in the format that draws them elsewhere.
     if let (TestCommand::Scatter(a), false) = (t, json)
@@ -152,9 +175,9 @@ fn probe_with_report(
     erase_size: Option<u64>,
     html: Option<PathBuf>,
     write: &WriteArgs,
-    before: Option<Engine>,
+    at: &Invocation,
 ) -> CliResult<RunDocument> {
-    let r = resolve(common, Some(write), before);
+    let r = resolve(common, Some(write), at);
     // A report that cannot be written is refused before the probe, not after.
     if let Some(path) = &html {
         output::check_report_path(path, &[&r.target.text])?;
@@ -245,11 +268,11 @@ fn emulate(
     time_scale: f64,
     backing: Option<PathBuf>,
     json: bool,
-    cleanup: bool,
-    force: Option<u32>,
+    (cleanup, force): (bool, Option<u32>),
+    places: &Places,
 ) -> CliResult<Output> {
     match (cleanup, spec) {
-        (true, _) => crate::command::emulate::cleanup(force)?,
+        (true, _) => crate::command::emulate::cleanup(&places.emulations, force)?,
         (false, Some(spec)) => {
             let format = if json { FormatKind::Json } else { FormatKind::Text }.format();
             crate::command::emulate::run(
@@ -257,6 +280,7 @@ fn emulate(
                     spec,
                     time_scale,
                     backing,
+                    dir: places.emulations.clone(),
                 },
                 &|doc| {
                     print(doc, &*format);
@@ -272,7 +296,7 @@ fn emulate(
 }
 
 /// `import flashbench`.
-fn import(source: ImportSource) -> CliResult<RunDocument> {
+fn import(source: ImportSource, places: &Places) -> CliResult<RunDocument> {
     let ImportSource::Flashbench {
         files,
         column,
@@ -286,10 +310,6 @@ fn import(source: ImportSource) -> CliResult<RunDocument> {
         column,
         device,
         command,
-        store: if no_store {
-            None
-        } else {
-            db.or_else(crate::store::default_path)
-        },
+        store: if no_store { None } else { places.store_or(db.as_deref()) },
     })
 }

@@ -79,7 +79,8 @@ pub fn run(
     let (desc, device_ns) = (written.description().clone(), written.device_time_ns() + verified);
     drop(written);
     drop(held);
-    let outcome = outcome.map_err(|e| writable::restore_failed(spec, journal.as_deref(), e))?;
+    let outcome =
+        outcome.map_err(|e| writable::restore_failed(spec, journal.as_deref(), &consent.default_journal_dir, e))?;
     if let Some(e) = failed {
         return Err(e.into());
     }

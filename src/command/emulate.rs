@@ -22,12 +22,12 @@ fn cli(e: EmulateError) -> CliError {
 /// live emulation that is stopped (its device hangs every program that
 /// reads it) is left alone, and said, with the command that ends it; with
 /// `--force PID` (the user's word), that emulation is ended.
-pub fn cleanup(force: Option<u32>) -> CliResult<()> {
+pub fn cleanup(dir: &std::path::Path, force: Option<u32>) -> CliResult<()> {
     if let Some(pid) = force {
-        crate::errln!("ended: {}", emulate::stale::force(pid).map_err(cli)?);
+        crate::errln!("ended: {}", emulate::stale::force(dir, pid).map_err(cli)?);
         return Ok(());
     }
-    let c = emulate::stale::cleanup().map_err(cli)?;
+    let c = emulate::stale::cleanup(dir).map_err(cli)?;
     if c.done.is_empty() && c.stopped.is_empty() {
         crate::errln!("nothing to clean up: no emulation was left behind");
     }

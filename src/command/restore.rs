@@ -19,19 +19,38 @@ use crate::targets::Target;
 use crate::targets::real::{EngineChoice, OpenOptions};
 use crate::units::Iec;
 
+/// Where restore looks for journals besides the registry's entries:
+/// `--journal-dir` (else the default) and the default directory.
+struct Dirs<'a> {
+    given: &'a Path,
+    default: &'a Path,
+}
+
+impl Dirs<'_> {
+    fn all(&self) -> [&Path; 2] {
+        [self.given, self.default]
+    }
+}
+
+/// `restore [JOURNAL|TARGET]`, journals in `dir` (`--journal-dir`) or
+/// `default` (the environment's: `Places::journals`).
 pub fn run(
     what: Option<&str>,
     force: bool,
     set_aside: bool,
-    dir: Option<PathBuf>,
+    dir: Option<&Path>,
+    default: &Path,
     engine: EngineChoice,
 ) -> CliResult<RunDocument> {
-    let dir = dir.unwrap_or_else(safety::default_journal_dir);
+    let dirs = Dirs {
+        given: dir.unwrap_or(default),
+        default,
+    };
     let Some(what) = what else {
-        return list(&dir);
+        return list(&dirs);
     };
     if set_aside {
-        return put_aside(Path::new(what), &dir);
+        return put_aside(Path::new(what), &dirs);
     }
     // (journal, the target to restore onto: its own path unless TARGET was given)
     let jobs: Vec<(PathBuf, Option<PathBuf>)> =
@@ -40,12 +59,12 @@ pub fn run(
                 return Err(CliError::usage(format!("no journal {what}"))
                     .hint("`flashlab restore` lists pending journals; --journal-dir DIR looks elsewhere"));
             }
-            refuse_if_newer_pending(Path::new(what), &dir)?;
+            refuse_if_newer_pending(Path::new(what), &dirs)?;
             vec![(PathBuf::from(what), None)]
         } else {
             let target = Path::new(what);
             let live = Identity::of(target, 0);
-            let all = pending::list_all(&[dir.as_path()]);
+            let all = pending::list_all(&dirs.all());
             let canon = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
             let mut found: Vec<&Found> = all.iter().filter(|f| f.covers(target, &live)).collect();
             // A journal made under this path whose bytes are not here any
@@ -60,7 +79,7 @@ pub fn run(
             if found.is_empty() {
                 return Err(CliError::usage(format!("no pending journal for {what}")).hint(format!(
                     "`flashlab restore` lists pending journals (in {} and wherever the register {} points)",
-                    dir.display(),
+                    dirs.given.display(),
                     registry::SYSTEM
                 )));
             }
@@ -93,7 +112,7 @@ pub fn run(
         };
     let mut done = Vec::new();
     for (p, onto) in jobs {
-        let r = restore_one(&p, onto.as_deref(), force, engine)?;
+        let r = restore_one(&p, onto.as_deref(), force, engine, default)?;
         crate::errln!(
             "restored {} to {} and verified it against the journal's checksums; journal deleted",
             Iec(r.bytes_restored),
@@ -120,7 +139,7 @@ fn looks_like_journal(path: &str) -> bool {
 /// covers some of the same bytes (or cannot be read, so might): that one
 /// must go back first, or this journal's originals would be overwritten by
 /// the newer run's "originals", which are this run's pattern.
-fn refuse_if_newer_pending(path: &Path, dir: &Path) -> CliResult<()> {
+fn refuse_if_newer_pending(path: &Path, dirs: &Dirs) -> CliResult<()> {
     let Ok(mine) = Journal::header_of(path) else {
         return Ok(());
     };
@@ -129,7 +148,7 @@ fn refuse_if_newer_pending(path: &Path, dir: &Path) -> CliResult<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let all = pending::list_all(&[dir, own]);
+    let all = pending::list_all(&[dirs.given, dirs.default, own]);
     let newer = all.iter().find(|f| {
         registry::located(&f.path) != here
             && f.best_header().is_none_or(|h| {
@@ -163,8 +182,8 @@ fn refuse_if_newer_pending(path: &Path, dir: &Path) -> CliResult<()> {
 
 /// `restore --set-aside JOURNAL`: the user's word that a pending journal
 /// (damaged, or out of reach for good) will not be restored.
-fn put_aside(path: &Path, dir: &Path) -> CliResult<RunDocument> {
-    let all = pending::list_all(&[dir]);
+fn put_aside(path: &Path, dirs: &Dirs) -> CliResult<RunDocument> {
+    let all = pending::list_all(&dirs.all());
     let here = registry::located(path);
     let Some(f) = all.iter().find(|f| registry::located(&f.path) == here) else {
         return Err(CliError::usage(format!("{} is not a pending journal", path.display()))
@@ -235,7 +254,13 @@ fn trusted(j: &Journal, target: &Path) -> CliResult<()> {
     )))
 }
 
-fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoice) -> CliResult<Restored> {
+fn restore_one(
+    path: &Path,
+    onto: Option<&Path>,
+    force: bool,
+    engine: EngineChoice,
+    default_dir: &Path,
+) -> CliResult<Restored> {
     // A running flashlab holds its journal's lock (and restores by itself):
     // taken before the journal is even read, since it may be mid-append.
     let _lock = pending::lock(path)?;
@@ -258,7 +283,7 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
         ))
         .hint(format!(
             "restore onto the file: `flashlab restore {file}{}` (--force would write {shown} instead)",
-            writable::journal_dir_of(path)
+            writable::journal_dir_of(path, default_dir)
         )));
     }
     // The same claim a writing run takes: nothing else writes these bytes
@@ -330,8 +355,8 @@ fn restore_one(path: &Path, onto: Option<&Path>, force: bool, engine: EngineChoi
 /// Every pending journal a run can find, each with what it holds or what
 /// is wrong with it. One that cannot be read makes the listing exit 1 (its
 /// bytes cannot be put back as things are), the listing still printed.
-fn list(dir: &Path) -> CliResult<RunDocument> {
-    let pending: Vec<Pending> = pending::list_all(&[dir])
+fn list(dirs: &Dirs) -> CliResult<RunDocument> {
+    let pending: Vec<Pending> = pending::list_all(&dirs.all())
         .into_iter()
         .map(|f| {
             // What the journal holds: ranges are journalled as the test
@@ -359,7 +384,7 @@ fn list(dir: &Path) -> CliResult<RunDocument> {
     let bad = pending.iter().filter(|p| p.damaged).count();
     let mut doc = RunDocument::new(crate::document::CommandName::Restore, None);
     doc.body = Body::Pending(PendingList {
-        journal_dir: dir.display().to_string(),
+        journal_dir: dirs.given.display().to_string(),
         registry: registry::SYSTEM.into(),
         pending,
     });

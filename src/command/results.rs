@@ -10,9 +10,10 @@ use crate::error::{CliError, CliResult};
 use crate::measure::metrics;
 use crate::store::{self, Imported, Store, StoreError};
 
-/// The store a `results` command reads: `--db`, else the default.
+/// The store a `results` command reads: `--db`, else the environment's
+/// (the CLI resolved which: `Places::store_or`).
 pub fn path(db: Option<&Path>) -> CliResult<PathBuf> {
-    db.map(Path::to_path_buf).or_else(store::default_path).ok_or_else(|| {
+    db.map(Path::to_path_buf).ok_or_else(|| {
         CliError::usage("no results store: neither --db, FLASHLAB_DB nor HOME is set").hint("give --db PATH")
     })
 }

@@ -126,6 +126,8 @@ pub struct Options {
     pub spec: String,
     pub time_scale: f64,
     pub backing: Option<PathBuf>,
+    /// Where emulations record themselves (`Places::emulations`).
+    pub dir: PathBuf,
 }
 
 /// What `emulate` reports when the device is ready.
@@ -242,11 +244,11 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     let d = sim.description().clone();
     let p = sim.params.clone();
     let quickest = quickest_read_ns(&o.spec);
-    let cleaned = stale::clean_stale();
+    let cleaned = stale::clean_stale(&o.dir);
     for line in &cleaned {
         crate::errln!("cleaned up after an emulation that was killed: {line}");
     }
-    let state = stale::State::create(&o.spec, o.time_scale)?;
+    let state = stale::State::create(&o.dir, &o.spec, o.time_scale)?;
     // The FUSE threads inherit this thread's class and timer slack
     // (`timing`: a real-time thread answers on time beside a build).
     timing::fine_timer_slack();

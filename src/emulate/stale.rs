@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use crate::identify::emulated::state_dir as root_dir;
 use crate::identify::emulated::{self, Record, alive, records, state};
 use crate::identify::sysfs::Roots;
 
@@ -28,9 +27,9 @@ pub struct State {
 }
 
 impl State {
-    /// The record of this emulation, serving `spec` at `time_scale`.
-    pub fn create(spec: &str, time_scale: f64) -> Result<State, EmulateError> {
-        let dir = root_dir();
+    /// The record of this emulation, serving `spec` at `time_scale`, in
+    /// `dir` (`Places::emulations`).
+    pub fn create(dir: &Path, spec: &str, time_scale: f64) -> Result<State, EmulateError> {
         let pid = std::process::id();
         let mountpoint = dir.join(format!("{pid}.mnt"));
         std::fs::create_dir_all(&mountpoint).map_err(|e| {
@@ -107,12 +106,12 @@ impl Stopped {
     }
 }
 
-/// The recorded emulations whose process is alive but stopped (`T`, or `t`
-/// under a debugger), found without touching their devices.
-pub fn stopped() -> Vec<Stopped> {
-    records()
+/// The emulations recorded in `dir` whose process is alive but stopped
+/// (`T`, or `t` under a debugger), found without touching their devices.
+pub fn stopped(dir: &Path) -> Vec<Stopped> {
+    records(dir)
         .into_iter()
-        .filter(|(_, r)| alive(r.pid) && matches!(state(r.pid), Some('T' | 't')))
+        .filter(|(_, r)| is_stopped(r.pid))
         .map(|(_, r)| Stopped {
             pid: r.pid,
             device: r.loop_device,
@@ -125,7 +124,15 @@ pub fn stopped() -> Vec<Stopped> {
 /// card. Nothing is read from the device (a read would hang).
 pub fn stopped_serving(dev: &Path) -> Option<Stopped> {
     let rec = emulated::record_of(&Roots::system(), dev)?;
-    stopped().into_iter().find(|s| s.pid == rec.pid)
+    is_stopped(rec.pid).then_some(Stopped {
+        pid: rec.pid,
+        device: rec.loop_device,
+    })
+}
+
+/// Whether process `pid` is a flashlab, alive and stopped.
+fn is_stopped(pid: u32) -> bool {
+    alive(pid) && matches!(state(pid), Some('T' | 't'))
 }
 
 /// Whether loop device `dev` still shows a file in the emulation's mount.
@@ -176,7 +183,11 @@ fn abort(id: u64, mountpoint: &Path) -> Result<String, String> {
             "aborted its FUSE connection {id} (what waited on it failed with EIO)"
         ));
     }
-    let ctl = root_dir().join(format!("fusectl.{}", std::process::id()));
+    // Beside the emulation's mount point, in the emulations' directory.
+    let ctl = mountpoint
+        .parent()
+        .unwrap_or(Path::new("/run"))
+        .join(format!("fusectl.{}", std::process::id()));
     let mut why = format!("cannot make {}", ctl.display());
     if std::fs::create_dir_all(&ctl).is_ok() {
         let flags = rustix::mount::MountFlags::NOSUID | rustix::mount::MountFlags::NODEV;
@@ -267,8 +278,8 @@ fn end(file: &Path, rec: &Record, kill: bool) -> Vec<String> {
 /// FUSE connection, detach its loop device if that still reads from its
 /// mount, unmount, remove the record. What was done, one line per
 /// emulation.
-pub fn clean_stale() -> Vec<String> {
-    records()
+pub fn clean_stale(dir: &Path) -> Vec<String> {
+    records(dir)
         .into_iter()
         .filter(|(_, r)| !alive(r.pid))
         .map(|(file, rec)| {
@@ -289,11 +300,11 @@ pub struct Cleanup {
 }
 
 /// `emulate --cleanup`: what [`clean_stale`] did, and [`stopped`].
-pub fn cleanup() -> Result<Cleanup, EmulateError> {
+pub fn cleanup(dir: &Path) -> Result<Cleanup, EmulateError> {
     super::preflight()?;
     Ok(Cleanup {
-        done: clean_stale(),
-        stopped: stopped(),
+        done: clean_stale(dir),
+        stopped: stopped(dir),
     })
 }
 
@@ -302,13 +313,13 @@ pub fn cleanup() -> Result<Cleanup, EmulateError> {
 /// waits on its device fails with EIO), kill it, detach its loop device,
 /// unmount, remove its record. Refused for a process that is not a
 /// recorded flashlab emulation. What was done.
-pub fn force(pid: u32) -> Result<String, EmulateError> {
+pub fn force(dir: &Path, pid: u32) -> Result<String, EmulateError> {
     super::preflight()?;
-    let Some((file, rec)) = records().into_iter().find(|(_, r)| r.pid == pid) else {
+    let Some((file, rec)) = records(dir).into_iter().find(|(_, r)| r.pid == pid) else {
         return Err(super::refused(
             format!(
                 "process {pid} is not a flashlab emulation (no record of it in {})",
-                root_dir().display()
+                dir.display()
             ),
             "`sudo flashlab emulate --cleanup` names each stopped emulation with the command that ends it",
         ));

@@ -23,14 +23,6 @@ use super::sysfs::Roots;
 /// source column of its mountinfo line.
 pub const FS_NAME: &str = "flashlab-emulate";
 
-/// Where emulations keep their state and mount points (root only: emulate
-/// refuses to run otherwise).
-pub fn state_dir() -> PathBuf {
-    std::env::var_os("FLASHLAB_EMULATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/run/flashlab/emulate"))
-}
-
 /// What an emulation records about itself.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
@@ -46,9 +38,10 @@ pub struct Record {
     pub time_scale: Option<f64>,
 }
 
-/// Every recorded emulation: its state file and record.
-pub fn records() -> Vec<(PathBuf, Record)> {
-    let Ok(dir) = std::fs::read_dir(state_dir()) else {
+/// Every emulation recorded in `dir` (`Places::emulations`): its state
+/// file and record.
+pub fn records(dir: &Path) -> Vec<(PathBuf, Record)> {
+    let Ok(dir) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out: Vec<(PathBuf, Record)> = dir

@@ -58,9 +58,7 @@ impl Listener for crate::store::Saver {
         // path only where --db or FLASHLAB_DB chose it (`results list`
         // names it in any case).
         if let Some((id, path)) = self.saved() {
-            let chosen = std::env::var_os("FLASHLAB_DB").is_some_and(|p| !p.is_empty())
-                || crate::store::default_path().as_deref() != Some(path.as_path());
-            let place = if chosen {
+            let place = if self.named {
                 format!(" in {}", path.display())
             } else {
                 String::new()
@@ -80,6 +78,9 @@ pub struct Resolved {
     pub engine: EngineChoice,
     pub consent: Consent,
     pub store: Option<PathBuf>,
+    /// The user chose the store (`--db`, `FLASHLAB_DB`; see
+    /// [`crate::places::Places::store_named`]).
+    pub store_named: bool,
 }
 
 pub struct Runner {
@@ -160,7 +161,9 @@ impl Runner {
             display: progress::Display::default(),
         };
         if let Some(p) = &r.store {
-            runner.listen(Box::new(crate::store::Saver::open(p)));
+            let mut saver = crate::store::Saver::open(p);
+            saver.named = r.store_named;
+            runner.listen(Box::new(saver));
         }
         runner.stamp_device();
         Ok(runner)
@@ -461,7 +464,7 @@ fn run_preserved<T: Test>(
     // device time than the same card took in process.
     let verified = outcome.as_ref().map_or(0, |o| o.verify_device_ns);
     let ns = target.device_time_ns().saturating_sub(before) + verified;
-    let outcome = outcome.map_err(|e| writable::restore_failed(spec, journal, e))?;
+    let outcome = outcome.map_err(|e| writable::restore_failed(spec, journal, &consent.default_journal_dir, e))?;
     match result {
         Err(MeasureError::Target(TargetError::Interrupted { signal })) => {
             writable::report_interrupted(signal, &outcome);

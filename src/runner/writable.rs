@@ -30,18 +30,40 @@ pub struct Consent {
     pub no_preserve: bool,
     /// `--journal-dir`.
     pub journal_dir: Option<PathBuf>,
+    /// The journal directory without `--journal-dir` (the environment's:
+    /// [`crate::places::Places::journals`]): a run looks there for pending
+    /// journals whatever `--journal-dir` says, and hints leave it unnamed.
+    pub default_journal_dir: PathBuf,
     /// `--budget`: device-seconds each writing step may take.
     pub budget_s: Option<f64>,
 }
 
-impl From<&args::WriteArgs> for Consent {
-    fn from(w: &args::WriteArgs) -> Self {
+impl Consent {
+    pub fn new(w: &args::WriteArgs, places: &crate::places::Places) -> Consent {
         Consent {
             write: w.write,
             no_preserve: w.no_preserve,
             journal_dir: w.journal_dir.clone(),
+            default_journal_dir: places.journals.clone(),
             budget_s: w.budget,
         }
+    }
+
+    /// Where this run's journals go: `--journal-dir`, else the default.
+    pub fn journal_dir(&self) -> PathBuf {
+        self.journal_dir
+            .clone()
+            .unwrap_or_else(|| self.default_journal_dir.clone())
+    }
+
+    /// Where pending journals are looked for besides the registry's
+    /// entries: `--journal-dir` and the default directory.
+    pub fn journal_dirs(&self) -> Vec<&Path> {
+        self.journal_dir
+            .as_deref()
+            .into_iter()
+            .chain([self.default_journal_dir.as_path()])
+            .collect()
     }
 }
 
@@ -155,7 +177,7 @@ impl Writable {
         let journal = if consent.no_preserve {
             None
         } else {
-            let dir = consent.journal_dir.clone().unwrap_or_else(safety::default_journal_dir);
+            let dir = consent.journal_dir();
             safety::claim::check_journal_dir_off_target(&dir, path, &self.claim.aliases)?;
             safety::check_journal_dir(&dir, total)?;
             let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -174,7 +196,10 @@ impl Writable {
                 identity,
                 created_unix: now.as_secs(),
                 created_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
-                sequence: safety::pending::next_sequence(&safety::pending::list_all(&[dir.as_path()])),
+                sequence: safety::pending::next_sequence(&safety::pending::list_all(&[
+                    dir.as_path(),
+                    consent.default_journal_dir.as_path(),
+                ])),
                 pid: std::process::id(),
                 ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
                 total_bytes: total,
@@ -249,7 +274,10 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
     let Some(p) = pending_journal(path, consent) else {
         return Ok(());
     };
-    let restore = format!("flashlab restore {spec}{}", journal_dir_of(&p.found.path));
+    let restore = format!(
+        "flashlab restore {spec}{}",
+        journal_dir_of(&p.found.path, &consent.default_journal_dir)
+    );
     Err(match &p.holds {
         Ok(bytes) => CliError::usage(format!(
             "{spec} has a pending journal from an earlier run that did not finish ({}, {} of its bytes are not \
@@ -290,11 +318,11 @@ pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
 }
 
 /// ` --journal-dir DIR` naming the directory that holds `journal`, unless
-/// it is the default one (where a restore looks anyway).
-pub fn journal_dir_of(journal: &Path) -> String {
+/// it is the default one (`default`, where a restore looks anyway).
+pub fn journal_dir_of(journal: &Path, default: &Path) -> String {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     match journal.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(d) if canon(d) != canon(&safety::default_journal_dir()) => format!(" --journal-dir {}", d.display()),
+        Some(d) if canon(d) != canon(default) => format!(" --journal-dir {}", d.display()),
         _ => String::new(),
     }
 }
@@ -313,31 +341,37 @@ pub struct PendingJournal {
 /// either run used; by path and file for journals of earlier versions),
 /// or which cannot be read and might hold them.
 pub fn pending_journal(path: &Path, consent: &Consent) -> Option<PendingJournal> {
-    let dirs: Vec<&Path> = consent.journal_dir.as_deref().into_iter().collect();
     let live = Identity::of(path, 0);
-    safety::pending::list_all(&dirs).into_iter().find_map(|found| {
-        if found.out_of_reach || !found.covers(path, &live) || found.is_live() {
-            return None;
-        }
-        // What it holds: a run journals a range just before writing it,
-        // so an empty journal (a crash before the first write) holds
-        // nothing of the target and nothing of it was written.
-        let holds = match &found.header {
-            Err(e) => Err(e.to_string()),
-            Ok(_) => match safety::journal::Journal::open(&found.path) {
-                Ok(opened) if opened.bytes() == 0 => return None,
-                Ok(opened) => Ok(opened.bytes()),
+    safety::pending::list_all(&consent.journal_dirs())
+        .into_iter()
+        .find_map(|found| {
+            if found.out_of_reach || !found.covers(path, &live) || found.is_live() {
+                return None;
+            }
+            // What it holds: a run journals a range just before writing it,
+            // so an empty journal (a crash before the first write) holds
+            // nothing of the target and nothing of it was written.
+            let holds = match &found.header {
                 Err(e) => Err(e.to_string()),
-            },
-        };
-        Some(PendingJournal { found, holds })
-    })
+                Ok(_) => match safety::journal::Journal::open(&found.path) {
+                    Ok(opened) if opened.bytes() == 0 => return None,
+                    Ok(opened) => Ok(opened.bytes()),
+                    Err(e) => Err(e.to_string()),
+                },
+            };
+            Some(PendingJournal { found, holds })
+        })
 }
 
 /// The restore at the end of a writing test failed: the original data is
 /// NOT back, and the journal (if any) is kept. Say so first, and give the
 /// exact command that puts it back once the cause is fixed.
-pub fn restore_failed(spec: &str, journal: Option<&Path>, e: crate::safety::SafetyError) -> CliError {
+pub fn restore_failed(
+    spec: &str,
+    journal: Option<&Path>,
+    default_dir: &Path,
+    e: crate::safety::SafetyError,
+) -> CliError {
     let cause = CliError::from(e);
     let Some(j) = journal else {
         return cause;
@@ -350,7 +384,7 @@ pub fn restore_failed(spec: &str, journal: Option<&Path>, e: crate::safety::Safe
         "its journal is kept ({}); once the cause is fixed (free descriptors, space, the device), run `flashlab \
          restore {spec}{}`",
         j.display(),
-        journal_dir_of(j)
+        journal_dir_of(j, default_dir)
     ))
 }
 

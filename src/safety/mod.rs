@@ -20,7 +20,7 @@ pub mod ranges;
 pub mod registry;
 pub mod signals;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use preserve::PreservingTarget;
 
@@ -70,30 +70,6 @@ pub(crate) fn run_batch(
     buf: &mut AlignedBuf,
 ) -> Result<Vec<Completion>, SafetyError> {
     Ok(crate::targets::run_all(target, requests, queue_depth, buf)?)
-}
-
-/// Where journals live unless `--journal-dir` says otherwise: /var/lib/flashlab
-/// for root, the XDG state directory for everyone else, or
-/// `FLASHLAB_JOURNAL_DIR` (absolute) when set. Every journal, wherever it
-/// is made, leaves an entry in the one register every run reads
-/// ([`registry`], [`pending::list_all`]), so a pending journal is found
-/// whichever directory or user the next run has.
-pub fn default_journal_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("FLASHLAB_JOURNAL_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    {
-        return d;
-    }
-    if rustix::process::geteuid().is_root() {
-        return PathBuf::from("/var/lib/flashlab/journals");
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
-    state.join("flashlab/journals")
 }
 
 /// Refuse a journal directory that cannot hold `bytes` or cannot be written;

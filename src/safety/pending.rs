@@ -62,19 +62,19 @@ impl Found {
     }
 }
 
-/// Every pending journal a run can find: in `dirs`, the default journal
-/// directory, and wherever the system registry's entries lead.
+/// Every pending journal a run can find: in `dirs` (the run's journal
+/// directory and the default one) and wherever the system registry's
+/// entries lead.
 pub fn list_all(dirs: &[&Path]) -> Vec<Found> {
     list_in(dirs, &Registry::system())
 }
 
 /// [`list_all`] with a given registry.
 pub fn list_in(dirs: &[&Path], registry: &Registry) -> Vec<Found> {
-    let default = super::default_journal_dir();
     let canon = |p: &Path| registry::located(p);
     let mut out: Vec<Found> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
-    for d in dirs.iter().copied().chain([default.as_path()]) {
+    for d in dirs.iter().copied() {
         for (p, header) in list(d) {
             let c = canon(&p);
             if !seen.contains(&c) {

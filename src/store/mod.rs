@@ -45,20 +45,6 @@ pub struct Store {
     path: PathBuf,
 }
 
-/// Where the store lives: `--db`, else `FLASHLAB_DB`, else
-/// `$XDG_DATA_HOME/flashlab/results.sqlite` (XDG Base Directory spec:
-/// `~/.local/share` when unset).
-pub fn default_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("FLASHLAB_DB").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|p| Path::new(p).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join("flashlab").join("results.sqlite"))
-}
-
 impl Store {
     /// Open (creating it and its directory if need be) and migrate.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
@@ -263,6 +249,9 @@ pub struct Saver {
     id: Option<i64>,
     warned: bool,
     failed: Option<String>,
+    /// The user chose this store (`--db`, `FLASHLAB_DB`): the line that
+    /// says where the run went names it.
+    pub named: bool,
 }
 
 impl Saver {
@@ -275,6 +264,7 @@ impl Saver {
                 id: None,
                 warned: false,
                 failed: None,
+                named: false,
             },
             Err(e) => {
                 let mut s = Saver {
@@ -282,6 +272,7 @@ impl Saver {
                     id: None,
                     warned: false,
                     failed: None,
+                    named: false,
                 };
                 s.warn(&e);
                 s

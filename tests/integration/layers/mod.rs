@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["sim"],
     &["safety"],
     &["emulate"],
-    &["args"],
+    &["args", "places"],
     &["measure"],
     &["import"],
     &["document"],
