@@ -349,3 +349,30 @@ fn runners_on_threads_each_measure_their_own_card() {
     assert_eq!(alone[0].0, Some(1 << 20));
     assert_eq!(alone[1].0, Some(4 << 20));
 }
+
+/// A run stopped by its own stopper ends as a signal would end it, and the
+/// run beside it on another thread goes on to its verdicts: what `batch`
+/// needs to end one device's run and not the others'.
+#[test]
+fn a_run_stopped_alone_leaves_the_other_runs_going() {
+    let runner = |spec: &str| {
+        crate::runner::Runner::for_sim(crate::document::CommandName::Probe, SimTarget::from_spec(spec).unwrap())
+    };
+    let (stopped, going) = (
+        runner("sim:demo,capacity=256M"),
+        runner("sim:demo,capacity=256M,au_size=1M"),
+    );
+    stopped.stopper().stop(libc::SIGTERM);
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(move || super::probe::probe_with(stopped, Default::default()));
+        let b = scope.spawn(move || super::probe::probe_with(going, Default::default()));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let Err(e) = a else { panic!("the stopped run went on") };
+    assert_eq!(e.exit, crate::error::Exit::Terminated, "{}", e.message);
+    assert!(e.message.contains("SIGTERM"), "{}", e.message);
+    let doc = b.expect("the other run goes on");
+    assert_eq!(doc.results.align.get().and_then(|a| a.erase_size_bytes), Some(1 << 20));
+    assert!(doc.results.open_au.get().is_some(), "its writing steps ran");
+    assert_eq!(crate::safety::signals::pending(), None, "no signal went to the process");
+}

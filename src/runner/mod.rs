@@ -105,6 +105,8 @@ pub struct Runner {
     nonce: u64,
     /// Where its progress shows.
     display: progress::Display,
+    /// What stops this run: a signal, or its own stop ([`Runner::stopper`]).
+    stop: crate::safety::signals::Stop,
 }
 
 /// A number no other run has had: the clock's nanoseconds with the process
@@ -159,6 +161,7 @@ impl Runner {
             writes: Vec::new(),
             nonce: run_nonce(),
             display: progress::Display::default(),
+            stop: Default::default(),
         };
         if let Some(p) = &r.store {
             let mut saver = crate::store::Saver::open(p);
@@ -199,6 +202,7 @@ impl Runner {
             writes: Vec::new(),
             nonce: run_nonce(),
             display: progress::Display::default(),
+            stop: Default::default(),
         };
         r.stamp_device();
         r
@@ -236,6 +240,12 @@ impl Runner {
 
     pub fn consent(&self) -> &Consent {
         &self.consent
+    }
+
+    /// A handle that stops this run alone, from another thread, as a
+    /// signal stops every run: at its next request, its data restored.
+    pub fn stopper(&self) -> crate::safety::signals::Stop {
+        self.stop.clone()
     }
 
     pub fn doc(&mut self) -> &mut RunDocument {
@@ -287,7 +297,7 @@ impl Runner {
     /// Stop here if a signal came after the last write (honoured between
     /// steps).
     pub fn check_signal(&self) -> CliResult<()> {
-        match crate::safety::signals::pending() {
+        match self.stop.pending() {
             Some(signal) => Err(crate::error::interrupted(signal)),
             None => Ok(()),
         }
@@ -307,11 +317,12 @@ impl Runner {
         let out = if ranges.is_empty() {
             let t = self.reader.as_target_mut();
             let start = t.device_time_ns();
-            let never = crate::safety::signals::pending;
+            let stop = self.stop.clone();
+            let stopped = move || stop.pending();
             let mut cx = Cx {
                 target: t,
                 progress: &progress,
-                cancelled: &never,
+                cancelled: &stopped,
                 budget_ns: crate::measure::budget_ns(self.consent.budget_s),
             };
             let r = test.run(&mut cx);
@@ -357,16 +368,17 @@ impl Runner {
             // what each step left it (AUs open, logs half full): the first
             // write after open-au pays for closing what open-au left open,
             // through `flashlab emulate` as on the card itself.
-            let p = writable::simulated(&spec, Box::new(card.as_mut()), ranges)?;
-            let (out, (_, ns, _)) = run_preserved(test, p, progress, &spec, None, &consent)?;
+            let p = writable::simulated(&spec, Box::new(card.as_mut()), ranges)?.stopping_on(self.stop.clone());
+            let (out, (_, ns, _)) = run_preserved(test, p, progress, &spec, None, &consent, &self.stop)?;
             self.device_ns += ns;
             return Ok(out);
         }
         self.hold_for_writing()?;
         let writer = self.writer.as_mut().expect("held above");
-        let p = writer.preserve(ranges, &consent)?;
+        let p = writer.preserve(ranges, &consent)?.stopping_on(self.stop.clone());
         let journal = p.journal_path().map(std::path::Path::to_path_buf);
-        let (out, (outcome, ns, engines)) = run_preserved(test, p, progress, &spec, journal.as_deref(), &consent)?;
+        let (out, (outcome, ns, engines)) =
+            run_preserved(test, p, progress, &spec, journal.as_deref(), &consent, &self.stop)?;
         self.device_ns += ns;
         self.note_written(T::KEY, &outcome, engines);
         Ok(out)
@@ -435,16 +447,18 @@ fn run_preserved<T: Test>(
     spec: &str,
     journal: Option<&std::path::Path>,
     consent: &Consent,
+    stop: &crate::safety::signals::Stop,
 ) -> CliResult<(T::Output, Written)> {
-    // Ctrl-C stops the test before its next write; the restore below runs.
+    // Ctrl-C (or the run's own stop) stops the test before its next
+    // write; the restore below runs.
     crate::safety::signals::install();
-    let never = crate::safety::signals::pending;
+    let stopped = || stop.pending();
     let before = p.device_time_ns();
     let result = {
         let mut cx = Cx {
             target: &mut p,
             progress,
-            cancelled: &never,
+            cancelled: &stopped,
             budget_ns: crate::measure::budget_ns(consent.budget_s),
         };
         test.run(&mut cx)

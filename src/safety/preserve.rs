@@ -39,6 +39,9 @@ pub struct PreservingTarget<'a> {
     own_ns: u64,
     /// Originals kept in memory ([`PreservingTarget::in_memory`]).
     in_memory: bool,
+    /// What stops the test at its next request (see
+    /// [`PreservingTarget::stopping_on`]).
+    stop: signals::Stop,
 }
 
 /// One journalled chunk's original bytes.
@@ -129,7 +132,15 @@ impl<'a> PreservingTarget<'a> {
             bytes_written: 0,
             own_ns: 0,
             in_memory: false,
+            stop: signals::Stop::default(),
         })
+    }
+
+    /// Stop at the next request when `stop` says (its run's own stop, or a
+    /// signal to the process); without it, on a signal alone.
+    pub fn stopping_on(mut self, stop: signals::Stop) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// A preserving target over a simulated card: the originals are kept in
@@ -401,7 +412,7 @@ impl Target for PreservingTarget<'_> {
         first.dedup();
         // Reads stop too: Ctrl-C during a test's reads (bench's read
         // tests) went on reading for seconds before its next write.
-        if let Some(signal) = signals::pending() {
+        if let Some(signal) = self.stop.pending() {
             return Err(TargetError::Interrupted { signal });
         }
         if !first.is_empty() {
@@ -605,6 +616,41 @@ mod tests {
         assert_eq!((out.bytes_restored, out.bytes_verified), (2 << 20, 2 << 20));
         assert!(out.verify_device_ns > 0, "{out:?}");
         assert!(std::fs::read(&path).unwrap().iter().all(|&b| b == 0x33));
+    }
+
+    /// A target stopping on its run's stop refuses the next request once
+    /// that stop is given, and one with a stop of its own goes on; what it
+    /// wrote goes back either way.
+    #[test]
+    fn a_stop_given_ends_its_own_target_alone() {
+        let ranges = || {
+            vec![Range {
+                offset: 1 << 20,
+                len: 1 << 20,
+            }]
+        };
+        let card = || Box::new(SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap());
+        let stop = signals::Stop::default();
+        let mut mine = PreservingTarget::in_memory(card(), ranges())
+            .unwrap()
+            .stopping_on(stop.clone());
+        let mut other = PreservingTarget::in_memory(card(), ranges())
+            .unwrap()
+            .stopping_on(signals::Stop::default());
+        let mut buf = AlignedBuf::new(4096);
+        buf.as_mut_slice().fill(0x77);
+        mine.run(&[Request::write(1 << 20, 4096, 0)], 1, &mut buf).unwrap();
+        stop.stop(libc::SIGINT);
+        assert!(matches!(
+            mine.run(&[Request::write((1 << 20) + 4096, 4096, 0)], 1, &mut buf),
+            Err(TargetError::Interrupted { signal }) if signal == libc::SIGINT
+        ));
+        other.run(&[Request::write(1 << 20, 4096, 0)], 1, &mut buf).unwrap();
+        for p in [mine, other] {
+            let (mut t, out) = p.finish();
+            assert_eq!(out.unwrap().bytes_restored, 1 << 20);
+            assert!(read(t.as_mut(), 1 << 20, 4096).iter().all(|&b| b != 0x77));
+        }
     }
 
     /// A write of a chunk's own bytes changes nothing: nothing is written

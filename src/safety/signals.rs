@@ -42,6 +42,29 @@ pub fn clear() {
     PENDING.store(0, Ordering::SeqCst);
 }
 
+/// What stops one run: a signal to the process (every run stops), or this
+/// run's own stop, which leaves the process's other runs going (a batch of
+/// devices that ends one device's run). A run stops as on Ctrl-C: at the
+/// next request boundary, its data restored. Clones stop together.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(std::sync::Arc<AtomicI32>);
+
+impl Stop {
+    /// The signal that stops this run, if any: the process's first.
+    pub fn pending(&self) -> Option<i32> {
+        pending().or(match self.0.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        })
+    }
+
+    /// Stop this run alone, as `signal` would (SIGINT or SIGTERM, for the
+    /// exit code and the report).
+    pub fn stop(&self, signal: i32) {
+        self.0.store(signal, Ordering::SeqCst);
+    }
+}
+
 thread_local! {
     /// See [`crash_in_process_at`].
     static IN_PROCESS: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
