@@ -251,7 +251,7 @@ impl<'a> Sweeper<'a> {
                     judged.out_of_time = true;
                     break 'rounds;
                 }
-                let wraps: Vec<bool> = g.iter().map(|v| !random && self.at_wrap(v[0])).collect();
+                let wraps: Vec<bool> = g.iter().map(|v| whole && !random && self.at_wrap(v[0])).collect();
                 for ((slot, l), wrap) in (first..).zip(self.visits(g)?).zip(wraps) {
                     let slow = l >= SLOW * base.median;
                     careful |= slow;
