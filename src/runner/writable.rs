@@ -196,10 +196,7 @@ impl Writable {
                 identity,
                 created_unix: now.as_secs(),
                 created_ns: u64::try_from(now.as_nanos()).unwrap_or(u64::MAX),
-                sequence: safety::pending::next_sequence(&safety::pending::list_all(&[
-                    dir.as_path(),
-                    consent.default_journal_dir.as_path(),
-                ])),
+                sequence: safety::pending::next_sequence(&safety::pending::list_all(&consent.journal_dirs())),
                 pid: std::process::id(),
                 ranges: ranges.iter().map(|r| [r.offset, r.len]).collect(),
                 total_bytes: total,
