@@ -115,7 +115,7 @@ pub struct Card {
     /// them).
     overhead: OnceLock<Overhead>,
     calibrating: Mutex<Calibrating>,
-    order: Order,
+    pub order: Order,
     in_flight: AtomicU64,
     pub stats: Mutex<Stats>,
 }

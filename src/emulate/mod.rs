@@ -181,6 +181,8 @@ pub struct Summary {
     /// The card's mean time for those requests (wall ns).
     pub idle_card_mean_ns: u64,
     pub refused: u64,
+    /// Requests the card took after a later one ([`order::Order::overtaken`]).
+    pub overtaken: u64,
     pub gc_events: u64,
     pub device_s: f64,
     pub wall_s: f64,
@@ -412,6 +414,14 @@ pub fn timing_lines(s: &Summary) -> Vec<String> {
             t(s.late_max_ns)
         ));
     }
+    if s.overtaken > 0 {
+        lines.push(format!(
+            "{} requests reached the card after later ones (each waited past its turn): the machine did not keep \
+             up, and the card took a sequential write's pieces out of order, as random writes; a quieter machine \
+             keeps the kernel's order",
+            s.overtaken
+        ));
+    }
     if s.idle_arrivals >= IDLE_ARRIVALS_SHOWN && s.idle_wait_mean_ns > IDLE_WAIT_SHOWN_NS.max(s.idle_card_mean_ns / 10)
     {
         lines.push(format!(
@@ -515,6 +525,7 @@ impl Emulation {
             idle_wait_mean_ns: s.idle_wait_sum_ns.checked_div(s.idle_arrivals).unwrap_or(0),
             idle_card_mean_ns: s.idle_card_sum_ns.checked_div(s.idle_arrivals).unwrap_or(0),
             refused: s.refused,
+            overtaken: self.card.order.overtaken(),
             gc_events: gc,
             device_s: device_ns as f64 / 1e9,
             wall_s: self.started.elapsed().as_secs_f64(),
@@ -646,6 +657,7 @@ mod tests {
             idle_wait_mean_ns: 0,
             idle_card_mean_ns: 170_000,
             refused: 0,
+            overtaken: 0,
             gc_events: 0,
             device_s: 1.0,
             wall_s: 1.0,
@@ -666,6 +678,17 @@ mod tests {
         // The words scripts/probe-vs-emulate.sh and emulate-vs-model.sh grep.
         assert!(
             lines[0].starts_with("12 of 5000 answers late (a mean 85.1 µs past their moment, the latest 1.20 ms)"),
+            "{}",
+            lines[0]
+        );
+        let overtaken = Summary {
+            overtaken: 3,
+            ..summary()
+        };
+        let lines = timing_lines(&overtaken);
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("3 requests reached the card after later ones"),
             "{}",
             lines[0]
         );

@@ -36,6 +36,10 @@ struct State {
     arrived: BTreeSet<u64>,
     /// The kernel's step: 2, or 1 once an odd number shows.
     odd: bool,
+    /// Requests that reached this code after the floor had passed them
+    /// (given up on, a later one went first): the model took them out of
+    /// the kernel's order.
+    overtaken: u64,
 }
 
 impl State {
@@ -108,6 +112,13 @@ impl Order {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Requests the model took after a later one: each came later than
+    /// [`PATIENCE`] allowed (a loaded machine), and a card that sees a
+    /// sequential write's pieces out of order treats them as random writes.
+    pub fn overtaken(&self) -> u64 {
+        self.lock().overtaken
+    }
+
     /// Request `unique` has been dealt with (answered, refused, or entered
     /// the model): later ones need not wait for it.
     pub fn seen(&self, unique: u64) {
@@ -122,6 +133,9 @@ impl Order {
     /// the model and then calls [`Order::seen`].
     pub fn wait_turn(&self, unique: u64, deadline: Instant) {
         let mut s = self.lock();
+        if s.floor.is_some_and(|f| unique <= f) {
+            s.overtaken += 1;
+        }
         s.note(unique);
         s.arrived.insert(unique);
         let backstop = deadline + BACKSTOP;
@@ -200,6 +214,13 @@ mod tests {
         let t1 = Instant::now();
         o.wait_turn(10, t1 + Duration::from_secs(10));
         assert!(t1.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.overtaken(), 0, "nothing came out of turn yet");
+        // 4 comes after all: it goes at once, counted as taken out of order.
+        o.seen(10);
+        let t2 = Instant::now();
+        o.wait_turn(4, t2 + Duration::from_secs(10));
+        assert!(t2.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.overtaken(), 1);
     }
 
     #[test]
