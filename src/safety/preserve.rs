@@ -273,14 +273,10 @@ impl<'a> PreservingTarget<'a> {
             .filter(|(start, o)| !self.changed.contains(start) && !matches!(o, Original::InJournal { .. }))
             .map(|(&start, o)| (start, o.len() as u32))
             .collect();
+        // One buffer for every read-back: a chunk is at most CHUNK bytes.
+        let mut buf = AlignedBuf::new(CHUNK);
         for (start, len) in unchanged {
-            let mut buf = AlignedBuf::new(len as usize);
-            super::run_batch(self.inner.as_mut(), &[Request::read(start, len, 0)], 1, &mut buf)?;
-            let same = self
-                .originals
-                .get(&start)
-                .is_some_and(|o| o.kept_holds(0, buf.as_slice()));
-            if self.inner.keeps_data() && !same {
+            if !self.holds_original(start, len, &mut buf)? {
                 differ.push(start);
             }
             checked += u64::from(len);
@@ -314,12 +310,7 @@ impl<'a> PreservingTarget<'a> {
                 1,
                 &mut buf,
             )?;
-            super::run_batch(self.inner.as_mut(), &[Request::read(start, len as u32, 0)], 1, &mut buf)?;
-            let back = self
-                .originals
-                .get(&start)
-                .is_some_and(|o| o.kept_holds(0, buf.as_slice()));
-            if self.inner.keeps_data() && !back {
+            if !self.holds_original(start, len as u32, &mut buf)? {
                 return Err(SafetyError::VerifyFailed {
                     offset: start,
                     len: len as u64,
@@ -328,6 +319,15 @@ impl<'a> PreservingTarget<'a> {
             restored += len as u64;
         }
         Ok(restored)
+    }
+
+    /// Read `len` bytes at `start` back into `buf` and say whether they are
+    /// the original kept in memory (always, on a card that keeps no data:
+    /// nothing there can be checked by content).
+    fn holds_original(&mut self, start: u64, len: u32, buf: &mut AlignedBuf) -> Result<bool, SafetyError> {
+        super::run_batch(self.inner.as_mut(), &[Request::read(start, len, 0)], 1, buf)?;
+        let back = &buf.as_slice()[..len as usize];
+        Ok(!self.inner.keeps_data() || self.originals.get(&start).is_some_and(|o| o.kept_holds(0, back)))
     }
 
     fn restore(&mut self) -> Result<Outcome, SafetyError> {
