@@ -388,10 +388,12 @@ fn writing_steps(
         );
         return Ok(());
     }
-    let (ot, ft) = (
-        OpenAu::on(&g, Choices::default(), written, medium.clone()),
-        Fat::on(&g, DEFAULT_AUS, None, medium.clone()),
-    );
+    let ot = OpenAu::on(&g, Choices::default(), written.clone(), medium.clone());
+    // fat's ordinary AUs step around everything written before it.
+    if let Ok(ranges) = ot.plan(&d) {
+        written.extend(ranges);
+    }
+    let ft = Fat::on(&g, DEFAULT_AUS, None, medium.clone()).avoiding(d.size_bytes, &written);
     // A plan that cannot fit (an erase block too large for the card) is a
     // reason to skip, not to lose what probe already measured.
     let mut fits = true;
@@ -422,7 +424,7 @@ fn writing_steps(
             .as_ref()
             .is_some_and(|s| s.max_open_aus.is_some() && s.confidence >= CONFIDENT);
     shares.give(r, 3);
-    let ft = Fat::on(&g, DEFAULT_AUS, limit, medium);
+    let ft = Fat::on(&g, DEFAULT_AUS, limit, medium).avoiding(d.size_bytes, &written);
     let fat = r.run(&if sure { ft.trusting() } else { ft })?;
     if let (fat::Method::Slots, Some(n), true) = (fat.method, fat.random_aus, fat.confidence >= CONFIDENT) {
         let mut checked = found;
@@ -477,9 +479,29 @@ mod tests {
             let open = OpenAu::on(&g, Choices::default(), Vec::new(), Default::default())
                 .plan(&d)
                 .unwrap();
-            let fat = Fat::on(&g, DEFAULT_AUS, None, Default::default()).plan(&d).unwrap();
+            let earlier: Vec<Range> = page.iter().chain(&open).copied().collect();
+            let fat = Fat::on(&g, DEFAULT_AUS, None, Default::default())
+                .avoiding(d.size_bytes, &earlier)
+                .plan(&d)
+                .unwrap();
             assert_eq!(touches(&page, &open, g.erase), 0, "{capacity} {au}: open-au");
             assert_eq!(touches(&page, &fat, g.erase), 0, "{capacity} {au}: fat");
+            // fat's ordinary AUs are none of open-au's pool either (its
+            // latency method's reference AU, DEFAULT_AUS + 2, may be one).
+            let reference = Range {
+                offset: (DEFAULT_AUS + 2) * g.erase,
+                len: g.erase,
+            };
+            let fat_but_reference: Vec<Range> = fat
+                .iter()
+                .filter(|r| !reference.touches(r.offset, r.len))
+                .copied()
+                .collect();
+            assert_eq!(
+                touches(&open, &fat_but_reference, g.erase),
+                0,
+                "{capacity} {au}: fat on open-au's pool"
+            );
             assert!(!open.is_empty() && !fat.is_empty() && !page.is_empty());
             checked += 1;
         }

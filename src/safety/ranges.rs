@@ -21,6 +21,11 @@ impl Range {
     pub fn contains(&self, offset: u64, len: u64) -> bool {
         offset >= self.offset && offset.checked_add(len).is_some_and(|e| e <= self.end())
     }
+
+    /// Whether any byte of `len` at `offset` is in the range.
+    pub fn touches(&self, offset: u64, len: u64) -> bool {
+        self.offset < offset.saturating_add(len) && offset < self.end()
+    }
 }
 
 /// Parse `OFFSET+LENGTH` (sizes as everywhere: `4M`, `1GiB`, `0x1000`).

@@ -54,6 +54,38 @@ fn probe_on_the_default_card_carries_every_result_and_advice() {
     flashlab().args(["probe", "sim:nope"]).assert().code(2);
 }
 
+/// fat runs after open-au on the same card, and open-au's sweeps leave AUs
+/// open in states that depend on where each sweep stopped. On a demo card
+/// whose speed drifts (by half, over two seconds) the random sweep stops
+/// early; with fat's ordinary AUs on open-au's pool, fat then found 3 AUs
+/// of FAT area and 23 random-write AUs where the card has 2 and 24 (the
+/// same verdicts as probe through an emulated demo card in CI). Now its
+/// ordinary AUs step around every AU written before it.
+#[test]
+fn fat_after_open_au_on_a_drifting_card_keeps_off_what_open_au_left_open() {
+    let v = json(&[
+        "probe",
+        "sim:demo,capacity=256M,au_size=1M,drift=0.5,drift_period_ns=2000000000",
+        "--no-store",
+    ]);
+    let f = &v["fat"];
+    assert_eq!(
+        (&f["method"], &f["fat_area_aus"], &f["confidence"]),
+        (&"slots".into(), &2.into(), &0.95.into()),
+        "{f}"
+    );
+    assert_eq!(f["random_aus"], 24, "{f}");
+    // open-au's own random sweep stopped at another count: fat's slot test
+    // is the verdict, and a note says both.
+    let r = &v["open_au"]["random"];
+    assert_eq!((&r["max_open_aus"], &r["confidence"]), (&24.into(), &0.9.into()), "{r}");
+    assert!(
+        v["open_au"]["notes"][0].as_str().unwrap().contains("fat's slot test"),
+        "{}",
+        v["open_au"]
+    );
+}
+
 #[test]
 fn probe_of_a_real_device_without_write_only_reads() {
     require_loop_devices!();

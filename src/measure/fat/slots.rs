@@ -16,15 +16,39 @@ fn slot_chunk(o: &Options) -> u64 {
     if o.erase.is_multiple_of(c) { c } else { o.chunk }
 }
 
-/// The ordinary AUs the slot method fills the card's slots with: as many as
-/// the largest random-write limit it looks for, and one more.
+/// How many ordinary AUs the slot method uses: as many as the largest
+/// random-write limit it looks for, and one more.
+pub const ORDINARY: usize = MAX_SLOT_AUS as usize + 1;
+
+/// The ordinary AUs the slot method fills the card's slots with: those
+/// chosen around earlier writes ([`ordinary_avoiding`]), else the
+/// [`ORDINARY`] after the in-order AU.
 pub(super) fn aus(o: &Options) -> Vec<u64> {
     let first = in_order_au(o) + 1;
-    if o.slots {
-        (first..first + MAX_SLOT_AUS + 1).collect()
-    } else {
-        Vec::new()
+    match (o.slots, o.ordinary) {
+        (false, _) => Vec::new(),
+        (true, Some(chosen)) => chosen.to_vec(),
+        (true, None) => (first..first + ORDINARY as u64).collect(),
     }
+}
+
+/// The first [`ORDINARY`] AUs after the in-order AU that no range of
+/// `written` touches; None where an AU's offset would pass u64.
+pub(super) fn ordinary_avoiding(o: &Options, written: &[Range]) -> Option<[u64; ORDINARY]> {
+    let touched = |au: u64| {
+        let Some(start) = au.checked_mul(o.erase) else {
+            return true;
+        };
+        written.iter().any(|r| r.touches(start, o.erase))
+    };
+    let mut chosen = [0; ORDINARY];
+    let mut free = (in_order_au(o) + 1..)
+        .take_while(|au| au.checked_add(1).and_then(|end| end.checked_mul(o.erase)).is_some())
+        .filter(|&au| !touched(au));
+    for slot in &mut chosen {
+        *slot = free.next()?;
+    }
+    Some(chosen)
 }
 
 /// Where the `k`th slot-method write into AU `au` lands: downwards from the

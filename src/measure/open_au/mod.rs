@@ -112,7 +112,7 @@ pub fn pool(size: u64, o: &Options, avoid: &[Range]) -> Vec<u64> {
     }
     let from = base(o.erase);
     let step = SPACING * o.erase;
-    let touched = |a: u64| avoid.iter().any(|r| r.offset < a + o.erase && a < r.end());
+    let touched = |a: u64| avoid.iter().any(|r| r.touches(a, o.erase));
     (0u64..)
         .map_while(|k| k.checked_mul(step)?.checked_add(from))
         .take_while(|a| a.checked_add(step).is_some_and(|end| end <= size))

@@ -450,11 +450,10 @@ impl<'a> Sweeper<'a> {
         runs: &mut Vec<Run>,
     ) -> Result<Confirmed, MeasureError> {
         // (count, judged again, must collapse); the control opens its AUs
-        // again, as they may have been closed by the collapse.
+        // again, as they may have been closed by the collapse. A collapse
+        // at 2 has one AU alone as its control (it had none: a stall over
+        // count 2 and its second judgment went unchecked).
         for (count, again, collapse) in [(n, true, true), (n - 1, false, false)] {
-            if count < 2 {
-                continue;
-            }
             let Some(j) = self.count(pool, count, pass, noise, again)? else {
                 return Ok(Confirmed::Unsure);
             };

@@ -90,6 +90,44 @@ fn verdicts(v: &serde_json::Value) -> Vec<(&'static str, Option<u64>, f64)> {
     ]
 }
 
+/// What a writing verdict rested on, in a few lines (a CI log shows the
+/// tail): open-au's notes and each sweep's counts, fat's method, limit and
+/// rows.
+fn how_fat_and_open_au_went(v: &serde_json::Value) -> String {
+    let sweep = |order: &str| {
+        let runs = v["open_au"][order]["runs"].as_array().cloned().unwrap_or_default();
+        let counts: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                let mark = if r["collapsed"] == true { "x" } else { "" };
+                let again = if r["confirmation"] == true { "'" } else { "" };
+                format!("{}{again}{mark}", r["open_aus"])
+            })
+            .collect();
+        format!("{order} {} ({})", counts.join(" "), v["open_au"][order]["not_claimed"])
+    };
+    let f = &v["fat"];
+    let rows: Vec<String> = f["aus"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|r| format!("{}:{}", r["au"], r["merging"]))
+        .collect();
+    format!(
+        "open-au: {}; {}; notes {}\nfat: {} limit {} area {} at {}, rows {}, notes {}",
+        sweep("linear"),
+        sweep("random"),
+        v["open_au"]["notes"],
+        f["method"],
+        f["random_aus"],
+        f["fat_area_aus"],
+        f["confidence"],
+        rows.join(" "),
+        f["notes"]
+    )
+}
+
 /// probe through the real path (O_DIRECT through /dev/loopN, the loop
 /// queue, FUSE, the emulation's clock at time scale 1, where the card's
 /// small-read timing was measured faithful) gives the verdicts of probe on
@@ -133,9 +171,11 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
         for ((what, value, conf), (_, model_value, _)) in got.iter().zip(&want) {
             if *conf >= 0.9 {
                 assert_eq!(
-                    value, model_value,
-                    "{engine}: {what} confident and wrong: {}",
-                    real["summary"]
+                    value,
+                    model_value,
+                    "{engine}: {what} confident and wrong: {}\n{}",
+                    real["summary"],
+                    how_fat_and_open_au_went(&real)
                 );
             } else {
                 unsure.push(*what);
