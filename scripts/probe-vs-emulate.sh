@@ -107,7 +107,7 @@ print(json.dumps({"erase": p["au_size"], "page": p["page_size"], "linear": p["op
     late=$(tr '\n' ' ' <"$tmp/emulate.err" | tr -s ' ' | grep -o '[0-9,]* of [0-9,]* answers late[^:]*' | head -1 || true)
     # "N requests reached the card after later ones": the card took those
     # out of the kernel's order (a sequential write's pieces as random).
-    overtaken=$(tr '\n' ' ' <"$tmp/emulate.err" | tr -s ' ' | grep -o '[0-9,]* requests reached the card after later ones' | head -1 || true)
+    overtaken=$(tr '\n' ' ' <"$tmp/emulate.err" | tr -s ' ' | grep -Eo '[0-9,]* requests? reached the card after later ones' | head -1 || true)
     [ -n "$overtaken" ] && late="${late:+$late; }$overtaken"
     # The largest request the loop device passed on ("requests   up to 512
     # KiB each; ..."): a card whose host takes 512 KiB a command but got

@@ -416,10 +416,14 @@ pub fn timing_lines(s: &Summary) -> Vec<String> {
     }
     if s.overtaken > 0 {
         lines.push(format!(
-            "{} requests reached the card after later ones (each waited past its turn): the machine did not keep \
+            "{} reached the card after later ones (each waited past its turn): the machine did not keep \
              up, and the card took a sequential write's pieces out of order, as random writes; a quieter machine \
              keeps the kernel's order",
-            s.overtaken
+            if s.overtaken == 1 {
+                "1 request".to_string()
+            } else {
+                format!("{} requests", s.overtaken)
+            }
         ));
     }
     if s.idle_arrivals >= IDLE_ARRIVALS_SHOWN && s.idle_wait_mean_ns > IDLE_WAIT_SHOWN_NS.max(s.idle_card_mean_ns / 10)

@@ -64,6 +64,20 @@ fn overrides_and_toml_files() {
     assert_eq!(shown["params"]["open_aus_linear"], 5);
     assert_eq!(shown["params"]["capacity"], 3_904_897_024u64);
     assert_eq!(shown["params"]["cid"], "02544d5341303447113533890900d371");
+    // A built-in profile changed by its spec: the summary is the built-in
+    // card's (demo's "4 MiB AU"), said as such, and the values are this one's.
+    let out = flashlab()
+        .args(["sim", "show", "sim:demo,au_size=1M"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "sim:demo,au_size=1M", "{text}");
+    assert!(
+        lines[1].starts_with("  changes sim:demo, built in as present-day"),
+        "{text}"
+    );
+    assert!(text.contains("au_size                  1048576 bytes"), "{text}");
 }
 
 /// The `name` of every entry of `v[key]`.

@@ -42,11 +42,17 @@ pub fn sim_list(o: &mut String, l: &SimList) {
 /// of `--toml` (179 lines with a meaning column).
 pub fn sim_show(o: &mut String, s: &SimShow) {
     if let (Some(summary), Some(source)) = (&s.summary, &s.source) {
-        let _ = writeln!(
-            o,
-            "{}",
-            crate::console::wrap(summary, &format!("{}: ", s.profile), "  ")
-        );
+        // A spec that changes keys changes what the profile's summary says
+        // (sim:demo,au_size=1M is no "4 MiB AU" card): the summary is
+        // then the built-in card's, and the values below are this one's.
+        let head = match s.profile.split_once(',') {
+            Some((base, _)) => {
+                let _ = writeln!(o, "{}", s.profile);
+                format!("  changes {base}, built in as ")
+            }
+            None => format!("{}: ", s.profile),
+        };
+        let _ = writeln!(o, "{}", crate::console::wrap(summary, &head, "  "));
         let _ = writeln!(o, "{}\n", crate::console::wrap(source, "source: ", "  "));
     }
     let width = KEYS.iter().map(|k| k.key.len()).max().unwrap_or(0);
