@@ -165,9 +165,10 @@ pub fn list(dir: &Path) -> Vec<(PathBuf, Result<Header, SafetyError>)> {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == EXTENSION))
-        .map(|p| {
-            let h = Journal::header_of(&p);
-            (p, h)
+        .filter_map(|p| match Journal::header_of(&p) {
+            // Deleted since the listing (its run restored it): not pending.
+            Err(_) if super::registry::absent(&p) => None,
+            h => Some((p, h)),
         })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
