@@ -296,8 +296,8 @@ impl Fat {
     /// and open-au wrote before fat on a card of `size` bytes). Those AUs
     /// are open on the card in states fat does not know: with its ordinary
     /// AUs on open-au's pool, probe on an emulated demo card that keeps 24
-    /// random-write AUs and 2 FAT AUs found 23 and 3 at 0.95 (CI,
-    /// 75595d6), as did probe in process on the same card drifting
+    /// random-write AUs and 2 FAT AUs found a FAT area of 3 at 0.95 and a
+    /// limit of 23 (CI, 75595d6), as did probe in process on the same card drifting
     /// (`drift=0.5,drift_period_ns=2000000000`), where open-au's sweep
     /// stopped at other counts and left other AUs open. The slot method
     /// gives way to the latency method where the AUs then pass the card's
