@@ -676,8 +676,18 @@ fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
     let mut session = String::new();
     for args in &mut runs {
         args.extend(["-o".to_string(), tables.to_str().unwrap().to_string()]);
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = run("flashbench", &refs);
+        // flashbench in the lowest real-time class, as the emulation's
+        // threads are (scripts/emulate-vs-model.sh's RT=1): at normal
+        // priority its requests waited for a CPU behind the tests beside
+        // it, and with 1.8 s of 19 waited (under the 10% that counts as
+        // busy below) both limits came out right but unsure, at 0.7. What
+        // a loaded machine does to the import is another test's
+        // (import::an_emulated_cards_flashbench_run_under_load_reads_as_the_card_is).
+        let refs: Vec<&str> = ["-f", "1", "flashbench"]
+            .into_iter()
+            .chain(args.iter().map(String::as_str))
+            .collect();
+        let out = run("chrt", &refs);
         session += &format!(
             "$ sudo flashbench {}\n{}{}",
             args.join(" "),
