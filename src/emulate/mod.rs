@@ -696,6 +696,15 @@ mod tests {
             "{}",
             lines[0]
         );
+        let one = timing_lines(&Summary {
+            overtaken: 1,
+            ..summary()
+        });
+        assert!(
+            one[0].starts_with("1 request reached the card after later ones"),
+            "{}",
+            one[0]
+        );
         let waiting = Summary {
             idle_wait_mean_ns: 480_000,
             ..summary()
