@@ -44,6 +44,9 @@ pub struct BlocksizeResult {
     pub sizes: Vec<Size>,
 }
 
+/// Nothing to derive: a result read back is shown as stored.
+impl crate::measure::registry::Settle for BlocksizeResult {}
+
 /// The sweep, from the logical block up to 4 MiB by doubling.
 pub struct Blocksize;
 

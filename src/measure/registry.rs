@@ -128,7 +128,7 @@ pub trait Registered {
     /// The subcommand that runs it, as the run document's `command` names
     /// it (`open-au`).
     const COMMAND: &'static str;
-    type Output: Serialize + DeserializeOwned + Clone + std::fmt::Debug + PartialEq;
+    type Output: Serialize + DeserializeOwned + Clone + std::fmt::Debug + PartialEq + Settle;
     /// Its result as its command prints it (`device_s`: the run's device
     /// time).
     fn text(r: &Self::Output, device_s: f64, o: &mut String);
@@ -149,11 +149,15 @@ pub trait Registered {
     fn csv(_r: &Self::Output) -> Option<String> {
         None
     }
-    /// Derive what a result read back may lack from what it holds (a
-    /// verdict refused, a short sample), as the test itself does when it
-    /// ends: runs stored by an older flashlab then show as this one would
-    /// have shown them.
-    fn settle(_r: &mut Self::Output) {}
+}
+
+/// A result that derives what it may lack from what it holds (a verdict
+/// refused, a short sample): the test does it as it ends, and every
+/// document read back has it done again, so runs stored by an older
+/// flashlab show as this one would have shown them. The default: nothing
+/// to derive.
+pub trait Settle {
+    fn settle(&mut self) {}
 }
 
 /// Where a test's arguments say it runs (the target, the engine, the
@@ -316,11 +320,11 @@ macro_rules! registry {
             }
 
             /// Every result settled as its test settles it (see
-            /// [`Registered::settle`]): for documents read back.
+            /// [`Settle`]): for documents read back.
             pub fn settle(&mut self) {
                 $(
                     if let Some(r) = self.$field.get_mut() {
-                        <self::$module::Entry as $crate::measure::registry::Registered>::settle(r);
+                        $crate::measure::registry::Settle::settle(r);
                     }
                 )*
             }

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claim::{self, Claim};
 use super::{MeasureError, iqr, median, robust_sigma};
+use crate::measure::registry::Settle;
 use crate::targets::Request;
 
 /// Largest boundary tried: SD AUs stop at 64 MiB (SD spec 4.10.2), one more
@@ -85,12 +86,12 @@ pub struct AlignResult {
     pub claim: Claim,
 }
 
-impl AlignResult {
+impl Settle for AlignResult {
     /// On a target that is not flash, claim no erase block or page, with
     /// no confidence in either: done as the test ends, and again on every
     /// document read back (runs stored before `claimed` carried
     /// confidence 1 there, which read as "surely none").
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         if let (Some(why), true) = (&self.not_flash, self.claim.claimed) {
             self.claim = Claim::refused(claim::not_flash(why));
             self.erase_size_bytes = None;

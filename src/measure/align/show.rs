@@ -40,10 +40,6 @@ impl Registered for Entry {
     const COMMAND: &'static str = "align";
     type Output = AlignResult;
 
-    fn settle(r: &mut AlignResult) {
-        r.settle();
-    }
-
     fn text(r: &AlignResult, device_s: f64, o: &mut String) {
         let rows: Vec<Vec<String>> = r
             .rows

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::MeasureError;
 use super::claim::{self, Claim};
 use super::slot_writer::{MAX_SLOT_AUS, SlotWriter};
+use crate::measure::registry::Settle;
 use crate::safety::ranges::Range;
 use crate::targets::{Target, TargetDescription};
 
@@ -181,12 +182,12 @@ impl super::Test for Au {
     }
 }
 
-impl AuResult {
+impl Settle for AuResult {
     /// Claim no erase block on a target that is not flash, nor where the
     /// writes decided none (stopped by the budget, no random-write limit to
     /// work with, a pair that never overflowed), with no confidence: done
     /// as the test ends and on every document read back.
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         if !self.claim.claimed {
             return;
         }

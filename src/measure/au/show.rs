@@ -15,10 +15,6 @@ impl Registered for Entry {
     const COMMAND: &'static str = "au";
     type Output = AuResult;
 
-    fn settle(r: &mut AuResult) {
-        r.settle();
-    }
-
     fn text(r: &AuResult, device_s: f64, o: &mut String) {
         if let Some(n) = r.random_aus {
             let text = format!(

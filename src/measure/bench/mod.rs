@@ -22,6 +22,7 @@ pub use show::Entry;
 use serde::{Deserialize, Serialize};
 
 use super::MeasureError;
+use crate::measure::registry::Settle;
 use crate::safety::ranges::Range;
 use crate::targets::{Target, TargetDescription};
 use crate::units::Iec;
@@ -83,11 +84,11 @@ pub struct BenchResult {
     pub notes: Vec<String>,
 }
 
-impl BenchResult {
+impl Settle for BenchResult {
     /// Mark each short sample and take back a class judged from one: as
     /// the test ends, and on every run read back (runs stored before the
     /// mark judged classes from a handful of requests).
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         for t in &mut self.tests {
             t.settle();
         }

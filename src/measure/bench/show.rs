@@ -113,10 +113,6 @@ impl Registered for Entry {
             })
             .collect()
     }
-
-    fn settle(r: &mut BenchResult) {
-        r.settle();
-    }
 }
 
 /// Each test's row, the reason for every short sample, then what the

@@ -31,6 +31,7 @@ pub use slots::MAX_SLOT_AUS;
 
 use super::MeasureError;
 use super::claim::{self, Claim};
+use crate::measure::registry::Settle;
 use crate::random::lfsr_positions;
 use crate::safety::ranges::Range;
 use crate::targets::Target;
@@ -234,12 +235,12 @@ impl super::Test for Fat {
     }
 }
 
-impl FatResult {
+impl Settle for FatResult {
     /// Claim no area (nor "no area") on a target that is not flash, nor
     /// where no AU was examined, with no confidence: done as the test ends
     /// and on every document read back (runs stored before `claimed` said
     /// "no FAT area, confidence 1" on a loop device).
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         if !self.claim.claimed {
             return;
         }

@@ -18,10 +18,6 @@ impl Registered for Entry {
     const COMMAND: &'static str = "fat";
     type Output = FatResult;
 
-    fn settle(r: &mut FatResult) {
-        r.settle();
-    }
-
     fn text(r: &FatResult, device_s: f64, o: &mut String) {
         let label = |a: &AuRow| -> String {
             if a.in_area {

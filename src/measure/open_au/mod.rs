@@ -24,6 +24,7 @@ pub use result::{Level, OpenAuResult, Run, Sweep, cross_check};
 pub use show::Entry;
 
 use super::MeasureError;
+use crate::measure::registry::Settle;
 use crate::safety::ranges::Range;
 use crate::targets::Target;
 

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::claim::{self, Claim};
+use crate::measure::registry::Settle;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Level {
@@ -76,14 +77,14 @@ impl Sweep {
     }
 }
 
-impl OpenAuResult {
+impl Settle for OpenAuResult {
     /// Refuse what the result itself says cannot be claimed: every order
     /// on a target that is not flash (whatever its rows show: a slowdown
     /// there is the medium's), and an order the step's budget ended with
     /// no limit found. The test does this as it ends, and every document
     /// read back has it done again (runs stored before `claimed` said "no
     /// limit up to N, confidence 1" on a loop device).
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         let not_flash = self.not_flash.as_deref().map(claim::not_flash);
         for s in [&mut self.linear, &mut self.random].into_iter().flatten() {
             if let Some(why) = &not_flash {

@@ -18,10 +18,6 @@ impl Registered for Entry {
     const COMMAND: &'static str = "open-au";
     type Output = OpenAuResult;
 
-    fn settle(r: &mut OpenAuResult) {
-        r.settle();
-    }
-
     fn text(r: &OpenAuResult, device_s: f64, o: &mut String) {
         let (erase, chunk) = (r.erase_size_bytes, r.chunk_bytes);
         for (name, sweep) in [("linear", &r.linear), ("random", &r.random)] {

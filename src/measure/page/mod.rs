@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claim::{self, Claim};
 use super::{MeasureError, median, robust_sigma};
+use crate::measure::registry::Settle;
 use crate::safety::ranges::Range;
 use crate::targets::{Target, TargetDescription};
 
@@ -165,11 +166,11 @@ impl super::Test for Page {
     }
 }
 
-impl PageResult {
+impl Settle for PageResult {
     /// Claim no page on a target that is not flash, nor where no size was
     /// told (see [`PageResult::claim`]), with no confidence: done as the
     /// test ends and on every document read back.
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         if !self.claim.claimed {
             return;
         }

@@ -15,10 +15,6 @@ impl Registered for Entry {
     const COMMAND: &'static str = "page";
     type Output = PageResult;
 
-    fn settle(r: &mut PageResult) {
-        r.settle();
-    }
-
     fn text(r: &PageResult, device_s: f64, o: &mut String) {
         let rows: Vec<Vec<String>> = r
             .candidates

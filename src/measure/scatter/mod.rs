@@ -33,6 +33,9 @@ pub struct ScatterResult {
     pub points: Vec<Point>,
 }
 
+/// Nothing to derive: a result read back is shown as stored.
+impl crate::measure::registry::Settle for ScatterResult {}
+
 /// scatter as a [`super::Test`]: read-only; the read size defaults to 4 KiB
 /// or the logical block, whichever is larger.
 #[derive(Debug, Clone, Copy)]
