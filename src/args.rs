@@ -1,7 +1,9 @@
 //! The argument groups every command shares, checked by clap when the
-//! command line is parsed, with no system call (ripgrep's habit: validate
-//! first, resolve later): TARGET as a typed spec, the I/O engine and the
+//! command line is parsed (ripgrep's habit: validate first, resolve
+//! later): TARGET as a path or a simulated card, the I/O engine and the
 //! results store ([`Common`]), and a writing test's consent ([`WriteArgs`]).
+//! No device is opened here; a simulated card's profile file is read,
+//! since a card is data and its checks are the parse.
 //! Each measuring test flattens them into its own arguments; the CLI
 //! resolves them once into what the runner needs.
 
@@ -50,37 +52,94 @@ pub fn range(text: &str) -> Result<Range, String> {
 }
 
 /// TARGET as the user typed it (for the document and messages) and as
-/// parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// resolved.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     pub text: String,
-    pub spec: TargetSpec,
+    pub resolved: Resolved,
+}
+
+/// What a TARGET names: a path, opened only when the run starts, or a
+/// simulated card with every parameter settled (its profile read, its
+/// overrides applied and checked), so that a bad card is refused before
+/// anything runs and nothing parses its spec again.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    Path(PathBuf),
+    Sim(Box<crate::sim::params::Params>),
 }
 
 impl Target {
     /// The built-in simulated card, taken when no TARGET is given.
     pub fn default_card() -> Target {
-        let text = crate::targets::spec::DEFAULT_TARGET;
-        Target {
-            text: text.to_string(),
-            spec: TargetSpec::parse(text).expect("the default target parses"),
-        }
+        target(crate::targets::spec::DEFAULT_TARGET).expect("the default target resolves")
     }
 }
 
 /// clap's value parser for TARGET.
 pub fn target(text: &str) -> Result<Target, String> {
-    TargetSpec::parse(text)
-        .map(|spec| Target {
-            text: text.to_string(),
-            spec,
-        })
-        .map_err(|e| {
-            format!(
+    let resolved = match TargetSpec::parse(text) {
+        Ok(TargetSpec::Path(path)) => Resolved::Path(path),
+        Ok(TargetSpec::Sim { .. }) => Resolved::Sim(sim_card(text)?.params),
+        Err(e) => {
+            return Err(format!(
                 "bad target '{text}': {e} (a TARGET is a block device such as /dev/mmcblk0, a regular file, or \
                  sim:PROFILE[,key=value...])"
-            )
-        })
+            ));
+        }
+    };
+    Ok(Target {
+        text: text.to_string(),
+        resolved,
+    })
+}
+
+/// A simulated card as typed (`sim:` may be left off) and resolved: what
+/// emulate's SPEC and `sim show`'s PROFILE take, and TARGET where it is a
+/// card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimCard {
+    /// As typed.
+    pub text: String,
+    pub params: Box<crate::sim::params::Params>,
+}
+
+impl SimCard {
+    /// The spec with its `sim:`, as documents and messages name a card.
+    pub fn spec(&self) -> String {
+        with_sim(&self.text)
+    }
+
+    /// The profile it starts from (a built-in name or a .toml file).
+    pub fn base(&self) -> &str {
+        self.text
+            .trim_start_matches("sim:")
+            .split(',')
+            .next()
+            .unwrap_or_default()
+    }
+}
+
+/// clap's value parser for a SPEC or PROFILE.
+pub fn sim_card(text: &str) -> Result<SimCard, String> {
+    let bad = |e: String| format!("bad simulated card '{text}': {e}");
+    match TargetSpec::parse(&with_sim(text)).map_err(|e| bad(e.to_string()))? {
+        TargetSpec::Sim { base, overrides } => crate::sim::params_from_spec(&base, &overrides)
+            .map(|params| SimCard {
+                text: text.to_string(),
+                params: Box::new(params),
+            })
+            .map_err(|e| bad(e.to_string())),
+        TargetSpec::Path(_) => Err(bad("not a simulated card".into())),
+    }
+}
+
+fn with_sim(text: &str) -> String {
+    if text.starts_with("sim:") {
+        text.to_string()
+    } else {
+        format!("sim:{text}")
+    }
 }
 
 /// `--engine`: clap's side of [`EngineChoice`] (the target layer knows
@@ -167,5 +226,36 @@ pub fn budget(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "`{s}` is not a budget: give device-seconds, more than 0 and at most 604800 (a week)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_is_resolved_when_parsed() {
+        let t = target("sim:demo,au_size=8M").unwrap();
+        let Resolved::Sim(p) = &t.resolved else { panic!("{t:?}") };
+        assert_eq!((t.text.as_str(), p.au_size), ("sim:demo,au_size=8M", 8 << 20));
+        assert_eq!(
+            target("/dev/mmcblk0").unwrap().resolved,
+            Resolved::Path("/dev/mmcblk0".into())
+        );
+        let e = target("sim:demo,au_sise=8M").unwrap_err();
+        assert!(e.contains("unknown key 'au_sise'"), "{e}");
+        assert!(target("sim:nosuch").unwrap_err().contains("unknown profile 'nosuch'"));
+    }
+
+    #[test]
+    fn a_spec_or_profile_may_leave_off_sim() {
+        let c = sim_card("kingston-sa04g,capacity=256M").unwrap();
+        assert_eq!(
+            (c.spec(), c.base()),
+            ("sim:kingston-sa04g,capacity=256M".to_string(), "kingston-sa04g")
+        );
+        assert_eq!(c.params.capacity, 256 << 20);
+        assert_eq!(sim_card("sim:demo").unwrap().params, sim_card("demo").unwrap().params);
+        assert!(sim_card("/dev/sda").unwrap_err().contains("unknown profile"));
     }
 }

@@ -26,8 +26,20 @@ pub(super) fn report(e: clap::Error) -> i32 {
         .take_while(|a| a.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
         .take(2)
         .collect();
+    // A simulated card clap refused: emulate's SPEC, sim show's PROFILE,
+    // or a TARGET that names one.
+    let card = match e.get(clap::error::ContextKind::InvalidArg).map(|a| a.to_string()) {
+        Some(a) if a == "[SPEC]" || a == "<PROFILE>" => true,
+        Some(a) if a == "[TARGET]" => e
+            .get(clap::error::ContextKind::InvalidValue)
+            .is_some_and(|v| v.to_string().starts_with("sim:")),
+        _ => false,
+    };
     use clap::error::ErrorKind;
     let hint = match (e.kind(), &arg, command.is_empty()) {
+        (ErrorKind::ValueValidation, _, false) if card => {
+            "`flashlab sim list` names the profiles; `flashlab sim show PROFILE --toml` lists every key".to_string()
+        }
         (ErrorKind::InvalidValue | ErrorKind::ValueValidation, Some(a), false) => {
             format!("`flashlab {} --help` describes {a}", words.join(" "))
         }
@@ -39,7 +51,17 @@ pub(super) fn report(e: clap::Error) -> i32 {
     let json = args.iter().any(|a| a == "--json" || a == "--format=json")
         || args.windows(2).any(|w| w[0] == "--format" && w[1] == "json");
     if e.use_stderr() && json {
-        let err = crate::error::CliError::usage(e.kind().to_string()).hint(hint.clone());
+        // clap's own words, as the text below prints them ("invalid value
+        // 'sim:demo,au_sise=4M' for '[TARGET]': ... unknown key 'au_sise'"),
+        // not only its kind.
+        let rendered = e.render().to_string();
+        let message = rendered
+            .lines()
+            .next()
+            .map(|l| l.trim_start_matches("error: ").trim().to_string())
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| e.kind().to_string());
+        let err = crate::error::CliError::usage(message).hint(hint.clone());
         print(
             &error_document(crate::document::CommandName::parse(&command), &err),
             &crate::format::json::Json,

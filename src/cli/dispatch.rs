@@ -251,11 +251,11 @@ fn sim(action: SimAction) -> CliResult<Output> {
         SimAction::List => offline::sim_list(),
         SimAction::Show { profile, toml: true } => {
             return Ok(Output::As(
-                Box::new(offline::sim_show(&profile)?),
+                Box::new(offline::sim_show(&profile)),
                 Box::new(crate::format::toml::Toml),
             ));
         }
-        SimAction::Show { profile, toml: false } => offline::sim_show(&profile)?,
+        SimAction::Show { profile, toml: false } => offline::sim_show(&profile),
         SimAction::Reproduce { experiment } => offline::sim_reproduce(&experiment)?,
     };
     Ok(Output::Doc(Box::new(doc)))
@@ -264,7 +264,7 @@ fn sim(action: SimAction) -> CliResult<Output> {
 /// `emulate`: serve a card until stopped, or clean up after one; it
 /// prints its own documents as it goes.
 fn emulate(
-    spec: Option<String>,
+    spec: Option<crate::args::SimCard>,
     time_scale: f64,
     backing: Option<PathBuf>,
     json: bool,
@@ -277,7 +277,8 @@ fn emulate(
             let format = if json { FormatKind::Json } else { FormatKind::Text }.format();
             crate::command::emulate::run(
                 &crate::emulate::Options {
-                    spec,
+                    spec: spec.spec(),
+                    params: *spec.params,
                     time_scale,
                     backing,
                     dir: places.emulations.clone(),

@@ -222,8 +222,8 @@ pub enum Command {
   sudo flashlab emulate --cleanup --force PID         end a stopped emulation that hangs its device")]
     Emulate {
         /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
-        #[arg(value_name = "SPEC", required_unless_present = "cleanup")]
-        spec: Option<String>,
+        #[arg(value_name = "SPEC", required_unless_present = "cleanup", value_parser = crate::args::sim_card)]
+        spec: Option<crate::args::SimCard>,
         /// Wall seconds per second of the card's time: 1 is real time, 0.1
         /// ten times faster.
         #[arg(long, default_value_t = 1.0, value_parser = time_scale, value_name = "F")]
@@ -359,7 +359,8 @@ pub enum SimAction {
     Show {
         /// A built-in profile (`flashlab sim list`), with `,key=value`
         /// overrides if wanted.
-        profile: String,
+        #[arg(value_parser = crate::args::sim_card)]
+        profile: crate::args::SimCard,
         /// Print a TOML file that `sim:FILE.toml` reads back.
         #[arg(long)]
         toml: bool,

@@ -1,13 +1,13 @@
 //! Commands that touch no device: `sim list`, `sim show`, `sim reproduce`,
 //! `decode`. Each gives a run document with no target.
 
+use crate::args::SimCard;
 use crate::document::RunDocument;
 use crate::document::bodies::{Body, DecodeBody, Entry, ReproduceAll, SimList, SimShow};
 use crate::error::{CliError, CliResult};
 use crate::registers::{self, Family, RegisterKind};
-use crate::sim::params::{KEYS, Params};
-use crate::sim::{params_from_spec, profiles, reproduce};
-use crate::targets::spec::TargetSpec;
+use crate::sim::params::KEYS;
+use crate::sim::{profiles, reproduce};
 
 pub fn sim_list() -> RunDocument {
     let entry = |name: &str, summary: &str, source: &str| Entry {
@@ -30,39 +30,20 @@ pub fn sim_list() -> RunDocument {
     doc
 }
 
-pub fn sim_params(profile: &str) -> CliResult<Params> {
-    let spec = if profile.starts_with("sim:") {
-        profile.to_string()
-    } else {
-        format!("sim:{profile}")
-    };
-    let bad = |e: String| CliError::usage(format!("bad simulated card '{profile}': {e}"));
-    let parsed =
-        TargetSpec::parse(&spec).map_err(|e| bad(e.to_string()).hint("`flashlab sim list` names the profiles"))?;
-    match parsed {
-        TargetSpec::Sim { base, overrides } => params_from_spec(&base, &overrides)
-            .map_err(|e| bad(e.to_string()).hint("`flashlab sim list` names the profiles")),
-        TargetSpec::Path(_) => Err(bad("not a simulated card".into()).hint("`flashlab sim list` names the profiles")),
-    }
-}
-
 /// `sim show --toml`: a file `sim:FILE.toml` reads back, headed by the
 /// profile's source.
-pub fn sim_toml(profile: &str) -> CliResult<String> {
-    let params = sim_params(profile)?;
-    let base = profile.trim_start_matches("sim:").split(',').next().unwrap_or_default();
+pub fn sim_toml(card: &SimCard) -> String {
     let mut out = String::new();
-    if let Some(p) = profiles::profile(base) {
+    if let Some(p) = profiles::profile(card.base()) {
         out.push_str(&format!("# {}: {}\n# source: {}\n", p.name, p.summary, p.source));
     }
-    out.push_str(&params.to_toml());
-    Ok(out)
+    out.push_str(&card.params.to_toml());
+    out
 }
 
-pub fn sim_show(profile: &str) -> CliResult<RunDocument> {
-    let params = sim_params(profile)?;
-    let base = profile.trim_start_matches("sim:").split(',').next().unwrap_or_default();
-    let known = profiles::profile(base);
+pub fn sim_show(card: &SimCard) -> RunDocument {
+    let params = &card.params;
+    let known = profiles::profile(card.base());
     let mut map = serde_json::Map::new();
     for k in KEYS {
         let text = params.get(k.key);
@@ -81,14 +62,14 @@ pub fn sim_show(profile: &str) -> CliResult<RunDocument> {
     }
     let mut doc = RunDocument::new(crate::document::CommandName::SimShow, None);
     doc.body = Body::SimShow(SimShow {
-        profile: profile.to_string(),
+        profile: card.text.clone(),
         summary: known.map(|p| p.summary.to_string()),
         source: known.map(|p| p.source.to_string()),
         params: map,
-        toml: sim_toml(profile)?,
+        toml: sim_toml(card),
     });
     doc.finish(None);
-    Ok(doc)
+    doc
 }
 
 pub fn sim_reproduce(name: &str) -> CliResult<RunDocument> {

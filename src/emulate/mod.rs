@@ -70,11 +70,14 @@ pub const FAITHFUL_READ_NS: u64 = 120_000;
 /// The card's quickest small read in its own time (ns): a 4 KiB read
 /// right after another, on a fresh copy of the model. Small-read timing is
 /// faithful from time scale [`FAITHFUL_READ_NS`] / this.
-fn quickest_read_ns(spec: &str) -> u64 {
-    let Ok(mut sim) = SimTarget::from_spec(spec) else {
-        return 0;
-    };
-    sim.params.keep_data = false;
+fn quickest_read_ns(params: &crate::sim::params::Params) -> u64 {
+    let mut sim = SimTarget::new(
+        "quickest read",
+        crate::sim::params::Params {
+            keep_data: false,
+            ..params.clone()
+        },
+    );
     let len = sim.description().logical_block_size.max(4096);
     let reqs = [
         crate::targets::Request::read(0, len, 0),
@@ -123,7 +126,9 @@ fn faithful_scale(quickest_ns: u64) -> f64 {
 }
 
 pub struct Options {
+    /// The card as named (`sim:PROFILE[,key=value...]`) and resolved.
     pub spec: String,
+    pub params: crate::sim::params::Params,
     pub time_scale: f64,
     pub backing: Option<PathBuf>,
     /// Where emulations record themselves (`Places::emulations`).
@@ -236,7 +241,7 @@ fn helper(name: &str) -> Option<PathBuf> {
 /// Serve the card `o.spec` until [`Emulation::stop`].
 pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     preflight()?;
-    let mut sim = SimTarget::from_spec(&o.spec).map_err(|e| refused(e, "`flashlab sim list` names the profiles"))?;
+    let mut sim = SimTarget::new(&o.spec, o.params.clone());
     let backing = match &o.backing {
         Some(p) => Some(open_backing(p, &sim)?),
         None => None,
@@ -245,7 +250,7 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     sim.params.keep_data = backing.is_none();
     let d = sim.description().clone();
     let p = sim.params.clone();
-    let quickest = quickest_read_ns(&o.spec);
+    let quickest = quickest_read_ns(&o.params);
     let cleaned = stale::clean_stale(&o.dir);
     for line in &cleaned {
         crate::errln!("cleaned up after an emulation that was killed: {line}");
@@ -640,8 +645,10 @@ mod tests {
 
     #[test]
     fn the_card_model_gives_its_quickest_read() {
-        assert_eq!(quickest_read_ns("sim:demo"), 120_725);
-        assert_eq!(quickest_read_ns("sim:nonesuch"), 0);
+        assert_eq!(
+            quickest_read_ns(&SimTarget::from_spec("sim:demo").unwrap().params),
+            120_725
+        );
     }
 
     fn summary() -> Summary {

@@ -184,10 +184,7 @@ impl Runner {
         let text = desc.spec.clone();
         let mut r = Runner {
             target: args::Target {
-                spec: crate::targets::spec::TargetSpec::Sim {
-                    base: text.clone(),
-                    overrides: Vec::new(),
-                },
+                resolved: args::Resolved::Sim(Box::new(card.params.clone())),
                 text,
             },
             engine: EngineChoice::Auto,

@@ -3,9 +3,8 @@
 
 use crate::args;
 use crate::error::CliError;
-use crate::sim::{SimTarget, params_from_spec};
+use crate::sim::SimTarget;
 use crate::targets::real::{EngineChoice, OpenOptions, RealTarget};
-use crate::targets::spec::TargetSpec;
 use crate::targets::{Target, TargetError};
 
 /// The opened target, kept concrete where a command needs to know its kind.
@@ -41,13 +40,13 @@ pub fn open(target: &args::Target, opts: OpenOptions) -> Result<Opened, CliError
     let text = &target.text;
     // An emulated card whose emulation is stopped: any read would hang,
     // beyond the reach of Ctrl-C, until it runs again.
-    if let TargetSpec::Path(path) = &target.spec
+    if let args::Resolved::Path(path) = &target.resolved
         && let Some(s) = crate::emulate::stale::stopped_serving(path)
     {
         return Err(CliError::usage(format!("{text}: {}", s.why())).hint(s.fix()));
     }
-    match &target.spec {
-        TargetSpec::Path(path) => match RealTarget::open(path, text, opts) {
+    match &target.resolved {
+        args::Resolved::Path(path) => match RealTarget::open(path, text, opts) {
             Ok(t) => Ok(Opened::Real(Box::new(t))),
             // `probe kingston-sa04g`: a profile's name, not a path.
             Err(e @ TargetError::NotFound { .. })
@@ -62,12 +61,7 @@ pub fn open(target: &args::Target, opts: OpenOptions) -> Result<Opened, CliError
             .hint("unmount it and its partitions (and stop what holds it) first")),
             Err(e) => Err(e.into()),
         },
-        TargetSpec::Sim { base, overrides } => params_from_spec(base, overrides)
-            .map(|p| Opened::Sim(Box::new(SimTarget::new(text, p))))
-            .map_err(|e| {
-                CliError::usage(format!("bad simulated card '{text}': {e}"))
-                    .hint("`flashlab sim list` names the profiles; `flashlab sim show PROFILE --toml` lists every key")
-            }),
+        args::Resolved::Sim(params) => Ok(Opened::Sim(Box::new(SimTarget::new(text, (**params).clone())))),
     }
 }
 

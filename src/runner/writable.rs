@@ -17,7 +17,6 @@ use crate::safety::ranges::{self, Range};
 use crate::safety::registry::Registry;
 use crate::safety::{self, PreservingTarget};
 use crate::targets::real::{EngineChoice, OpenOptions};
-use crate::targets::spec::TargetSpec;
 use crate::targets::{Target, TargetDescription, TargetKind};
 use crate::units::Iec;
 
@@ -131,7 +130,7 @@ impl Writable {
     /// pending journal for the same bytes, an alias in use, the device
     /// busy; then the exclusive open.
     pub fn open(target: &args::Target, consent: &Consent, engine: EngineChoice) -> CliResult<Writable> {
-        let TargetSpec::Path(path) = &target.spec else {
+        let args::Resolved::Path(path) = &target.resolved else {
             return Err(
                 CliError::failed("internal: a simulated card is not opened for writing this way")
                     .hint("this is a flashlab bug; please report it with the command line"),
