@@ -3,14 +3,14 @@
 
 use crate::args::SimCard;
 use crate::document::RunDocument;
-use crate::document::bodies::{Body, DecodeBody, Entry, ReproduceAll, SimList, SimShow};
+use crate::document::bodies::{Body, DecodeBody, Described, ReproduceAll, SimList, SimShow};
 use crate::error::{CliError, CliResult};
 use crate::registers::{self, Family, RegisterKind};
 use crate::sim::params::KEYS;
 use crate::sim::{profiles, reproduce};
 
 pub fn sim_list() -> RunDocument {
-    let entry = |name: &str, summary: &str, source: &str| Entry {
+    let entry = |name: &str, summary: &str, source: &str| Described {
         name: name.into(),
         summary: summary.into(),
         source: source.into(),

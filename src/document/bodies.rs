@@ -30,7 +30,7 @@ pub struct RunRow {
 
 /// A built-in profile or host preset.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Entry {
+pub struct Described {
     pub name: String,
     pub summary: String,
     pub source: String,
@@ -38,8 +38,8 @@ pub struct Entry {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SimList {
-    pub profiles: Vec<Entry>,
-    pub hosts: Vec<Entry>,
+    pub profiles: Vec<Described>,
+    pub hosts: Vec<Described>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

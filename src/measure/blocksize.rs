@@ -131,9 +131,9 @@ impl Steps for Args {
 
 /// How blocksize shows: its table, its plot, and the rate at 4 KiB and
 /// at 4 MiB as comparable figures.
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "blocksize";
     type Output = BlocksizeResult;
 

@@ -214,7 +214,7 @@ macro_rules! registry {
         pub struct Results {
             $(
                 #[serde(default, skip_serializing_if = "crate::measure::registry::Slot::is_absent")]
-                pub $field: $crate::measure::registry::Slot<<self::$module::Entry as $crate::measure::registry::Registered>::Output>,
+                pub $field: $crate::measure::registry::Slot<<self::$module::Presenter as $crate::measure::registry::Registered>::Output>,
             )*
         }
 
@@ -238,7 +238,7 @@ macro_rules! registry {
             /// The command's word, as the run document's `command` says it.
             pub fn as_str(self) -> &'static str {
                 match self {
-                    $( Self::$variant => <self::$module::Entry as $crate::measure::registry::Registered>::COMMAND, )*
+                    $( Self::$variant => <self::$module::Presenter as $crate::measure::registry::Registered>::COMMAND, )*
                 }
             }
 
@@ -285,7 +285,7 @@ macro_rules! registry {
                     $(
                         TestName::$variant => match self.$field.get() {
                             Some(r) => {
-                                <self::$module::Entry as $crate::measure::registry::Registered>::text(r, device_s, o);
+                                <self::$module::Presenter as $crate::measure::registry::Registered>::text(r, device_s, o);
                                 true
                             }
                             None => false,
@@ -297,7 +297,7 @@ macro_rules! registry {
             /// Probe's summary lines, test by test in the table's order.
             pub fn summary(&self) -> Vec<($crate::measure::topic::Topic, String)> {
                 let mut out = Vec::new();
-                $( out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::summary(self)); )*
+                $( out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::summary(self)); )*
                 out
             }
 
@@ -306,7 +306,7 @@ macro_rules! registry {
                 let mut out = Vec::new();
                 $(
                     if let Some(r) = self.$field.get() {
-                        out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::figures(r));
+                        out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::figures(r));
                     }
                 )*
                 out
@@ -315,7 +315,7 @@ macro_rules! registry {
             /// The comparable figures, in the table's order.
             pub fn metrics(&self) -> Vec<$crate::measure::metrics::Metric> {
                 let mut out = Vec::new();
-                $( out.extend(<self::$module::Entry as $crate::measure::registry::Registered>::metrics(self)); )*
+                $( out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::metrics(self)); )*
                 out
             }
 
@@ -333,7 +333,7 @@ macro_rules! registry {
             pub fn csv(&self, test: TestName) -> Option<String> {
                 match test {
                     $(
-                        TestName::$variant => self.$field.get().and_then(<self::$module::Entry as $crate::measure::registry::Registered>::csv),
+                        TestName::$variant => self.$field.get().and_then(<self::$module::Presenter as $crate::measure::registry::Registered>::csv),
                     )*
                 }
             }

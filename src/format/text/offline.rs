@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::console::table;
-use crate::document::bodies::{DecodeBody, Entry, PendingList, SimList, SimShow};
+use crate::document::bodies::{DecodeBody, Described, PendingList, SimList, SimShow};
 use crate::sim::params::KEYS;
 use crate::sim::reproduce::Report;
 use crate::units::Iec;
@@ -12,7 +12,7 @@ use crate::units::Iec;
 /// `sim show NAME`'s first lines and the JSON's (96 lines with
 /// the sources in a third column).
 pub fn sim_list(o: &mut String, l: &SimList) {
-    let list = |o: &mut String, v: &[Entry]| {
+    let list = |o: &mut String, v: &[Described]| {
         let name = v.iter().map(|e| e.name.len()).max().unwrap_or(0);
         for e in v {
             let head = format!("  {:<name$}  ", e.name);

@@ -20,7 +20,7 @@ mod show;
 
 pub use command::Args;
 pub use fit::{Estimate, Verdict, fit, fit_below, level_of};
-pub use show::{Entry, counted_in};
+pub use show::{Presenter, counted_in};
 
 use serde::{Deserialize, Serialize};
 

@@ -34,9 +34,9 @@ pub fn counted_in(all: &Results, erase: u64) -> String {
     }
 }
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "align";
     type Output = AlignResult;
 

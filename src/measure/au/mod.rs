@@ -15,7 +15,7 @@ mod command;
 mod show;
 
 pub use command::Args;
-pub use show::Entry;
+pub use show::Presenter;
 
 use serde::{Deserialize, Serialize};
 

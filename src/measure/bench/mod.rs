@@ -17,7 +17,7 @@ pub use command::{Args, BenchArgs, DEFAULT_SIZE, options_of};
 use cost::{Cost, pieces};
 pub use result::{BenchTest, FLOOR_NS, FLOOR_REQUESTS, Latency, Point, Rw};
 use run::{Reach, run_counted};
-pub use show::Entry;
+pub use show::Presenter;
 
 use serde::{Deserialize, Serialize};
 

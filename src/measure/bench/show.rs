@@ -14,9 +14,9 @@ use crate::measure::registry::Registered;
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{duration_ns, mb_per_s};
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "bench";
     type Output = BenchResult;
 

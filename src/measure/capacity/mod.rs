@@ -41,7 +41,7 @@ mod verdict;
 pub use boundary::Boundary;
 pub use command::{Args, default_push, steps};
 pub use layout::{SAMPLES, SURVEY_SAMPLES};
-pub use show::Entry;
+pub use show::Presenter;
 pub use stage::Stage;
 pub use verdict::{
     BadRegion, CapacityResult, FakeKind, MAX_STAGES, Next, Verdict, cache_seen, canary_for, lap, next, thorough_helps,

@@ -11,9 +11,9 @@ use crate::measure::metrics::{Better, Metric, MetricId, Unit, m};
 use crate::measure::registry::Registered;
 use crate::units::Iec;
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "capacity";
     type Output = CapacityResult;
 

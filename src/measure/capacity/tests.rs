@@ -157,7 +157,7 @@ fn every_fake_kind_is_found_with_its_real_size() {
         let (r, _) = check_card(spec);
         assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Chain), real), "{spec}: {r:?}");
         let mut text = String::new();
-        <show::Entry as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
+        <show::Presenter as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(words.contains("lost, and further on addresses wrap"), "{text}");
     }
@@ -246,7 +246,7 @@ fn a_card_with_bad_blocks_is_damaged_and_they_are_named() {
     }
     // Words, not the program's names for them.
     let mut text = String::new();
-    <show::Entry as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
+    <show::Presenter as crate::measure::registry::Registered>::text(&r, 0.0, &mut text);
     assert!(text.contains(": I/O errors") && !text.contains("IoError"), "{text}");
 }
 

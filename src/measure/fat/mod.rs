@@ -25,7 +25,7 @@ mod show;
 mod slots;
 
 pub use command::Args;
-pub use show::Entry;
+pub use show::Presenter;
 
 pub use slots::MAX_SLOT_AUS;
 

@@ -12,9 +12,9 @@ use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series, value_label};
 use crate::units::{Iec, duration_ns, mb_per_s};
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "fat";
     type Output = FatResult;
 

@@ -21,7 +21,7 @@ mod sweep;
 
 pub use command::Args;
 pub use result::{Level, OpenAuResult, Run, Sweep, cross_check};
-pub use show::Entry;
+pub use show::Presenter;
 
 use super::MeasureError;
 use crate::measure::registry::Settle;

@@ -12,9 +12,9 @@ use crate::measure::{CONFIDENT, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{Iec, mb_per_s};
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "open-au";
     type Output = OpenAuResult;
 
@@ -246,7 +246,7 @@ mod tests {
         let loop_device = "the target is a loop device over the file /x.img: the file's filesystem sets its timing";
         let both = results(Claim::refused(loop_device), Claim::refused(loop_device));
         assert_eq!(
-            Entry::summary(&both),
+            Presenter::summary(&both),
             [(
                 crate::measure::topic::Topic::OpenAus,
                 "not claimed (the target is a loop device over the file /x.img)".to_string()
@@ -257,10 +257,10 @@ mod tests {
             Claim::refused("unsure: stopped after 90 device-seconds by the step's budget: ..."),
         );
         assert_eq!(
-            Entry::summary(&random)[0].1,
+            Presenter::summary(&random)[0].1,
             "6 in order, random not claimed (unsure: stopped after 90 device-seconds by the step's budget)"
         );
-        let metrics = Entry::metrics(&both);
+        let metrics = Presenter::metrics(&both);
         assert_eq!(metrics.len(), 2);
         assert!(metrics.iter().all(|m| m.not_claimed.as_deref() == Some(loop_device)));
     }

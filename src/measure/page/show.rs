@@ -9,9 +9,9 @@ use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, show};
 use crate::units::{Iec, duration_ns};
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "page";
     type Output = PageResult;
 

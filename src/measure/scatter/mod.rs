@@ -6,7 +6,7 @@ mod command;
 mod show;
 
 pub use command::Args;
-pub use show::Entry;
+pub use show::Presenter;
 
 use serde::{Deserialize, Serialize};
 
@@ -147,7 +147,7 @@ mod tests {
         assert!(inside.iter().all(|p| p.latency_ns == inside[0].latency_ns));
         assert_eq!(starts[0].latency_ns - inside[0].latency_ns, 580_000);
         use crate::measure::registry::Registered;
-        assert_eq!(Entry::csv(&r).unwrap().lines().count(), 257);
+        assert_eq!(Presenter::csv(&r).unwrap().lines().count(), 257);
         let size = crate::targets::Target::description(&t).size_bytes;
         assert!(scatter(&mut t, size - 4096, 8192, 4096).is_err());
         assert!(scatter(&mut t, 0, 8192, 1000).is_err());

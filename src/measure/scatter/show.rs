@@ -9,9 +9,9 @@ use crate::measure::registry::Registered;
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
 use crate::units::{Iec, duration_ns};
 
-pub struct Entry;
+pub struct Presenter;
 
-impl Registered for Entry {
+impl Registered for Presenter {
     const COMMAND: &'static str = "scatter";
     type Output = ScatterResult;
 
@@ -79,7 +79,7 @@ mod tests {
         let s: ScatterResult = serde_json::from_value(serde_json::json!({"offset_bytes": 0,
             "length_bytes": 8388608, "block_size": 4096, "points": points}))
         .unwrap();
-        let [Figure::Chart(c)] = &Entry::figures(&s)[..] else {
+        let [Figure::Chart(c)] = &Presenter::figures(&s)[..] else {
             panic!("one chart")
         };
         let svg = crate::svg::render(c).unwrap();

@@ -136,7 +136,7 @@ fn no_cycle_at_any_level_of_the_tree() {
     // its `label`'s, re-exported.
     let registered: Vec<&String> = sources
         .iter()
-        .filter(|(_, _, text)| text.contains("impl Registered for Entry"))
+        .filter(|(_, _, text)| text.contains("impl Registered for Presenter"))
         .map(|(module, _, _)| &module[1])
         .collect();
     assert!(registered.len() >= 9, "{registered:?}");

@@ -135,7 +135,7 @@ struct Written {
 struct Macro {
     /// Complete paths (`$crate::console::stdio::out`).
     paths: Vec<Vec<String>>,
-    /// `super::$module::Entry` as (`super`, `Entry`): the invocation fills
+    /// `super::$module::Presenter` as (`super`, `Presenter`): the invocation fills
     /// in the middle.
     templates: Vec<(Vec<String>, Vec<String>)>,
     /// Macros its expansion invokes.
@@ -552,8 +552,8 @@ impl<'a> File<'a> {
         k
     }
 
-    /// Past a macro variable, the path's own tail (`::Entry` of
-    /// `super::$module::Entry`), from the `::` at `k`; and where it ends.
+    /// Past a macro variable, the path's own tail (`::Presenter` of
+    /// `super::$module::Presenter`), from the `::` at `k`; and where it ends.
     fn tail(&self, mut k: usize) -> (Vec<String>, usize) {
         let mut tail = Vec::new();
         while self.at(k) == Some(&T::Sep)
@@ -577,7 +577,7 @@ impl<'a> File<'a> {
         let mut m = Macro::default();
         let mut k = open;
         while k < close {
-            // `$m::Entry`: the invocation fills in a path of its own module.
+            // `$m::Presenter`: the invocation fills in a path of its own module.
             if self.at(k) == Some(&T::P('$'))
                 && self.id(k + 1).is_some_and(|v| v != "crate")
                 && self.at(k + 2) == Some(&T::Sep)
