@@ -54,7 +54,7 @@ pub fn range(text: &str) -> Result<Range, String> {
 /// TARGET as the user typed it (for the document and messages) and as
 /// resolved.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Target {
+pub struct TargetArg {
     pub text: String,
     pub resolved: Resolved,
 }
@@ -69,15 +69,15 @@ pub enum Resolved {
     Sim(Box<crate::sim::params::Params>),
 }
 
-impl Target {
+impl TargetArg {
     /// The built-in simulated card, taken when no TARGET is given.
-    pub fn default_card() -> Target {
+    pub fn default_card() -> TargetArg {
         target(crate::targets::spec::DEFAULT_TARGET).expect("the default target resolves")
     }
 }
 
 /// clap's value parser for TARGET.
-pub fn target(text: &str) -> Result<Target, String> {
+pub fn target(text: &str) -> Result<TargetArg, String> {
     let resolved = match TargetSpec::parse(text) {
         Ok(TargetSpec::Path(path)) => Resolved::Path(path),
         Ok(TargetSpec::Sim { .. }) => Resolved::Sim(sim_card(text)?.params),
@@ -88,7 +88,7 @@ pub fn target(text: &str) -> Result<Target, String> {
             ));
         }
     };
-    Ok(Target {
+    Ok(TargetArg {
         text: text.to_string(),
         resolved,
     })
@@ -170,7 +170,7 @@ pub struct Common {
     /// sim:PROFILE[,key=value...] (default: sim:demo, the built-in
     /// simulated card; `flashlab sim list` names the others).
     #[arg(value_name = "TARGET", value_parser = target)]
-    pub target: Option<Target>,
+    pub target: Option<TargetArg>,
     /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
     /// queue depth is above 1) [default: auto].
     #[arg(long, value_enum)]

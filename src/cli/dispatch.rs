@@ -36,7 +36,7 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resol
             crate::targets::spec::DEFAULT_TARGET
         );
         crate::errln!("{}", crate::console::wrap(&line, "", ""));
-        crate::args::Target::default_card()
+        crate::args::TargetArg::default_card()
     });
     crate::console::stdio::set_verbose(common.verbose);
     Resolved {

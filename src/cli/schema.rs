@@ -280,7 +280,7 @@ pub enum DebugAction {
     /// Overwrite declared ranges with a pattern through the preserving write path.
     WritePattern {
         #[arg(value_parser = crate::args::target)]
-        target: crate::args::Target,
+        target: crate::args::TargetArg,
         /// OFFSET+LENGTH, repeatable.
         #[arg(long = "range", required = true, value_parser = crate::args::range)]
         ranges: Vec<Range>,

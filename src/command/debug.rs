@@ -16,7 +16,7 @@ use crate::targets::{AlignedBuf, Request, Target, TargetError, run_all};
 /// Write the pattern `passes` times, `pause_ms` between writes (for signal
 /// tests); the data is back before anything is reported.
 pub fn run(
-    target: &args::Target,
+    target: &args::TargetArg,
     declared: Vec<Range>,
     passes: u32,
     pause_ms: u64,

@@ -74,7 +74,7 @@ impl Listener for crate::store::Saver {
 /// the results store (None: --no-store).
 #[derive(Debug, Clone)]
 pub struct Resolved {
-    pub target: args::Target,
+    pub target: args::TargetArg,
     pub engine: EngineChoice,
     pub consent: Consent,
     pub store: Option<PathBuf>,
@@ -84,7 +84,7 @@ pub struct Resolved {
 }
 
 pub struct Runner {
-    target: args::Target,
+    target: args::TargetArg,
     engine: EngineChoice,
     consent: Consent,
     reader: Opened,
@@ -183,7 +183,7 @@ impl Runner {
         let desc = card.description().clone();
         let text = desc.spec.clone();
         let mut r = Runner {
-            target: args::Target {
+            target: args::TargetArg {
                 resolved: args::Resolved::Sim(Box::new(card.params.clone())),
                 text,
             },

@@ -36,7 +36,7 @@ impl Opened {
     }
 }
 
-pub fn open(target: &args::Target, opts: OpenOptions) -> Result<Opened, CliError> {
+pub fn open(target: &args::TargetArg, opts: OpenOptions) -> Result<Opened, CliError> {
     let text = &target.text;
     // An emulated card whose emulation is stopped: any read would hang,
     // beyond the reach of Ctrl-C, until it runs again.
@@ -76,7 +76,7 @@ fn users(path: &std::path::Path) -> String {
 }
 
 /// Open read-only, as every read-only test does.
-pub fn read_only(target: &args::Target, engine: EngineChoice) -> Result<Opened, CliError> {
+pub fn read_only(target: &args::TargetArg, engine: EngineChoice) -> Result<Opened, CliError> {
     open(
         target,
         OpenOptions {

@@ -129,7 +129,7 @@ impl Writable {
     /// The refusals of a writing run, before anything is written: a
     /// pending journal for the same bytes, an alias in use, the device
     /// busy; then the exclusive open.
-    pub fn open(target: &args::Target, consent: &Consent, engine: EngineChoice) -> CliResult<Writable> {
+    pub fn open(target: &args::TargetArg, consent: &Consent, engine: EngineChoice) -> CliResult<Writable> {
         let args::Resolved::Path(path) = &target.resolved else {
             return Err(
                 CliError::failed("internal: a simulated card is not opened for writing this way")

@@ -12,9 +12,10 @@ use crate::sim::SimTarget;
 use crate::sim::reproduce::flashbench::{align_row, find_fat, max_align, open_au};
 use crate::targets::Target;
 
-/// What a user ran, in order.
+/// The flashbench runs a user made, in order, to render as their pasted
+/// output.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub struct UserRuns {
     /// How many `-a` runs, pasted one after another.
     pub align_runs: usize,
     /// `-a --blocksize`.
@@ -128,7 +129,7 @@ fn boundaries(size: u64, block: u64, threes: bool) -> Vec<(u64, u64)> {
 }
 
 /// The session's text, as a terminal would show it.
-pub fn render(t: &mut SimTarget, s: &Session) -> String {
+pub fn render(t: &mut SimTarget, s: &UserRuns) -> String {
     let mut o = String::new();
     let size = t.description().size_bytes;
     let dev = "/dev/mmcblk0";

@@ -4,7 +4,7 @@
 //! property test and `examples/flashbench_import.rs` share it.
 
 use super::judge::{self, Input};
-use super::render::{Session, render};
+use super::render::{UserRuns, render};
 use crate::measure::confidence::Score;
 use crate::measure::{CONFIDENT, Results};
 use crate::sim::generate::{self, Family, Truth};
@@ -20,9 +20,9 @@ pub struct Trial {
 
 /// What a user runs on a card: three -a runs (1 KiB reads, or two
 /// sectors), a run below, at and past each open-AU limit, and find-fat.
-fn session(truth: &Truth, rng: &mut u64, wrong_erasesize: bool) -> Session {
+fn session(truth: &Truth, rng: &mut u64, wrong_erasesize: bool) -> UserRuns {
     let around = |n: u64| (n.saturating_sub(1).max(1)..=n + 1).collect::<Vec<u64>>();
-    Session {
+    UserRuns {
         align_runs: 3,
         align_block: (2 * u64::from(truth.sector)).max(1024),
         threes: !truth.au.is_power_of_two() || crate::random::xorshift(rng).is_multiple_of(3),
@@ -38,7 +38,7 @@ fn session(truth: &Truth, rng: &mut u64, wrong_erasesize: bool) -> Session {
 /// wrong --erasesize (0: none), rendered on all cores.
 pub fn trials(n: usize, seed: u64, wrong: usize) -> Vec<Trial> {
     let mut rng = seed.max(1);
-    let plans: Vec<(crate::sim::SimTarget, String, Truth, Session, bool)> = (0..n)
+    let plans: Vec<(crate::sim::SimTarget, String, Truth, UserRuns, bool)> = (0..n)
         .map(|i| {
             let (t, spec, truth) = generate::card_of(Family::Flashbench, &mut rng);
             let w = wrong > 0 && i % wrong == wrong - 1;
