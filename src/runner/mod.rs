@@ -450,6 +450,7 @@ fn run_preserved<T: Test>(
     // write; the restore below runs.
     crate::safety::signals::install();
     let stopped = || stop.pending();
+    // The reader's time is in it too: 0, as the reader opened with `p`.
     let before = p.device_time_ns();
     let result = {
         let mut cx = Cx {
