@@ -202,8 +202,9 @@ impl Writable {
             };
             Some((dir, header))
         };
-        // Counted in pieces, as the line after the test counts them (issue
-        // 26: 31 listed, "37 ranges" after).
+        // Counted in pieces, as the line after the test counts them (when
+        // this line counted ranges, a run listed 31 and said "37 ranges"
+        // after).
         crate::errln!(
             "will write {} of {spec} in {}, in these ranges:\n{}",
             Iec(total),

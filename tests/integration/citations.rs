@@ -74,7 +74,16 @@ fn issue_numbers(text: &str) -> Vec<usize> {
         if b.get(j) == Some(&b's') {
             j += 1;
         }
-        let spaces = b[j..].iter().take_while(|c| **c == b' ').count();
+        let mut spaces = b[j..].iter().take_while(|c| **c == b' ').count();
+        // A comment's line break between the word and its number: the
+        // next line's indent and `//`, `///` or `//!` are space too.
+        if b.get(j + spaces) == Some(&b'\n') {
+            let leader = b[j + spaces + 1..]
+                .iter()
+                .take_while(|c| matches!(**c, b' ' | b'/' | b'!'))
+                .count();
+            spaces += 1 + leader;
+        }
         j += spaces;
         if b.get(j) == Some(&b'#') {
             j += 1;
@@ -99,6 +108,8 @@ fn nothing_cites_an_issue_by_number() {
         (format!("{n}s #3 and {n}#4"), 2),
         (format!("the {n} was filed in 2026"), 0),
         (format!("t{n} 5"), 0),
+        (format!("counts them ({n}\n        // 26: 31 listed"), 1),
+        (format!("an {n}\n\nfn f() {{ 3 }}"), 0),
     ] {
         assert_eq!(issue_numbers(&s).len(), want, "{s}");
     }
