@@ -80,7 +80,7 @@ impl TargetArg {
 pub fn target(text: &str) -> Result<TargetArg, String> {
     let resolved = match TargetSpec::parse(text) {
         Ok(TargetSpec::Path(path)) => Resolved::Path(path),
-        Ok(TargetSpec::Sim { .. }) => Resolved::Sim(sim_card(text)?.params),
+        Ok(card) => Resolved::Sim(card_params(text, card)?),
         Err(e) => {
             return Err(format!(
                 "bad target '{text}': {e} (a TARGET is a block device such as /dev/mmcblk0, a regular file, or \
@@ -122,13 +122,20 @@ impl SimCard {
 
 /// clap's value parser for a SPEC or PROFILE.
 pub fn sim_card(text: &str) -> Result<SimCard, String> {
+    let spec = TargetSpec::parse(&with_sim(text)).map_err(|e| format!("bad simulated card '{text}': {e}"))?;
+    Ok(SimCard {
+        text: text.to_string(),
+        params: card_params(text, spec)?,
+    })
+}
+
+/// A parsed card's every parameter: its profile read, its overrides
+/// applied and checked.
+fn card_params(text: &str, spec: TargetSpec) -> Result<Box<crate::sim::params::Params>, String> {
     let bad = |e: String| format!("bad simulated card '{text}': {e}");
-    match TargetSpec::parse(&with_sim(text)).map_err(|e| bad(e.to_string()))? {
+    match spec {
         TargetSpec::Sim { base, overrides } => crate::sim::params_from_spec(&base, &overrides)
-            .map(|params| SimCard {
-                text: text.to_string(),
-                params: Box::new(params),
-            })
+            .map(Box::new)
             .map_err(|e| bad(e.to_string())),
         TargetSpec::Path(_) => Err(bad("not a simulated card".into())),
     }
