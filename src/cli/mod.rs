@@ -93,6 +93,9 @@ const START: &str = "flashlab: what your flash storage really is and how it beha
 
 /// Run flashlab with the process arguments; returns the exit code.
 pub fn main() -> i32 {
+    // The width where no terminal says, read here once like every other
+    // variable (Places): nothing below the CLI reads the environment.
+    crate::console::set_columns(std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()));
     // No command at all: where to start, not every command and option
     // (61 lines and exit 2).
     if std::env::args_os().len() == 1 {

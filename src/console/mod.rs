@@ -67,9 +67,20 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// $COLUMNS, as the CLI read it at start ([`set_columns`]).
+static COLUMNS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// The width where neither stdout nor stderr is a terminal: $COLUMNS,
+/// which the CLI reads once as it starts (none, or under 20: 80).
+pub fn set_columns(columns: Option<usize>) {
+    if let Some(c) = columns.filter(|&c| c >= 20) {
+        let _ = COLUMNS.set(c);
+    }
+}
+
 /// Columns of text: the terminal's (stdout's, else stderr's), else
-/// $COLUMNS, else 80 (lines wrapped at 79 whatever the terminal,
-/// and tables and hints split words on narrower ones).
+/// $COLUMNS ([`set_columns`]), else 80 (lines wrapped at 79 whatever the
+/// terminal, and tables and hints split words on narrower ones).
 pub fn width() -> usize {
     use std::io::IsTerminal;
     let tty = |ok: bool, fd: std::os::fd::BorrowedFd<'_>| {
@@ -80,12 +91,7 @@ pub fn width() -> usize {
     };
     tty(std::io::stdout().is_terminal(), rustix::stdio::stdout())
         .or_else(|| tty(std::io::stderr().is_terminal(), rustix::stdio::stderr()))
-        .or_else(|| {
-            std::env::var("COLUMNS")
-                .ok()
-                .and_then(|c| c.parse().ok())
-                .filter(|&c: &usize| c >= 20)
-        })
+        .or_else(|| COLUMNS.get().copied())
         .unwrap_or(80)
 }
 
