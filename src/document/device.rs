@@ -23,7 +23,7 @@ impl DeviceId {
             return DeviceId::of_cid(c, &format!("{}", Iec(info.size_bytes)), info.transport.as_str());
         }
         let size = Iec(info.size_bytes);
-        let words: Vec<&str> = [&info.vendor, &info.model]
+        let words: Vec<&str> = [&info.reported.vendor, &info.reported.model]
             .into_iter()
             .filter_map(|w| w.as_deref().map(str::trim).filter(|w| !w.is_empty()))
             .collect();
@@ -32,7 +32,7 @@ impl DeviceId {
         } else {
             words.join(" ")
         };
-        match info.serial.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        match info.reported.serial.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             Some(serial) => DeviceId {
                 key: format!("serial:{label}:{serial}:{}", info.size_bytes),
                 name: format!("{label}, {size} ({}; serial {serial})", info.transport),

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::{Iec, PowerOfTwoSplit, split_power_of_two};
 use mmc::MmcInfo;
-use mounts::Mount;
-use sysfs::{Partition, Roots};
+use sysfs::{Related, Reported, Roots};
 pub use transport::Transport;
 
 /// The `info` object of the JSON contract.
@@ -27,23 +26,11 @@ pub struct DeviceInfo {
     pub size_iec: String,
     pub logical_block_size: u64,
     pub physical_block_size: u64,
-    pub minimum_io_size: Option<u64>,
-    pub optimal_io_size: Option<u64>,
-    pub discard_granularity: Option<u64>,
-    pub rotational: Option<bool>,
-    pub read_only: bool,
-    pub model: Option<String>,
-    pub vendor: Option<String>,
-    pub serial: Option<String>,
-    pub firmware: Option<String>,
+    #[serde(flatten)]
+    pub reported: Reported,
     pub transport: Transport,
-    /// The whole disk, when the target is a partition.
-    pub parent: Option<String>,
-    pub loop_backing_file: Option<String>,
-    pub partitions: Vec<Partition>,
-    pub holders: Vec<String>,
-    pub mounts: Vec<Mount>,
-    pub swaps: Vec<String>,
+    #[serde(flatten)]
+    pub related: Related,
     /// Anything on the device (or a partition of it) is mounted or used as swap.
     pub mounted: bool,
     /// The kernel refuses an exclusive open: mounted, held, or opened exclusively
@@ -74,22 +61,9 @@ impl DeviceInfo {
             size_iec: Iec(size_bytes).to_string(),
             logical_block_size: logical,
             physical_block_size: physical,
-            minimum_io_size: None,
-            optimal_io_size: None,
-            discard_granularity: None,
-            rotational: None,
-            read_only: false,
-            model: None,
-            vendor: None,
-            serial: None,
-            firmware: None,
+            reported: Reported::default(),
             transport,
-            parent: None,
-            loop_backing_file: None,
-            partitions: Vec::new(),
-            holders: Vec::new(),
-            mounts: Vec::new(),
-            swaps: Vec::new(),
+            related: Related::default(),
             mounted: false,
             in_use: false,
             aliases: Vec::new(),
@@ -118,7 +92,7 @@ pub fn identify(
     })?;
     if !meta.file_type().is_block_device() {
         let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), Transport::File);
-        info.read_only = meta.permissions().readonly();
+        info.reported.read_only = meta.permissions().readonly();
         add_aliases(roots, path, &mut info);
         return Ok(info);
     }
@@ -132,46 +106,35 @@ pub fn identify(
             facts.size_bytes
         ));
     }
-    info.minimum_io_size = facts.minimum_io_size;
-    info.optimal_io_size = facts.optimal_io_size;
-    info.discard_granularity = facts.discard_granularity;
-    info.rotational = facts.rotational;
-    info.read_only = facts.read_only;
-    info.model = facts.model;
-    info.vendor = facts.vendor;
-    info.serial = facts.serial;
-    info.firmware = facts.firmware;
-    info.parent = facts.parent;
-    info.loop_backing_file = facts.loop_backing_file;
+    info.reported = facts.reported;
     if info.transport == Transport::Loop {
         info.emulated = emulated::serving(roots, path);
         if let Some(e) = &info.emulated {
-            info.model = Some(e.describe());
+            info.reported.model = Some(e.describe());
         }
     }
-    info.partitions = facts.partitions;
-    info.holders = facts.holders;
-    info.mounted = !facts.mounts.is_empty() || !facts.swaps.is_empty();
-    info.mounts = facts.mounts;
-    info.swaps = facts.swaps;
-    if exclusive_open_refused(path) && !info.mounted && info.holders.is_empty() {
+    info.related = facts.related;
+    info.mounted = !info.related.mounts.is_empty() || !info.related.swaps.is_empty();
+    if exclusive_open_refused(path) && !info.mounted && info.related.holders.is_empty() {
         info.in_use_by.push(format!(
             "{shown} is open exclusively by another program (another flashlab run?)"
         ));
     }
     info.in_use_by.extend(
-        info.mounts
+        info.related
+            .mounts
             .iter()
             .map(|m| format!("{} is mounted on {}", m.source, m.mount_point)),
     );
-    info.in_use_by.extend(info.swaps.iter().map(|s| format!("{s} is swap")));
     info.in_use_by
-        .extend(info.holders.iter().map(|h| format!("{shown} is held by {h}")));
+        .extend(info.related.swaps.iter().map(|s| format!("{s} is swap")));
+    info.in_use_by
+        .extend(info.related.holders.iter().map(|h| format!("{shown} is held by {h}")));
     add_aliases(roots, path, &mut info);
     if let Some(raw) = facts.mmc {
         let mmc = MmcInfo::from_raw(raw, size);
-        if info.serial.is_none() {
-            info.serial = mmc.cid.as_ref().map(|c| c.serial_hex.clone());
+        if info.reported.serial.is_none() {
+            info.reported.serial = mmc.cid.as_ref().map(|c| c.serial_hex.clone());
         }
         info.mmc = Some(mmc);
     }
@@ -235,7 +198,8 @@ fn add_aliases(roots: &Roots, path: &Path, info: &mut DeviceInfo) {
         if info.in_use_by.len() == before && !o.partly() {
             if let Ok(f) = sysfs::block_facts(roots, major, minor) {
                 info.in_use_by.extend(
-                    f.holders
+                    f.related
+                        .holders
                         .iter()
                         .map(|h| format!("{} (same bytes) is held by {h}", node.display())),
                 );

@@ -53,15 +53,11 @@ pub struct Partition {
     pub size_bytes: u64,
 }
 
-/// Everything sysfs and procfs say about one block device.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct BlockFacts {
-    pub name: String,
-    /// The whole disk, when the device is a partition.
-    pub parent: Option<String>,
-    pub size_bytes: u64,
-    pub logical_block_size: Option<u64>,
-    pub physical_block_size: Option<u64>,
+/// What the kernel reports of a device itself: its queue limits and the
+/// names its driver gives. `info` carries the same group, so it is copied
+/// whole, not field by field.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Reported {
     pub minimum_io_size: Option<u64>,
     pub optimal_io_size: Option<u64>,
     pub discard_granularity: Option<u64>,
@@ -71,12 +67,31 @@ pub struct BlockFacts {
     pub vendor: Option<String>,
     pub serial: Option<String>,
     pub firmware: Option<String>,
-    pub transport: Transport,
+}
+
+/// What sits around a device: the disk it is part of, the file under a loop
+/// device, its partitions, and what holds, mounts or swaps on it.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Related {
+    /// The whole disk, when the device is a partition.
+    pub parent: Option<String>,
     pub loop_backing_file: Option<String>,
     pub partitions: Vec<Partition>,
     pub holders: Vec<String>,
     pub mounts: Vec<Mount>,
     pub swaps: Vec<String>,
+}
+
+/// Everything sysfs and procfs say about one block device.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BlockFacts {
+    pub name: String,
+    pub size_bytes: u64,
+    pub logical_block_size: Option<u64>,
+    pub physical_block_size: Option<u64>,
+    pub transport: Transport,
+    pub reported: Reported,
+    pub related: Related,
     pub mmc: Option<MmcRaw>,
 }
 
@@ -171,41 +186,46 @@ pub fn block_facts(roots: &Roots, major: u32, minor: u32) -> Result<BlockFacts, 
     let device = disk.join("device");
     let mut facts = BlockFacts {
         name: name.clone(),
-        parent: is_partition.then(|| disk_name.clone()),
         size_bytes,
         logical_block_size: read_u64(&queue.join("logical_block_size"))?,
         physical_block_size: read_u64(&queue.join("physical_block_size"))?,
-        minimum_io_size: read_u64(&queue.join("minimum_io_size"))?,
-        optimal_io_size: read_u64(&queue.join("optimal_io_size"))?,
-        discard_granularity: read_u64(&queue.join("discard_granularity"))?,
-        rotational: read_u64(&queue.join("rotational"))?.map(|v| v != 0),
-        read_only: read_u64(&devdir.join("ro"))?.unwrap_or(0) != 0,
-        model: match read_text(&device.join("model"))? {
-            Some(m) => Some(m),
-            None => read_text(&device.join("name"))?,
-        },
-        vendor: read_text(&device.join("vendor"))?,
-        serial: match read_text(&device.join("serial"))? {
-            Some(s) => Some(s),
-            None => read_text(&disk.join("serial"))?,
-        },
-        firmware: match read_text(&device.join("firmware_rev"))? {
-            Some(f) => Some(f),
-            None => match read_text(&device.join("rev"))? {
+        transport: Transport::of_disk(&disk_name, &disk.display().to_string()),
+        reported: Reported {
+            minimum_io_size: read_u64(&queue.join("minimum_io_size"))?,
+            optimal_io_size: read_u64(&queue.join("optimal_io_size"))?,
+            discard_granularity: read_u64(&queue.join("discard_granularity"))?,
+            rotational: read_u64(&queue.join("rotational"))?.map(|v| v != 0),
+            read_only: read_u64(&devdir.join("ro"))?.unwrap_or(0) != 0,
+            model: match read_text(&device.join("model"))? {
+                Some(m) => Some(m),
+                None => read_text(&device.join("name"))?,
+            },
+            vendor: read_text(&device.join("vendor"))?,
+            serial: match read_text(&device.join("serial"))? {
+                Some(s) => Some(s),
+                None => read_text(&disk.join("serial"))?,
+            },
+            firmware: match read_text(&device.join("firmware_rev"))? {
                 Some(f) => Some(f),
-                None => read_text(&device.join("fwrev"))?,
+                None => match read_text(&device.join("rev"))? {
+                    Some(f) => Some(f),
+                    None => read_text(&device.join("fwrev"))?,
+                },
             },
         },
-        transport: Transport::of_disk(&disk_name, &disk.display().to_string()),
-        loop_backing_file: read_text(&disk.join("loop/backing_file"))?,
-        ..Default::default()
+        related: Related {
+            parent: is_partition.then(|| disk_name.clone()),
+            loop_backing_file: read_text(&disk.join("loop/backing_file"))?,
+            ..Default::default()
+        },
+        mmc: None,
     };
     let mut devs = vec![dev.clone()];
     let mut nodes = vec![roots.dev.join(&name).display().to_string()];
     if is_partition {
-        facts.holders = entries(&devdir.join("holders"));
+        facts.related.holders = entries(&devdir.join("holders"));
     } else {
-        facts.holders = entries(&disk.join("holders"));
+        facts.related.holders = entries(&disk.join("holders"));
         for child in entries(&disk) {
             let pdir = disk.join(&child);
             if !pdir.join("partition").exists() {
@@ -217,12 +237,12 @@ pub fn block_facts(roots: &Roots, major: u32, minor: u32) -> Result<BlockFacts, 
                 devs.push(d);
             }
             nodes.push(roots.dev.join(&child).display().to_string());
-            facts.holders.extend(
+            facts.related.holders.extend(
                 entries(&pdir.join("holders"))
                     .into_iter()
                     .map(|h| format!("{h} (on {child})")),
             );
-            facts.partitions.push(Partition {
+            facts.related.partitions.push(Partition {
                 name: child,
                 start_bytes: start,
                 size_bytes: size,
@@ -230,10 +250,10 @@ pub fn block_facts(roots: &Roots, major: u32, minor: u32) -> Result<BlockFacts, 
         }
     }
     if let Some(mountinfo) = read_opt(&roots.proc.join("self/mountinfo"))? {
-        facts.mounts = mounts::mounts_of(&mountinfo, &devs, &nodes);
+        facts.related.mounts = mounts::mounts_of(&mountinfo, &devs, &nodes);
     }
     if let Some(swaps) = read_opt(&roots.proc.join("swaps"))? {
-        facts.swaps = mounts::swaps_of(&swaps, &nodes);
+        facts.related.swaps = mounts::swaps_of(&swaps, &nodes);
     }
     if let Some(card_type) = read_opt(&device.join("type"))?
         && (device.join("cid").exists() || device.join("csd").exists())
@@ -320,25 +340,25 @@ mod tests {
         let roots = kingston_tree(tmp.path(), None);
         let f = block_facts(&roots, 179, 8).unwrap();
         assert_eq!(f.name, "mmcblk1");
-        assert_eq!(f.parent, None);
+        assert_eq!(f.related.parent, None);
         assert_eq!(f.size_bytes, 3_904_897_024);
         assert_eq!(f.logical_block_size, Some(512));
-        assert_eq!(f.discard_granularity, Some(4 << 20));
-        assert_eq!(f.rotational, Some(false));
+        assert_eq!(f.reported.discard_granularity, Some(4 << 20));
+        assert_eq!(f.reported.rotational, Some(false));
         assert_eq!(f.transport, Transport::Mmc);
-        assert_eq!(f.model.as_deref(), Some("SA04G"));
-        assert_eq!(f.serial.as_deref(), Some("0x35338909"));
-        assert_eq!(f.firmware.as_deref(), Some("0x1"));
+        assert_eq!(f.reported.model.as_deref(), Some("SA04G"));
+        assert_eq!(f.reported.serial.as_deref(), Some("0x35338909"));
+        assert_eq!(f.reported.firmware.as_deref(), Some("0x1"));
         assert_eq!(
-            f.partitions,
+            f.related.partitions,
             vec![Partition {
                 name: "mmcblk1p1".into(),
                 start_bytes: 8192 * 512,
                 size_bytes: 7_618_560 * 512
             }]
         );
-        assert_eq!(f.mounts.len(), 1);
-        assert_eq!(f.mounts[0].mount_point, "/media/card");
+        assert_eq!(f.related.mounts.len(), 1);
+        assert_eq!(f.related.mounts[0].mount_point, "/media/card");
         let mmc = f.mmc.unwrap();
         assert_eq!(mmc.card_type, "SD");
         assert_eq!(mmc.preferred_erase_size_bytes, Some(4 << 20));
@@ -368,11 +388,11 @@ mod tests {
         let roots = kingston_tree(tmp.path(), Some(&hex));
         let p = block_facts(&roots, 179, 9).unwrap();
         assert_eq!(p.name, "mmcblk1p1");
-        assert_eq!(p.parent.as_deref(), Some("mmcblk1"));
+        assert_eq!(p.related.parent.as_deref(), Some("mmcblk1"));
         assert_eq!(p.size_bytes, 7_618_560 * 512);
         assert_eq!(p.logical_block_size, Some(512));
-        assert!(p.partitions.is_empty());
-        assert_eq!(p.mounts.len(), 1);
+        assert!(p.related.partitions.is_empty());
+        assert_eq!(p.related.mounts.len(), 1);
         let info = super::super::mmc::MmcInfo::from_raw(p.mmc.unwrap(), 3_904_897_024);
         assert_eq!(info.ssr.as_ref().unwrap().au_size_bytes, Some(4 << 20));
         assert_eq!(

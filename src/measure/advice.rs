@@ -282,7 +282,7 @@ fn erase_block_layout(info: Option<&DeviceInfo>, e: u64, page_size: Option<u64>)
     // Bradford, Flashbenching: "Knowing how big each eraseblock is can be used to align
     // your partitioning scheme with the underlying media."
     let bad: Vec<String> = info
-        .map(|i| i.partitions.as_slice())
+        .map(|i| i.related.partitions.as_slice())
         .unwrap_or_default()
         .iter()
         .filter_map(
@@ -489,7 +489,7 @@ mod tests {
     #[test]
     fn a_misaligned_partition_is_named_with_its_offset() {
         let mut info = DeviceInfo::new("/dev/mmcblk0", 4 << 30, 512, 512, crate::identify::Transport::Mmc);
-        info.partitions = vec![
+        info.related.partitions = vec![
             Partition {
                 name: "mmcblk0p1".into(),
                 start_bytes: 63 * 512,

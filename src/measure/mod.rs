@@ -153,7 +153,7 @@ impl Medium {
             Transport::File => Some(
                 "a regular file: its timing comes from the filesystem's extents and caches, not from flash".to_string(),
             ),
-            Transport::Loop => Some(match &info.loop_backing_file {
+            Transport::Loop => Some(match &info.related.loop_backing_file {
                 Some(f) => format!("a loop device over the file {f}: the file's filesystem, not flash, sets its timing"),
                 None => "a loop device: the file behind it, not flash, sets its timing".to_string(),
             }),

@@ -93,12 +93,18 @@ pub fn users_of(dev: &Path) -> Vec<String> {
         return Vec::new();
     };
     let mut u: Vec<String> = i
+        .related
         .mounts
         .iter()
         .map(|m| format!("{} is mounted on {}", m.source, m.mount_point))
         .collect();
-    u.extend(i.swaps.iter().map(|s| format!("{s} is swap")));
-    u.extend(i.holders.iter().map(|h| format!("{} is held by {h}", dev.display())));
+    u.extend(i.related.swaps.iter().map(|s| format!("{s} is swap")));
+    u.extend(
+        i.related
+            .holders
+            .iter()
+            .map(|h| format!("{} is held by {h}", dev.display())),
+    );
     u
 }
 

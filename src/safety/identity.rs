@@ -70,7 +70,7 @@ impl Identity {
             id.kind = "block".into();
             id.serial = identify::identify(&roots, path, size_bytes, 512, 512)
                 .ok()
-                .and_then(|i| i.serial);
+                .and_then(|i| i.reported.serial);
         } else {
             return id;
         }

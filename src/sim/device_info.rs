@@ -20,7 +20,7 @@ impl SimTarget {
             u64::from(d.physical_block_size),
             crate::identify::Transport::Sim,
         );
-        info.model = Some(
+        info.reported.model = Some(
             d.spec
                 .trim_start_matches("sim:")
                 .split(',')
@@ -28,8 +28,8 @@ impl SimTarget {
                 .unwrap_or_default()
                 .to_string(),
         );
-        info.vendor = Some("flashlab simulator".into());
-        info.rotational = Some(false);
+        info.reported.vendor = Some("flashlab simulator".into());
+        info.reported.rotational = Some(false);
         let ftl = if p.page_mapped {
             "page-mapped FTL (no open-AU limit)".to_string()
         } else {

@@ -70,7 +70,7 @@ fn card_summary(i: &DeviceInfo) -> Option<String> {
 /// gives none (the summary line above shows the CID's: the two must not
 /// seem to disagree).
 fn serial(i: &DeviceInfo) -> String {
-    match (&i.serial, i.mmc.as_ref().and_then(|m| m.cid.as_ref())) {
+    match (&i.reported.serial, i.mmc.as_ref().and_then(|m| m.cid.as_ref())) {
         (Some(s), _) => s.clone(),
         (None, Some(c)) => format!("{} (the card's CID)", c.serial_hex),
         (None, None) => "-".into(),
@@ -93,7 +93,7 @@ pub fn info(o: &mut String, i: &DeviceInfo, detail: bool) {
 /// the card's own summary and the notes: what a reader needs before the
 /// table, so it comes first and apart from it.
 fn heading(o: &mut String, i: &DeviceInfo) {
-    let name = [i.vendor.as_deref(), i.model.as_deref()]
+    let name = [i.reported.vendor.as_deref(), i.reported.model.as_deref()]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
@@ -149,15 +149,22 @@ fn block_layer(i: &DeviceInfo) -> Vec<(String, String)> {
         ),
         (
             "minimum / optimal I/O".into(),
-            format!("{} / {}", io_bytes(i.minimum_io_size), io_bytes(i.optimal_io_size)),
+            format!(
+                "{} / {}",
+                io_bytes(i.reported.minimum_io_size),
+                io_bytes(i.reported.optimal_io_size)
+            ),
         ),
-        ("discard granularity".into(), io_bytes(i.discard_granularity)),
-        ("rotational".into(), rotational(i.rotational, i.transport)),
-        ("read-only".into(), if i.read_only { "yes" } else { "no" }.into()),
-        ("model".into(), opt(&i.model)),
-        ("vendor".into(), opt(&i.vendor)),
+        ("discard granularity".into(), io_bytes(i.reported.discard_granularity)),
+        ("rotational".into(), rotational(i.reported.rotational, i.transport)),
+        (
+            "read-only".into(),
+            if i.reported.read_only { "yes" } else { "no" }.into(),
+        ),
+        ("model".into(), opt(&i.reported.model)),
+        ("vendor".into(), opt(&i.reported.vendor)),
         ("serial".into(), serial(i)),
-        ("firmware".into(), opt(&i.firmware)),
+        ("firmware".into(), opt(&i.reported.firmware)),
     ]
 }
 
@@ -167,13 +174,13 @@ fn block_layer(i: &DeviceInfo) -> Vec<(String, String)> {
 /// a writing test may run on it.
 fn users(i: &DeviceInfo) -> Vec<(String, String)> {
     let mut rows = Vec::new();
-    if let Some(p) = &i.parent {
+    if let Some(p) = &i.related.parent {
         rows.push(("partition of".into(), p.clone()));
     }
-    if let Some(b) = &i.loop_backing_file {
+    if let Some(b) = &i.related.loop_backing_file {
         rows.push(("loop backing file".into(), b.clone()));
     }
-    for p in &i.partitions {
+    for p in &i.related.partitions {
         rows.push((
             format!("partition {}", p.name),
             format!(
@@ -184,17 +191,17 @@ fn users(i: &DeviceInfo) -> Vec<(String, String)> {
             ),
         ));
     }
-    for m in &i.mounts {
+    for m in &i.related.mounts {
         rows.push((
             "mounted".into(),
             format!("{} on {} ({})", m.source, m.mount_point, m.fstype),
         ));
     }
-    for s in &i.swaps {
+    for s in &i.related.swaps {
         rows.push(("swap".into(), s.clone()));
     }
-    if !i.holders.is_empty() {
-        rows.push(("holders".into(), i.holders.join(", ")));
+    if !i.related.holders.is_empty() {
+        rows.push(("holders".into(), i.related.holders.join(", ")));
     }
     for a in &i.aliases {
         rows.push(("same bytes as".into(), a.clone()));
@@ -251,10 +258,10 @@ mod tests {
     #[test]
     fn sizes_have_units_flags_say_what_they_are_worth_and_the_serial_agrees() {
         let mut i = DeviceInfo::new("/dev/loop7", 64 << 20, 512, 512, Transport::Loop);
-        i.minimum_io_size = Some(512);
-        i.optimal_io_size = Some(0);
-        i.discard_granularity = Some(4096);
-        i.rotational = Some(true);
+        i.reported.minimum_io_size = Some(512);
+        i.reported.optimal_io_size = Some(0);
+        i.reported.discard_granularity = Some(4096);
+        i.reported.rotational = Some(true);
         let o = table_of(&i);
         assert!(o.contains("512 bytes / not reported"), "{o}");
         assert!(o.contains("4096 bytes (4 KiB)"), "{o}");
