@@ -104,6 +104,53 @@ fn classes(ccc: u16) -> Vec<u8> {
     (0..12u8).filter(|i| ccc & (1 << i) != 0).collect()
 }
 
+/// The fields every CSD structure, SD or MMC, keeps at the same bits, with
+/// the CRC's note after the decoder's `notes`. The decoder fills in the
+/// rest: version, sizes and erase geometry.
+fn shared(raw: &[u8; 16], family: Family, multipliers: &[u32; 16], mut notes: Vec<String>) -> Csd {
+    let b = Bits(raw);
+    let c = common(&b);
+    super::bits::crc_note(crc_ok(raw), &mut notes);
+    Csd {
+        family,
+        csd_structure: b.field(127, 126) as u8,
+        version: String::new(),
+        spec_vers: None,
+        taac: c.taac,
+        taac_ns: taac_ns(c.taac, multipliers),
+        nsac: c.nsac,
+        tran_speed: c.tran,
+        tran_speed_bits_per_sec: tran_speed_bps(c.tran, multipliers),
+        ccc: c.ccc,
+        command_classes: classes(c.ccc),
+        read_bl_len: c.read_bl_len,
+        read_bl_partial: b.flag(79),
+        write_blk_misalign: b.flag(78),
+        read_blk_misalign: b.flag(77),
+        dsr_imp: b.flag(76),
+        c_size: 0,
+        c_size_mult: None,
+        erase_blk_en: None,
+        sector_size: None,
+        erase_grp_size: None,
+        erase_grp_mult: None,
+        erase_unit_bytes: None,
+        wp_grp_size: 0,
+        wp_grp_enable: b.flag(31),
+        r2w_factor: b.field(28, 26) as u8,
+        write_bl_len: b.field(25, 22) as u8,
+        write_bl_partial: b.flag(21),
+        file_format_grp: b.flag(15),
+        copy: b.flag(14),
+        perm_write_protect: b.flag(13),
+        tmp_write_protect: b.flag(12),
+        file_format: b.field(11, 10) as u8,
+        capacity_bytes: None,
+        crc_ok: crc_ok(raw),
+        notes,
+    }
+}
+
 /// Decode an SD CSD of any structure version.
 pub fn decode_sd(raw: &[u8; 16]) -> Csd {
     let b = Bits(raw);
@@ -143,45 +190,15 @@ pub fn decode_sd(raw: &[u8; 16]) -> Csd {
         notes.push(format!("TAAC is 0x{:02x}; CSD {version} fixes it at 0x0e", c.taac));
     }
     Csd {
-        family: Family::Sd,
-        csd_structure: structure,
         version: version.into(),
-        spec_vers: None,
-        taac: c.taac,
-        taac_ns: taac_ns(c.taac, &SD_MULTIPLIER_X10),
-        nsac: c.nsac,
-        tran_speed: c.tran,
-        tran_speed_bits_per_sec: tran_speed_bps(c.tran, &SD_MULTIPLIER_X10),
-        ccc: c.ccc,
-        command_classes: classes(c.ccc),
-        read_bl_len: c.read_bl_len,
-        read_bl_partial: b.flag(79),
-        write_blk_misalign: b.flag(78),
-        read_blk_misalign: b.flag(77),
-        dsr_imp: b.flag(76),
         c_size,
         c_size_mult,
         erase_blk_en: Some(erase_blk_en),
         sector_size: Some(sector_size),
-        erase_grp_size: None,
-        erase_grp_mult: None,
         erase_unit_bytes: erase_unit,
         wp_grp_size: b.field(38, 32) as u8,
-        wp_grp_enable: b.flag(31),
-        r2w_factor: b.field(28, 26) as u8,
-        write_bl_len,
-        write_bl_partial: b.flag(21),
-        file_format_grp: b.flag(15),
-        copy: b.flag(14),
-        perm_write_protect: b.flag(13),
-        tmp_write_protect: b.flag(12),
-        file_format: b.field(11, 10) as u8,
         capacity_bytes: capacity,
-        crc_ok: crc_ok(raw),
-        notes: {
-            super::bits::crc_note(crc_ok(raw), &mut notes);
-            notes
-        },
+        ..shared(raw, Family::Sd, &SD_MULTIPLIER_X10, notes)
     }
 }
 
@@ -224,45 +241,16 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Csd {
     let erase_unit =
         (write_bl_len <= 11).then(|| ((u64::from(grp_size) + 1) * (u64::from(grp_mult) + 1)) << write_bl_len);
     Csd {
-        family: Family::Mmc,
-        csd_structure: structure,
         version: version.into(),
         spec_vers: Some(b.field(125, 122) as u8),
-        taac: c.taac,
-        taac_ns: taac_ns(c.taac, &MMC_MULTIPLIER_X10),
-        nsac: c.nsac,
-        tran_speed: c.tran,
-        tran_speed_bits_per_sec: tran_speed_bps(c.tran, &MMC_MULTIPLIER_X10),
-        ccc: c.ccc,
-        command_classes: classes(c.ccc),
-        read_bl_len: c.read_bl_len,
-        read_bl_partial: b.flag(79),
-        write_blk_misalign: b.flag(78),
-        read_blk_misalign: b.flag(77),
-        dsr_imp: b.flag(76),
         c_size,
         c_size_mult: Some(mult),
-        erase_blk_en: None,
-        sector_size: None,
         erase_grp_size: Some(grp_size),
         erase_grp_mult: Some(grp_mult),
         erase_unit_bytes: erase_unit,
         wp_grp_size: b.field(36, 32) as u8,
-        wp_grp_enable: b.flag(31),
-        r2w_factor: b.field(28, 26) as u8,
-        write_bl_len,
-        write_bl_partial: b.flag(21),
-        file_format_grp: b.flag(15),
-        copy: b.flag(14),
-        perm_write_protect: b.flag(13),
-        tmp_write_protect: b.flag(12),
-        file_format: b.field(11, 10) as u8,
         capacity_bytes: capacity,
-        crc_ok: crc_ok(raw),
-        notes: {
-            super::bits::crc_note(crc_ok(raw), &mut notes);
-            notes
-        },
+        ..shared(raw, Family::Mmc, &MMC_MULTIPLIER_X10, notes)
     }
 }
 
