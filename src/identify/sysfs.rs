@@ -190,29 +190,7 @@ pub fn block_facts(roots: &Roots, major: u32, minor: u32) -> Result<BlockFacts, 
         logical_block_size: read_u64(&queue.join("logical_block_size"))?,
         physical_block_size: read_u64(&queue.join("physical_block_size"))?,
         transport: Transport::of_disk(&disk_name, &disk.display().to_string()),
-        reported: Reported {
-            minimum_io_size: read_u64(&queue.join("minimum_io_size"))?,
-            optimal_io_size: read_u64(&queue.join("optimal_io_size"))?,
-            discard_granularity: read_u64(&queue.join("discard_granularity"))?,
-            rotational: read_u64(&queue.join("rotational"))?.map(|v| v != 0),
-            read_only: read_u64(&devdir.join("ro"))?.unwrap_or(0) != 0,
-            model: match read_text(&device.join("model"))? {
-                Some(m) => Some(m),
-                None => read_text(&device.join("name"))?,
-            },
-            vendor: read_text(&device.join("vendor"))?,
-            serial: match read_text(&device.join("serial"))? {
-                Some(s) => Some(s),
-                None => read_text(&disk.join("serial"))?,
-            },
-            firmware: match read_text(&device.join("firmware_rev"))? {
-                Some(f) => Some(f),
-                None => match read_text(&device.join("rev"))? {
-                    Some(f) => Some(f),
-                    None => read_text(&device.join("fwrev"))?,
-                },
-            },
-        },
+        reported: reported(&queue, &devdir, &device, &disk)?,
         related: Related {
             parent: is_partition.then(|| disk_name.clone()),
             loop_backing_file: read_text(&disk.join("loop/backing_file"))?,
@@ -270,6 +248,34 @@ pub fn block_facts(roots: &Roots, major: u32, minor: u32) -> Result<BlockFacts, 
         });
     }
     Ok(facts)
+}
+
+/// The queue limits of `queue` and the names the driver gives under
+/// `device` (or, for the serial, on the disk itself).
+fn reported(queue: &Path, devdir: &Path, device: &Path, disk: &Path) -> Result<Reported, SysfsError> {
+    Ok(Reported {
+        minimum_io_size: read_u64(&queue.join("minimum_io_size"))?,
+        optimal_io_size: read_u64(&queue.join("optimal_io_size"))?,
+        discard_granularity: read_u64(&queue.join("discard_granularity"))?,
+        rotational: read_u64(&queue.join("rotational"))?.map(|v| v != 0),
+        read_only: read_u64(&devdir.join("ro"))?.unwrap_or(0) != 0,
+        model: match read_text(&device.join("model"))? {
+            Some(m) => Some(m),
+            None => read_text(&device.join("name"))?,
+        },
+        vendor: read_text(&device.join("vendor"))?,
+        serial: match read_text(&device.join("serial"))? {
+            Some(s) => Some(s),
+            None => read_text(&disk.join("serial"))?,
+        },
+        firmware: match read_text(&device.join("firmware_rev"))? {
+            Some(f) => Some(f),
+            None => match read_text(&device.join("rev"))? {
+                Some(f) => Some(f),
+                None => read_text(&device.join("fwrev"))?,
+            },
+        },
+    })
 }
 
 #[cfg(test)]

@@ -215,7 +215,7 @@ impl<'a> Sweeper<'a> {
         let p0 = (noise.0 as f64 / noise.1.max(1) as f64).clamp(P_OUTLIER, 0.5 * P_COLLAPSED);
         let (if_slow, if_quick) = (P_COLLAPSED / p0, (1.0 - P_COLLAPSED) / (1.0 - p0));
         let mut evidence: f64 = 1.0;
-        let mut over = 0;
+        let mut over = 0u32;
         let mut slow_seen = 0;
         let mut warm = !again;
         let needed = if again { EVIDENCE_AGAIN } else { EVIDENCE };
@@ -277,30 +277,9 @@ impl<'a> Sweeper<'a> {
                         judged.collapsed = true;
                         break 'rounds;
                     }
-                    let m = scored.len();
-                    // A plain collapse needs no second window: the median
-                    // and the trimmed mean of six visits both three times
-                    // the baseline's (half of them slow at least: outliers
-                    // of a few percent do that about once in 10^4 counts).
-                    if m == EARLY_LOOK {
-                        let w = &scored[..];
-                        if crate::measure::median(w) >= 3.0 * base.median && trimmed_mean(w) >= 3.0 * base.trimmed {
-                            judged.collapsed = true;
-                            break 'rounds;
-                        }
-                    }
-                    if m.is_multiple_of(window) {
-                        // The median (a card whose one-AU writes do their
-                        // own housekeeping every few, where a collapse moves
-                        // the typical visit) or the mean without the
-                        // slowest tenth (where only some visits merge).
-                        let w = &scored[m - window..];
-                        let r = (crate::measure::median(w) / base.median).max(trimmed_mean(w) / base.trimmed);
-                        over = if r > COLLAPSE { over + 1 } else { 0 };
-                        if over >= 2 {
-                            judged.collapsed = true;
-                            break 'rounds;
-                        }
+                    if base.ratios_collapsed(&scored, window, &mut over) {
+                        judged.collapsed = true;
+                        break 'rounds;
                     }
                 }
             }
@@ -592,6 +571,31 @@ impl Stats {
             median: crate::measure::median(lat).max(1.0),
             trimmed: trimmed_mean(lat).max(1.0),
         }
+    }
+
+    /// What the ratios of the visits `scored` so far, against this
+    /// baseline, say. A plain collapse needs no second window: the median
+    /// and the trimmed mean of the first [`EARLY_LOOK`] visits both three
+    /// times the baseline's (half of them slow at least: outliers of a few
+    /// percent do that about once in 10^4 counts). Otherwise, at the end of
+    /// each `window`, the median (a card whose one-AU writes do their own
+    /// housekeeping every few, where a collapse moves the typical visit) or
+    /// the mean without the slowest tenth (where only some visits merge)
+    /// over [`COLLAPSE`]; two such windows in a row (`over` counts them).
+    fn ratios_collapsed(&self, scored: &[f64], window: usize, over: &mut u32) -> bool {
+        let m = scored.len();
+        if m == EARLY_LOOK
+            && crate::measure::median(scored) >= 3.0 * self.median
+            && trimmed_mean(scored) >= 3.0 * self.trimmed
+        {
+            return true;
+        }
+        if m.is_multiple_of(window) {
+            let w = &scored[m - window..];
+            let r = (crate::measure::median(w) / self.median).max(trimmed_mean(w) / self.trimmed);
+            *over = if r > COLLAPSE { *over + 1 } else { 0 };
+        }
+        *over >= 2
     }
 }
 

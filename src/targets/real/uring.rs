@@ -251,25 +251,7 @@ impl Uring {
                     source,
                 });
             }
-            for cqe in batch.uring.ring.completion() {
-                // Counted out first: a panic below must not leave `batch`
-                // waiting for a completion already taken.
-                batch.in_flight -= 1;
-                done += 1;
-                let i = cqe.user_data() as usize;
-                let ended = Instant::now();
-                let res = cqe.result();
-                out[i] = Completion {
-                    duration_ns: started[i].map_or(0, |s| ended.duration_since(s).as_nanos() as u64),
-                    errno: if res < 0 {
-                        Some(-res)
-                    } else if res as u32 != requests[i].len {
-                        Some(libc::EIO)
-                    } else {
-                        None
-                    },
-                };
-            }
+            done += batch.reap(requests, &started, &mut out);
         }
         Ok(out)
     }
@@ -284,6 +266,34 @@ struct Batch<'a> {
     uring: &'a mut Uring,
     /// Pushed and not yet reaped.
     in_flight: usize,
+}
+
+impl Batch<'_> {
+    /// Take every completion the ring holds into `out`, timed from
+    /// `started`; returns how many.
+    fn reap(&mut self, requests: &[Request], started: &[Option<Instant>], out: &mut [Completion]) -> usize {
+        let mut taken = 0;
+        for cqe in self.uring.ring.completion() {
+            // Counted out first: a panic below must not leave the batch
+            // waiting for a completion already taken.
+            self.in_flight -= 1;
+            taken += 1;
+            let i = cqe.user_data() as usize;
+            let ended = Instant::now();
+            let res = cqe.result();
+            out[i] = Completion {
+                duration_ns: started[i].map_or(0, |s| ended.duration_since(s).as_nanos() as u64),
+                errno: if res < 0 {
+                    Some(-res)
+                } else if res as u32 != requests[i].len {
+                    Some(libc::EIO)
+                } else {
+                    None
+                },
+            };
+        }
+        taken
+    }
 }
 
 impl Drop for Batch<'_> {
