@@ -92,6 +92,7 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
         s.wall_s
     );
     crate::errln!("{}", crate::console::wrap(&line, "", "  "));
+    crate::errln!("{}", crate::console::wrap(&flash_line(&s.flash_work), "", "  "));
     if !sizes.is_empty() {
         let line = format!("request sizes the card saw: {}", sizes.join(", "));
         crate::errln!("{}", crate::console::wrap(&line, "", "  "));
@@ -101,4 +102,25 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
     }
     crate::errln!("detached {device} and unmounted the card's FUSE filesystem");
     Ok(())
+}
+
+/// The card's flash work in one line, every count exact.
+fn flash_line(f: &crate::sim::ftl::FlashReport) -> String {
+    let w = &f.work;
+    let amplification = f
+        .amplification
+        .map_or_else(|| "none (nothing written)".to_string(), |a| format!("{a:.2}"));
+    format!(
+        "flash work: {} pages of {} programmed for the host ({} read-modify-written), {} copied by merges, {} by \
+         garbage collection; {} erases over {} blocks (at most {} of {} rated); amplification {amplification}",
+        w.host_pages,
+        crate::units::Iec(f.page_size_bytes),
+        w.rmw_pages,
+        w.merge_copies,
+        w.gc_copies,
+        w.erases,
+        f.blocks_erased,
+        f.most_erases,
+        f.rated_pe_cycles,
+    )
 }

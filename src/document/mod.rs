@@ -88,6 +88,10 @@ pub struct Extras {
     /// probe's combined verdicts, as its text summary states them.
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub summary: Slot<crate::measure::summary::Summary>,
+    /// A simulated card's flash work over the run, by cause: absent where
+    /// nothing was written or the target is not simulated.
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub flash_work: Slot<crate::sim::ftl::FlashReport>,
     /// Where an imported run came from (`import flashbench`).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub import: Slot<crate::import::flashbench::Source>,

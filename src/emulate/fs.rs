@@ -149,6 +149,11 @@ impl Card {
         let _ = self.overhead.set(o);
     }
 
+    /// The card's flash work so far, by cause.
+    pub fn flash_report(&self) -> crate::sim::ftl::FlashReport {
+        self.sim.lock().unwrap_or_else(|p| p.into_inner()).flash_report()
+    }
+
     /// The model's counters: merges (GC events), open AUs, device time.
     pub fn model(&self) -> (u64, usize, u64) {
         let s = self.sim.lock().unwrap_or_else(|p| p.into_inner());

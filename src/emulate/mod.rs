@@ -189,6 +189,9 @@ pub struct Summary {
     /// Requests the card took after a later one ([`order::Order::overtaken`]).
     pub overtaken: u64,
     pub gc_events: u64,
+    /// The card's flash work, by cause (the same counts a simulated run's
+    /// document carries).
+    pub flash_work: crate::sim::ftl::FlashReport,
     pub device_s: f64,
     pub wall_s: f64,
 }
@@ -535,6 +538,7 @@ impl Emulation {
             refused: s.refused,
             overtaken: self.card.order.overtaken(),
             gc_events: gc,
+            flash_work: self.card.flash_report(),
             device_s: device_ns as f64 / 1e9,
             wall_s: self.started.elapsed().as_secs_f64(),
         }
@@ -669,6 +673,7 @@ mod tests {
             refused: 0,
             overtaken: 0,
             gc_events: 0,
+            flash_work: crate::sim::SimTarget::new("sim:demo", crate::sim::params::Params::default()).flash_report(),
             device_s: 1.0,
             wall_s: 1.0,
         }

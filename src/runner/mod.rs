@@ -417,6 +417,12 @@ impl Runner {
 
     /// The finished document, handed to the listeners once more.
     pub fn finish(mut self) -> RunDocument {
+        if let Opened::Sim(card) = &self.reader {
+            let report = card.flash_report();
+            if report.host_bytes_written > 0 {
+                self.doc.extras.flash_work.set(report);
+            }
+        }
         self.doc.finish(Some(self.device_ns));
         for l in &mut self.listeners {
             l.finished(&mut self.doc);

@@ -526,6 +526,11 @@ impl SimTarget {
         Ok((complete, errno))
     }
 
+    /// The card's flash work so far ([`ftl::Ftl::report`]).
+    pub fn flash_report(&self) -> ftl::FlashReport {
+        self.ftl.report(&self.params, self.counters.bytes_written)
+    }
+
     fn bad(&self, off: u64, len: u64) -> bool {
         self.params
             .bad_ranges

@@ -776,5 +776,6 @@ pub(crate) fn cpu_waited_s() -> f64 {
         .map_or(f64::INFINITY, |us| us / 1e6)
 }
 
+mod flash_work;
 mod real_path;
 mod timing;

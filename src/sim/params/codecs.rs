@@ -2,7 +2,7 @@
 //! override) and written back as TOML text: one codec per kind, named in the
 //! [`params!`](super) table beside each key.
 
-use super::{Erased, FakeMode, ParamError, Protocol};
+use super::{Cell, Erased, FakeMode, ParamError, Protocol, WearLeveling};
 use crate::units::parse_size;
 
 /// How one kind of value is read from text (a profile, TOML, an override)
@@ -228,5 +228,54 @@ impl Codec<Protocol> for ProtocolCodec {
             Protocol::Mmc => "mmc",
             Protocol::AtaPio => "ata_pio",
         })
+    }
+}
+
+/// A fraction below 0.9, or `none`.
+pub(super) struct MaybeFraction;
+impl Codec<Option<f64>> for MaybeFraction {
+    fn parse(key: &str, v: &str) -> Result<Option<f64>, ParamError> {
+        if v == "none" {
+            return Ok(None);
+        }
+        let f = Fraction::parse(key, v)?;
+        // Spare of 90% leaves a tenth of the flash for data; more is no card.
+        if f >= 0.9 {
+            return Err(bad(key, v, "must be below 0.9, or none"));
+        }
+        Ok(Some(f))
+    }
+    fn show(v: &Option<f64>) -> String {
+        v.map_or_else(|| quoted("none"), |f| format!("{f:?}"))
+    }
+}
+
+pub(super) struct WearLevelingCodec;
+impl Codec<WearLeveling> for WearLevelingCodec {
+    fn parse(key: &str, v: &str) -> Result<WearLeveling, ParamError> {
+        match v {
+            "none" => Ok(WearLeveling::None),
+            "dynamic" => Ok(WearLeveling::Dynamic),
+            _ => Err(bad(key, v, "expected none or dynamic")),
+        }
+    }
+    fn show(v: &WearLeveling) -> String {
+        quoted(match v {
+            WearLeveling::None => "none",
+            WearLeveling::Dynamic => "dynamic",
+        })
+    }
+}
+
+pub(super) struct CellCodec;
+impl Codec<Cell> for CellCodec {
+    fn parse(key: &str, v: &str) -> Result<Cell, ParamError> {
+        Cell::ALL
+            .into_iter()
+            .find(|c| c.as_str() == v)
+            .ok_or_else(|| bad(key, v, "expected slc, mlc, tlc or qlc"))
+    }
+    fn show(v: &Cell) -> String {
+        quoted(v.as_str())
     }
 }

@@ -93,6 +93,57 @@ pub enum Erased {
     Ones,
 }
 
+/// Which free erase block takes new data (`wear_leveling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WearLeveling {
+    /// The block freed last: a cheap controller's stack of free blocks,
+    /// so the few blocks that cycle through it take the erases.
+    None,
+    /// The free block erased least (dynamic wear levelling): erases
+    /// spread over every block that ever comes free; data never moved
+    /// stays where it is.
+    Dynamic,
+}
+
+/// The NAND cell type (`cell`), which sets the endurance prior
+/// [`Cell::rated_pe_cycles`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    Slc,
+    Mlc,
+    Tlc,
+    Qlc,
+}
+
+impl Cell {
+    pub const ALL: [Cell; 4] = [Cell::Slc, Cell::Mlc, Cell::Tlc, Cell::Qlc];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cell::Slc => "slc",
+            Cell::Mlc => "mlc",
+            Cell::Tlc => "tlc",
+            Cell::Qlc => "qlc",
+        }
+    }
+
+    /// Program/erase cycles a block of this cell type is rated for, when
+    /// `pe_cycles` does not say: the low end of each range in "Kalstor, NAND
+    /// types" (SLC 50,000-100,000, MLC 3,000-10,000, 3D TLC 1,000-3,000, QLC
+    /// 100-1,000), which "Transcend, NAND types" bounds from above ("up to
+    /// 50,000", "up to 3,000", "fewer than 1,500"; both in
+    /// `docs/SOURCES.md`). The low end, because a life estimate must not
+    /// promise more than the cells may give.
+    pub fn rated_pe_cycles(self) -> u64 {
+        match self {
+            Cell::Slc => 50_000,
+            Cell::Mlc => 3_000,
+            Cell::Tlc => 1_000,
+            Cell::Qlc => 100,
+        }
+    }
+}
+
 /// One key of the table: what `sim show` prints and what [`Params::set`]
 /// and [`Params::get`] go through.
 pub struct Param {
@@ -108,6 +159,12 @@ pub struct Param {
 /// A combination [`Params::validate`] rejects: `key` is the one at fault.
 fn impossible(key: &'static str, why: String) -> Result<(), ParamError> {
     Err(ParamError::Impossible { key, why })
+}
+
+/// Raw erase blocks behind `logical` ones when `spare` of the raw flash is
+/// beyond them: the fewest whole blocks that hold that share.
+pub fn raw_blocks(logical: u64, spare: f64) -> u64 {
+    (logical as f64 / (1.0 - spare)).ceil() as u64
 }
 
 /// A table default, parsed by its own codec; `defaults_parse` checks each.
@@ -188,6 +245,15 @@ params! {
     /// Page-mapped FTL (eMMC, SSD): every AU takes writes in any order without
     /// garbage collection, only `random_write_ns` extra for a non-sequential one.
     page_mapped: bool = Flag, "false", "bool", "page-mapped FTL: no AU garbage collection";
+    /// Raw flash beyond the capacity, as a share of the raw flash, for the
+    /// page-mapped part (a `page_mapped` card, or the FAT area): once its
+    /// free blocks run out, garbage collection copies the valid pages of
+    /// the emptiest block (greedy) and erases it. `none`: free blocks never
+    /// run out, the model before it had spare.
+    spare: Option<f64> = MaybeFraction, "none", "fraction", "page-mapped flash: raw flash beyond the capacity, share of the raw (none: never collects)";
+    wear_leveling: WearLeveling = WearLevelingCodec, "none", "none|dynamic", "which free block takes new data: the last freed, or the least erased";
+    cell: Cell = CellCodec, "mlc", "slc|mlc|tlc|qlc", "NAND cell type: sets pe_cycles when that is 0";
+    pe_cycles: u64 = Int, "0", "cycles", "program/erase cycles a block is rated for (0: the cell type's)";
     keep_data: bool = Flag, "true", "bool", "keep written data (false: timing only)";
     erased: Erased = ErasedCodec, "zeros", "zeros|ones", "what never-written blocks read as";
     real_capacity: Option<u64> = MaybeSize, "none", "bytes", "fake card: what it really holds (fake_mode says what happens past it)";
@@ -365,7 +431,51 @@ impl Params {
                 format!("{} is more than the {aus} AUs of the card", self.fat_area_aus),
             );
         }
+        self.validate_spare()
+    }
+
+    /// Spare must leave two raw blocks at least beyond the page-mapped
+    /// region (one to write while collecting, one to collect into), and
+    /// number its raw blocks within u32 (the collector's block numbers).
+    fn validate_spare(&self) -> Result<(), ParamError> {
+        let Some(spare) = self.spare else { return Ok(()) };
+        let region = if self.page_mapped {
+            self.capacity.div_ceil(self.au_size)
+        } else {
+            self.fat_area_aus
+        };
+        if region == 0 {
+            return Ok(());
+        }
+        let raw = raw_blocks(region, spare);
+        if raw < region + 2 {
+            return impossible(
+                "spare",
+                format!(
+                    "{spare} of {region} erase blocks leaves fewer than 2 spare blocks; garbage collection needs 2"
+                ),
+            );
+        }
+        if raw > u64::from(u32::MAX) {
+            return impossible(
+                "spare",
+                format!(
+                    "{raw} raw erase blocks of {}: more than the model numbers",
+                    Iec(self.au_size)
+                ),
+            );
+        }
         Ok(())
+    }
+
+    /// Program/erase cycles a block is rated for: `pe_cycles`, or the cell
+    /// type's ([`Cell::rated_pe_cycles`]) where that is 0.
+    pub fn rated_pe_cycles(&self) -> u64 {
+        if self.pe_cycles > 0 {
+            self.pe_cycles
+        } else {
+            self.cell.rated_pe_cycles()
+        }
     }
 
     /// The faults a card is made with, a fake's real size, chain and cache

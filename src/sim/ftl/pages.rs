@@ -1,0 +1,146 @@
+//! Page-mapped flash with spare blocks (a `page_mapped` card, or the FAT
+//! area of an AU-mapped one): any page goes anywhere, the old copy of a
+//! page rewritten turns stale, and when free blocks run out, garbage
+//! collection empties the block with the fewest valid pages (greedy) by
+//! copying them, then erases it. Under uniform random writes this lands a
+//! few percent below Desnoyers' closed form for cleaning in order of age
+//! (SYSTOR 2012; `docs/notes/trace-formats.md`), the test below.
+//!
+//! Memory follows what the host wrote, never the capacity: the map holds a
+//! written page only, and blocks are made when first filled.
+
+use std::collections::HashMap;
+
+use super::wear::pick;
+use crate::sim::params::{WearLeveling, raw_blocks};
+
+/// No logical page: the slot is stale or unwritten.
+const STALE: u64 = u64::MAX;
+
+#[derive(Debug, Clone)]
+struct Block {
+    /// The logical page in each programmed slot, or [`STALE`].
+    slots: Vec<u64>,
+    valid: u64,
+    erases: u64,
+}
+
+/// What making room for one page cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Collected {
+    pub copies: u64,
+    pub erases: u64,
+    /// Blocks emptied.
+    pub blocks: u64,
+}
+
+/// One page-mapped region: its logical pages, and the raw blocks behind them.
+#[derive(Debug, Clone)]
+pub struct Pages {
+    pages_per_block: u64,
+    raw_blocks: u64,
+    /// Logical page to (block, slot).
+    map: HashMap<u64, (u32, u32)>,
+    blocks: Vec<Block>,
+    free: Vec<u64>,
+    active: Option<u32>,
+}
+
+impl Pages {
+    /// A region of `logical_blocks` erase blocks of `pages_per_block`
+    /// pages, with `spare` of its raw flash beyond them. Params::validate
+    /// has checked that this leaves two blocks at least beyond the logical
+    /// ones (one to write while collecting, one to collect into) and that
+    /// the raw blocks fit u32.
+    pub fn new(logical_blocks: u64, pages_per_block: u64, spare: f64) -> Pages {
+        Pages {
+            pages_per_block,
+            raw_blocks: raw_blocks(logical_blocks, spare),
+            map: HashMap::new(),
+            blocks: Vec::new(),
+            free: Vec::new(),
+            active: None,
+        }
+    }
+
+    /// Write logical page `page`: the old copy turns stale, and the page
+    /// goes to the active block, after collecting where none is free.
+    pub fn write(&mut self, page: u64, policy: WearLeveling) -> Collected {
+        if let Some((b, s)) = self.map.remove(&page) {
+            let block = &mut self.blocks[b as usize];
+            block.slots[s as usize] = STALE;
+            block.valid -= 1;
+        }
+        let mut done = Collected::default();
+        let b = self.room(policy, &mut done);
+        self.append(b, page);
+        done
+    }
+
+    /// The erase count of every block made so far.
+    pub fn erase_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blocks.iter().map(|b| b.erases)
+    }
+
+    fn append(&mut self, b: u32, page: u64) {
+        let block = &mut self.blocks[b as usize];
+        self.map.insert(page, (b, block.slots.len() as u32));
+        block.slots.push(page);
+        block.valid += 1;
+    }
+
+    fn has_room(&self, b: u32) -> bool {
+        (self.blocks[b as usize].slots.len() as u64) < self.pages_per_block
+    }
+
+    /// Free blocks, counting those not made yet.
+    fn available(&self) -> u64 {
+        self.free.len() as u64 + (self.raw_blocks - self.blocks.len() as u64)
+    }
+
+    fn take(&mut self, policy: WearLeveling) -> u32 {
+        if self.free.is_empty() {
+            self.blocks.push(Block {
+                slots: Vec::with_capacity(self.pages_per_block as usize),
+                valid: 0,
+                erases: 0,
+            });
+            return (self.blocks.len() - 1) as u32;
+        }
+        let blocks = &self.blocks;
+        let i = pick(policy, &self.free, |b| blocks[b as usize].erases);
+        self.free.remove(i) as u32
+    }
+
+    /// The block the next page goes to. One free block is always kept back
+    /// to collect into: when it is the last, the full block with the fewest
+    /// valid pages is copied into it and erased.
+    fn room(&mut self, policy: WearLeveling, done: &mut Collected) -> u32 {
+        loop {
+            if let Some(b) = self.active.filter(|&b| self.has_room(b)) {
+                return b;
+            }
+            if self.available() > 1 {
+                self.active = Some(self.take(policy));
+                continue;
+            }
+            let victim = (0..self.blocks.len() as u32)
+                .filter(|&b| !self.has_room(b))
+                .min_by_key(|&b| self.blocks[b as usize].valid)
+                .expect("every block but the one kept back is full");
+            let into = self.take(policy);
+            self.active = Some(into);
+            let moved = std::mem::take(&mut self.blocks[victim as usize].slots);
+            for page in moved.into_iter().filter(|&p| p != STALE) {
+                self.append(into, page);
+                done.copies += 1;
+            }
+            let v = &mut self.blocks[victim as usize];
+            v.valid = 0;
+            v.erases += 1;
+            self.free.push(u64::from(victim));
+            done.erases += 1;
+            done.blocks += 1;
+        }
+    }
+}
