@@ -21,6 +21,21 @@ fn timing_only(c: &mut Criterion) {
     let mut buf = AlignedBuf::new(4096);
     let mut t = card(&[("keep_data", "false")]);
     g.bench_function("4k random writes", |b| b.iter(|| t.run(&reqs, 1, &mut buf).unwrap()));
+    // Page-mapped with spare: every page tracked, and collected once the
+    // spare runs out (after the first 1 GiB of the run's writes).
+    let mapped: Vec<Request> = (0..N)
+        .map(|i| Request::write((i * 2_654_435_761 % 262_144) * 4096, 4096, 0))
+        .collect();
+    let mut m = card(&[
+        ("keep_data", "false"),
+        ("capacity", "1G"),
+        ("page_size", "4K"),
+        ("page_mapped", "true"),
+        ("spare", "0.1"),
+    ]);
+    g.bench_function("4k random writes, page-mapped, spare 0.1", |b| {
+        b.iter(|| m.run(&mapped, 1, &mut buf).unwrap())
+    });
     let reads: Vec<Request> = (0..N).map(|i| Request::read(i * 4096, 4096, 0)).collect();
     g.bench_function("4k sequential reads", |b| {
         b.iter(|| t.run(&reads, 1, &mut buf).unwrap())

@@ -157,6 +157,9 @@ pub const PROFILES: &[Profile] = &[
             ("open_aus_linear", "8"),
             ("open_aus_random", "8"),
             ("page_mapped", "true"),
+            // 29.1 GiB offered from what is taken to be 32 GiB of NAND (a
+            // power-of-two die stack): 1 - 31268536320 / 2^35 = 0.09 spare.
+            ("spare", "0.09"),
             ("page_read_ns", "25900"),
             ("page_program_ns", "400"),
             ("card_access_ns", "20000"),

@@ -58,10 +58,20 @@ impl Logs {
     }
 
     /// AU `au`'s data moved to a fresh block and its old block was erased.
-    fn moved(&mut self, p: &Params, au: u64, work: &mut FlashWork) {
+    /// Returns the time static wear levelling took after it.
+    fn moved(&mut self, p: &Params, au: u64, work: &mut FlashWork) -> u64 {
         work.erases += 1;
-        self.blocks
-            .moved(au, p.capacity / p.au_size, Self::spare_blocks(p), p.wear_leveling);
+        let pages = p.au_size / p.page_size;
+        let l = self.blocks.moved(
+            au,
+            p.capacity / p.au_size,
+            Self::spare_blocks(p),
+            p.wear_leveling,
+            pages,
+        );
+        work.wear_copies += l.copies;
+        work.erases += l.erases;
+        l.copies * page_copy_ns(p) + l.erases * p.au_erase_ns
     }
 
     /// Cost of closing a slot, then erasing the block it replaces. A
@@ -86,8 +96,8 @@ impl Logs {
         };
         work.merge_copies += copy_pages;
         work.merges += 1;
-        self.moved(p, s.au, work);
-        copy_pages * page_copy_ns(p) + p.au_erase_ns
+        let levelled = self.moved(p, s.au, work);
+        copy_pages * page_copy_ns(p) + p.au_erase_ns + levelled
     }
 
     /// Merge slot `i` out, charging `cost`.
@@ -173,7 +183,9 @@ impl Logs {
             self.open.remove(i);
             cost.ns += p.au_erase_ns;
             work.switch_merges += 1;
-            self.moved(p, au, work);
+            let levelled = self.moved(p, au, work);
+            cost.ns += levelled;
+            cost.merge_ns += levelled;
         }
     }
 

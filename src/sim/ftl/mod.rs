@@ -445,6 +445,26 @@ mod tests {
         assert_eq!(spread("dynamic"), (8, 75));
     }
 
+    /// The same hot AU under static wear levelling: cold AUs' data moves
+    /// to worn blocks, so all 16 AUs' blocks and the 7 spare ones share
+    /// the erases, none more than the threshold above another.
+    #[test]
+    fn static_wear_levelling_brings_every_block_into_the_rotation() {
+        let mut p = small("64M", "4M", "16K");
+        p.set("wear_leveling", "static").unwrap();
+        let mut f = Ftl::default();
+        for _ in 0..2000 {
+            f.write(&p, 3, 0, p.au_size);
+        }
+        let counts = f.erase_counts();
+        assert_eq!(counts.len(), 16 + 7, "{counts:?}");
+        let (least, most) = (*counts.iter().min().unwrap(), *counts.iter().max().unwrap());
+        assert!(most - least <= wear::STATIC_SPREAD + 1, "{least}..{most}");
+        assert!(f.work.wear_copies > 0 && f.work.wear_copies.is_multiple_of(p.au_size / p.page_size));
+        assert_eq!(f.work.erases, 2000 + f.work.wear_copies / (p.au_size / p.page_size));
+        assert_eq!(counts.iter().sum::<u64>(), f.work.erases);
+    }
+
     #[test]
     fn spare_too_small_for_collection_is_refused() {
         let mut p = small("64M", "4M", "16K");

@@ -9,9 +9,7 @@
 //! Memory follows what the host wrote, never the capacity: the map holds a
 //! written page only, and blocks are made when first filled.
 
-use std::collections::HashMap;
-
-use super::wear::pick;
+use super::wear::{NumberMap, STATIC_SPREAD, pick};
 use crate::sim::params::{WearLeveling, raw_blocks};
 
 /// No logical page: the slot is stale or unwritten.
@@ -40,7 +38,7 @@ pub struct Pages {
     pages_per_block: u64,
     raw_blocks: u64,
     /// Logical page to (block, slot).
-    map: HashMap<u64, (u32, u32)>,
+    map: NumberMap<(u32, u32)>,
     blocks: Vec<Block>,
     free: Vec<u64>,
     active: Option<u32>,
@@ -56,7 +54,7 @@ impl Pages {
         Pages {
             pages_per_block,
             raw_blocks: raw_blocks(logical_blocks, spare),
-            map: HashMap::new(),
+            map: NumberMap::default(),
             blocks: Vec::new(),
             free: Vec::new(),
             active: None,
@@ -112,6 +110,26 @@ impl Pages {
         self.free.remove(i) as u32
     }
 
+    /// The full block to collect: the one with the fewest valid pages
+    /// (greedy); under static wear levelling, the least worn once the
+    /// spread passes [`STATIC_SPREAD`], so its cold data moves and the
+    /// block takes its share of erases.
+    fn victim(&self, policy: WearLeveling) -> u32 {
+        let full = || (0..self.blocks.len() as u32).filter(|&b| !self.has_room(b));
+        let erases = |b: u32| self.blocks[b as usize].erases;
+        if policy == WearLeveling::Static {
+            let most = self.blocks.iter().map(|b| b.erases).max().unwrap_or(0);
+            if let Some(cold) = full().min_by_key(|&b| (erases(b), self.blocks[b as usize].valid))
+                && most - erases(cold) > STATIC_SPREAD
+            {
+                return cold;
+            }
+        }
+        full()
+            .min_by_key(|&b| self.blocks[b as usize].valid)
+            .expect("every block but the one kept back is full")
+    }
+
     /// The block the next page goes to. One free block is always kept back
     /// to collect into: when it is the last, the full block with the fewest
     /// valid pages is copied into it and erased.
@@ -124,10 +142,7 @@ impl Pages {
                 self.active = Some(self.take(policy));
                 continue;
             }
-            let victim = (0..self.blocks.len() as u32)
-                .filter(|&b| !self.has_room(b))
-                .min_by_key(|&b| self.blocks[b as usize].valid)
-                .expect("every block but the one kept back is full");
+            let victim = self.victim(policy);
             let into = self.take(policy);
             self.active = Some(into);
             let moved = std::mem::take(&mut self.blocks[victim as usize].slots);

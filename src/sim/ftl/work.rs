@@ -21,6 +21,9 @@ pub struct FlashWork {
     /// Pages copied by page-mapped garbage collection (a `page_mapped` card,
     /// or the FAT area, once its spare blocks run out).
     pub gc_copies: u64,
+    /// Pages copied by static wear levelling: cold data moved off blocks
+    /// that wore least.
+    pub wear_copies: u64,
     /// Erase blocks erased, for any cause.
     pub erases: u64,
     /// AUs closed by copying their valid pages (the merges that make
@@ -36,7 +39,7 @@ pub struct FlashWork {
 impl FlashWork {
     /// Every page the flash programmed: the host's, and the copies.
     pub fn flash_pages(&self) -> u64 {
-        self.host_pages + self.merge_copies + self.gc_copies
+        self.host_pages + self.merge_copies + self.gc_copies + self.wear_copies
     }
 
     /// Flash bytes programmed over `host_bytes` written, for pages of

@@ -256,13 +256,15 @@ impl Codec<WearLeveling> for WearLevelingCodec {
         match v {
             "none" => Ok(WearLeveling::None),
             "dynamic" => Ok(WearLeveling::Dynamic),
-            _ => Err(bad(key, v, "expected none or dynamic")),
+            "static" => Ok(WearLeveling::Static),
+            _ => Err(bad(key, v, "expected none, dynamic or static")),
         }
     }
     fn show(v: &WearLeveling) -> String {
         quoted(match v {
             WearLeveling::None => "none",
             WearLeveling::Dynamic => "dynamic",
+            WearLeveling::Static => "static",
         })
     }
 }

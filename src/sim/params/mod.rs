@@ -103,6 +103,9 @@ pub enum WearLeveling {
     /// spread over every block that ever comes free; data never moved
     /// stays where it is.
     Dynamic,
+    /// Dynamic, and cold data is moved off the least worn blocks once the
+    /// spread passes a threshold, so every block shares the erases.
+    Static,
 }
 
 /// The NAND cell type (`cell`), which sets the endurance prior
@@ -251,7 +254,7 @@ params! {
     /// the emptiest block (greedy) and erases it. `none`: free blocks never
     /// run out, the model before it had spare.
     spare: Option<f64> = MaybeFraction, "none", "fraction", "page-mapped flash: raw flash beyond the capacity, share of the raw (none: never collects)";
-    wear_leveling: WearLeveling = WearLevelingCodec, "none", "none|dynamic", "which free block takes new data: the last freed, or the least erased";
+    wear_leveling: WearLeveling = WearLevelingCodec, "none", "none|dynamic|static", "which free block takes new data (the last freed, or the least erased), and whether cold data moves";
     cell: Cell = CellCodec, "mlc", "slc|mlc|tlc|qlc", "NAND cell type: sets pe_cycles when that is 0";
     pe_cycles: u64 = Int, "0", "cycles", "program/erase cycles a block is rated for (0: the cell type's)";
     keep_data: bool = Flag, "true", "bool", "keep written data (false: timing only)";
