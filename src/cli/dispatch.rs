@@ -286,6 +286,12 @@ fn emulate(
                 &|doc| {
                     print(doc, &*format);
                 },
+                // The text summary went to stderr already.
+                &|doc| {
+                    if json {
+                        print(doc, &*format);
+                    }
+                },
             )?
         }
         (false, None) => {

@@ -47,13 +47,17 @@ pub fn cleanup(dir: &std::path::Path, force: Option<u32>) -> CliResult<()> {
 }
 
 /// Serve until a signal: `announce` prints the ready document (the device
-/// path first) in the run's format; the summary goes to stderr at the end.
-pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<()> {
+/// path first) in the run's format; the summary goes to stderr at the end,
+/// and to `stopped` as the same document with what the card saw.
+pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn Fn(&RunDocument)) -> CliResult<()> {
     crate::safety::signals::install();
     let em = emulate::start(o).map_err(cli)?;
     let r = &em.ready;
     let mut doc = RunDocument::new(crate::document::CommandName::Emulate, None);
-    doc.body = Body::Emulating(EmulatingBody { emulate: r.clone() });
+    doc.body = Body::Emulating(EmulatingBody {
+        emulate: r.clone(),
+        stopped: None,
+    });
     if let Some((message, hint)) = emulate::scale_warning(r) {
         doc.warnings.push(crate::document::Note {
             kind: crate::document::NoteKind::Engine,
@@ -101,6 +105,10 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument)) -> CliResult<(
         crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     }
     crate::errln!("detached {device} and unmounted the card's FUSE filesystem");
+    if let Body::Emulating(e) = &mut doc.body {
+        e.stopped = Some(Box::new(s));
+    }
+    stopped(&doc);
     Ok(())
 }
 

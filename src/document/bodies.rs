@@ -213,10 +213,13 @@ pub enum Body {
     Emulating(EmulatingBody),
 }
 
-/// `emulate`: the device serving the card, printed when it is ready.
+/// `emulate`: the device serving the card, printed when it is ready; with
+/// `--json`, printed again when it stops, with what the card saw.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EmulatingBody {
     pub emulate: crate::emulate::Ready,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Box<crate::emulate::Summary>>,
 }
 
 /// Only measuring runs are read back (the store and `--json` files keep

@@ -162,7 +162,7 @@ pub struct Ready {
 }
 
 /// What the card saw, at the end.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub reads: u64,
     pub writes: u64,

@@ -3,13 +3,14 @@
 //! at a time, so the kernel neither merges nor splits them) and straight
 //! into a `SimTarget` count the same pages, copies and erases.
 
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
+use std::process::Stdio;
 
 use flashlab::sim::SimTarget;
 use flashlab::targets::{AlignedBuf, Request, Target};
 
-use super::{Emu, cannot_emulate};
+use super::{Emu, cannot_emulate, flashlab_in};
 use crate::support::require_loop_devices;
 
 /// 1 MiB AUs, 2 open in order and 1 at random, and an 8-AU FAT area with
@@ -58,7 +59,26 @@ fn an_emulated_cards_flash_work_is_the_models_for_the_same_writes() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut emu = Emu::start(dir.path(), CARD, &[]);
+    // With --json: the ready document first, the stopped one at the end.
+    let mut child = flashlab_in(dir.path())
+        .args(["emulate", CARD, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let ready: serde_json::Value = serde_json::Deserializer::from_reader(&mut stdout)
+        .into_iter()
+        .next()
+        .expect("the ready document")
+        .unwrap();
+    let device = ready["emulate"]["device"].as_str().unwrap().to_string();
+    let mut emu = Emu {
+        child: Some(child),
+        _stdout: stdout,
+        device,
+        dir: dir.path().to_path_buf(),
+    };
     let mut dev = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_DIRECT)
@@ -74,7 +94,11 @@ fn an_emulated_cards_flash_work_is_the_models_for_the_same_writes() {
     }
     drop(dev);
     let summary = emu.stop();
+    let mut rest = String::new();
+    emu._stdout.read_to_string(&mut rest).unwrap();
+    let stopped: serde_json::Value = serde_json::from_str(rest.trim()).unwrap_or_else(|e| panic!("{rest:?}: {e}"));
     let m = model.flash_report();
+    assert_eq!(stopped["stopped"]["flash_work"], serde_json::to_value(&m).unwrap());
     let w = &m.work;
     assert!(
         w.merges > 0 && w.switch_merges > 0 && w.collections > 0,
