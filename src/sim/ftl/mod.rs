@@ -471,7 +471,7 @@ mod tests {
         p.set("page_mapped", "true").unwrap();
         p.set("spare", "0.05").unwrap();
         let e = p.validate().unwrap_err().to_string();
-        assert!(e.contains("fewer than 2 spare blocks"), "{e}");
+        assert!(e.contains("fewer than 2 beyond them"), "{e}");
         assert!(p.set("spare", "0.95").is_err());
         p.set("spare", "0.2").unwrap();
         p.validate().unwrap();

@@ -455,7 +455,8 @@ impl Params {
             return impossible(
                 "spare",
                 format!(
-                    "{spare} of {region} erase blocks leaves fewer than 2 spare blocks; garbage collection needs 2"
+                    "{spare} spare over {region} erase blocks makes {raw} raw ones: fewer than 2 beyond them, and \
+                     garbage collection needs 2"
                 ),
             );
         }
