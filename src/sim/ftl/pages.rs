@@ -159,3 +159,71 @@ impl Pages {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl Pages {
+        /// Every written page is in exactly one slot, the one the map
+        /// names; each block's valid count is its live slots; no block
+        /// holds more than a block's pages; the raw blocks are never
+        /// exceeded.
+        fn check(&self) -> Result<(), String> {
+            let mut live = 0;
+            for (b, block) in self.blocks.iter().enumerate() {
+                let here = block.slots.iter().filter(|&&p| p != STALE).count() as u64;
+                if here != block.valid {
+                    return Err(format!("block {b}: {here} live slots, valid says {}", block.valid));
+                }
+                if block.slots.len() as u64 > self.pages_per_block {
+                    return Err(format!("block {b} overfull"));
+                }
+                live += here;
+            }
+            if live != self.map.len() as u64 {
+                return Err(format!("{live} live slots for {} mapped pages", self.map.len()));
+            }
+            for (&page, &(b, s)) in &self.map {
+                if self.blocks[b as usize].slots[s as usize] != page {
+                    return Err(format!("page {page} mapped to a slot that holds another"));
+                }
+            }
+            if self.blocks.len() as u64 > self.raw_blocks {
+                return Err("more blocks than the raw flash has".into());
+            }
+            Ok(())
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the order of writes and the policy, no page is lost or
+        /// doubled, and every copy and erase is counted.
+        #[test]
+        fn collection_never_loses_or_doubles_a_page(
+            writes in proptest::collection::vec(0u64..96, 1..2000),
+            spare in 0.05f64..0.5,
+            policy in 0usize..3,
+        ) {
+            let policy = [WearLeveling::None, WearLeveling::Dynamic, WearLeveling::Static][policy];
+            // 12 logical blocks of 8 pages: 96 pages.
+            let mut p = Pages::new(12, 8, spare);
+            proptest::prop_assume!(p.raw_blocks >= 14);
+            let (mut copies, mut erases) = (0, 0);
+            for &w in &writes {
+                let done = p.write(w, policy);
+                copies += done.copies;
+                erases += done.erases;
+                proptest::prop_assert_eq!(p.check(), Ok(()));
+            }
+            let distinct: std::collections::BTreeSet<u64> = writes.iter().copied().collect();
+            proptest::prop_assert_eq!(p.map.len(), distinct.len());
+            proptest::prop_assert_eq!(p.erase_counts().sum::<u64>(), erases);
+            // Every page programmed is a host write or a copy, and sits in a
+            // slot of a block, or was erased with one.
+            let programmed: u64 = p.blocks.iter().map(|b| b.slots.len() as u64).sum::<u64>()
+                + erases * 8;
+            proptest::prop_assert_eq!(programmed, writes.len() as u64 + copies);
+        }
+    }
+}
