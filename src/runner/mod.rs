@@ -147,10 +147,29 @@ impl Runner {
             crate::errln!("{}", crate::console::wrap(&format!("note: {line}"), "", "      "));
             doc.note(NoteKind::Geometry, line, None);
         }
-        let mut runner = Runner {
-            target: r.target.clone(),
-            engine: r.engine,
-            consent: r.consent.clone(),
+        let mut runner = Runner::assemble(r.target.clone(), r.engine, r.consent.clone(), reader, doc);
+        if let Some(p) = &r.store {
+            let mut saver = crate::store::Saver::open(p);
+            saver.named = r.store_named;
+            runner.listen(Box::new(saver));
+        }
+        runner.stamp_device();
+        Ok(runner)
+    }
+
+    /// A runner over an opened target, before anything ran: no listener,
+    /// no writer held, its own nonce and stop.
+    fn assemble(
+        target: args::TargetArg,
+        engine: EngineChoice,
+        consent: Consent,
+        reader: Opened,
+        doc: RunDocument,
+    ) -> Self {
+        Runner {
+            target,
+            engine,
+            consent,
             reader,
             writer: None,
             device_ns: 0,
@@ -162,14 +181,7 @@ impl Runner {
             nonce: run_nonce(),
             display: progress::Display::default(),
             stop: Default::default(),
-        };
-        if let Some(p) = &r.store {
-            let mut saver = crate::store::Saver::open(p);
-            saver.named = r.store_named;
-            runner.listen(Box::new(saver));
         }
-        runner.stamp_device();
-        Ok(runner)
     }
 
     /// Show this run's progress as one line among several runs'.
@@ -182,25 +194,18 @@ impl Runner {
     pub fn for_sim(command: crate::document::CommandName, card: crate::sim::SimTarget) -> Self {
         let desc = card.description().clone();
         let text = desc.spec.clone();
-        let mut r = Runner {
-            target: args::TargetArg {
-                resolved: args::Resolved::Sim(Box::new(card.params.clone())),
-                text,
-            },
-            engine: EngineChoice::Auto,
-            consent: Consent::default(),
-            reader: Opened::Sim(Box::new(card)),
-            writer: None,
-            device_ns: 0,
-            doc: RunDocument::new(command, Some(desc)),
-            listeners: Vec::new(),
-            announce: false,
-            identity: std::cell::OnceCell::new(),
-            writes: Vec::new(),
-            nonce: run_nonce(),
-            display: progress::Display::default(),
-            stop: Default::default(),
+        let target = args::TargetArg {
+            resolved: args::Resolved::Sim(Box::new(card.params.clone())),
+            text,
         };
+        let doc = RunDocument::new(command, Some(desc));
+        let mut r = Runner::assemble(
+            target,
+            EngineChoice::Auto,
+            Consent::default(),
+            Opened::Sim(Box::new(card)),
+            doc,
+        );
         r.stamp_device();
         r
     }

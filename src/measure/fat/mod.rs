@@ -391,12 +391,7 @@ mod tests {
             let o = Options {
                 erase: params.au_size,
                 chunk: default_chunk(params.au_size, Some(params.page_size), 512),
-                max_aus: 8,
-                block: 512,
-                random_aus: None,
-                slots: true,
-                trusted_limit: false,
-                ordinary: None,
+                ..demo_options()
             };
             let want = if params.page_mapped { 0 } else { params.fat_area_aus };
             let fat = Fat {
