@@ -120,7 +120,8 @@ fn flash_line(f: &crate::sim::ftl::FlashReport) -> String {
         .map_or_else(|| "none (nothing written)".to_string(), |a| format!("{a:.2}"));
     format!(
         "flash work: {} pages of {} programmed for the host ({} read-modify-written), {} copied by merges, {} by \
-         garbage collection; {} erases over {} blocks (at most {} of {} rated); amplification {amplification}",
+         garbage collection; {} erases on {} of {} blocks (at most {} of {} rated, {:.2} a block on average); \
+         amplification {amplification}",
         w.host_pages,
         crate::units::Iec(f.page_size_bytes),
         w.rmw_pages,
@@ -128,7 +129,9 @@ fn flash_line(f: &crate::sim::ftl::FlashReport) -> String {
         w.gc_copies,
         w.erases,
         f.blocks_erased,
+        f.blocks,
         f.most_erases,
         f.rated_pe_cycles,
+        f.mean_erases,
     )
 }

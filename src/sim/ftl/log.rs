@@ -53,7 +53,7 @@ pub(super) fn page_copy_ns(p: &Params) -> u64 {
 impl Logs {
     /// Spare blocks of the pool merges take from: a log for each AU that
     /// can be open, and one to merge into.
-    fn spare_blocks(p: &Params) -> u64 {
+    pub(super) fn spare_blocks(p: &Params) -> u64 {
         p.open_aus_linear + p.open_aus_random + 1
     }
 

@@ -136,10 +136,24 @@ impl Ftl {
             page_size_bytes: p.page_size,
             host_bytes_written: host_bytes,
             amplification: self.work.amplification(p.page_size, host_bytes),
+            blocks: Self::blocks(p),
             blocks_erased: counts.len() as u64,
             most_erases: counts.iter().copied().max().unwrap_or(0),
+            mean_erases: self.work.erases as f64 / Self::blocks(p) as f64,
             rated_pe_cycles: p.rated_pe_cycles(),
         }
+    }
+
+    /// The card's physical erase blocks: the AU-mapped ones with their pool
+    /// of spare blocks ([`log::Logs`]), and the page-mapped region's raw
+    /// blocks (as many as it has logical ones where it has no `spare`).
+    fn blocks(p: &Params) -> u64 {
+        let aus = p.capacity.div_ceil(p.au_size);
+        let region = if p.page_mapped { aus } else { p.fat_area_aus.min(aus) };
+        let raw = p.spare.map_or(region, |s| crate::sim::params::raw_blocks(region, s));
+        let mapped = aus - region;
+        let pool = if mapped > 0 { Logs::spare_blocks(p) } else { 0 };
+        mapped + pool + raw
     }
 
     /// The erase count of every erase block erased at least once, AU-mapped
@@ -324,6 +338,10 @@ mod tests {
         assert_eq!(f.work.erases, p.capacity / p.au_size);
         assert_eq!(f.work.switch_merges, p.capacity / p.au_size);
         assert_eq!(f.erase_counts().iter().sum::<u64>(), f.work.erases);
+        // 16 AUs and a pool of 4 + 2 logs and one to merge into.
+        let r = f.report(&p, p.capacity);
+        assert_eq!((r.blocks, r.blocks_erased, r.most_erases), (23, 16, 1));
+        assert_eq!(r.mean_erases, 16.0 / 23.0);
     }
 
     /// 4 KiB writes uniform at random over far more AUs than are open: each

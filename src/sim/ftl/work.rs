@@ -61,9 +61,13 @@ pub struct FlashReport {
     pub host_bytes_written: u64,
     /// Flash bytes programmed over host bytes written.
     pub amplification: Option<f64>,
-    /// Erase blocks erased at least once, and the most erases any one took.
+    /// The card's physical erase blocks (spare ones included), those
+    /// erased at least once, the most erases any one took, and the erases
+    /// over all of them: the spread wear levelling decides.
+    pub blocks: u64,
     pub blocks_erased: u64,
     pub most_erases: u64,
+    pub mean_erases: f64,
     /// What one block is rated for (`pe_cycles`, or the cell type's).
     pub rated_pe_cycles: u64,
 }

@@ -44,7 +44,7 @@ fn writes() -> Vec<(u64, u32)> {
 fn said(summary: &str) -> Vec<u64> {
     let at = summary.find("flash work: ").expect("the summary has its flash work");
     let line = &summary[at..];
-    let line = &line[..line.find("amplification").expect("one line")];
+    let line = &line[..line.find(" rated").expect("one line")];
     line.split(|c: char| !c.is_ascii_digit())
         .filter(|t| !t.is_empty())
         .filter_map(|t| t.parse().ok())
@@ -113,6 +113,7 @@ fn an_emulated_cards_flash_work_is_the_models_for_the_same_writes() {
         w.gc_copies,
         w.erases,
         m.blocks_erased,
+        m.blocks,
         m.most_erases,
         m.rated_pe_cycles,
     ];
