@@ -135,6 +135,7 @@ impl Ftl {
             work: self.work,
             page_size_bytes: p.page_size,
             host_bytes_written: host_bytes,
+            flash_bytes_written: self.work.flash_pages() * p.page_size,
             amplification: self.work.amplification(p.page_size, host_bytes),
             blocks: Self::blocks(p),
             blocks_erased: counts.len() as u64,
@@ -342,6 +343,7 @@ mod tests {
         let r = f.report(&p, p.capacity);
         assert_eq!((r.blocks, r.blocks_erased, r.most_erases), (23, 16, 1));
         assert_eq!(r.mean_erases, 16.0 / 23.0);
+        assert_eq!(r.flash_bytes_written, p.capacity);
     }
 
     /// 4 KiB writes uniform at random over far more AUs than are open: each

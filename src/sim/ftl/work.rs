@@ -59,6 +59,8 @@ pub struct FlashReport {
     /// What the host wrote, the journal's writes back included: the card
     /// took them too.
     pub host_bytes_written: u64,
+    /// Every page programmed, in bytes (the name `life` gives it too).
+    pub flash_bytes_written: u64,
     /// Flash bytes programmed over host bytes written.
     pub amplification: Option<f64>,
     /// The card's physical erase blocks (spare ones included), those
