@@ -6,19 +6,26 @@
 //! few percent below Desnoyers' closed form for cleaning in order of age
 //! (SYSTOR 2012; `docs/notes/trace-formats.md`), the test below.
 //!
-//! Memory follows what the host wrote, never the capacity: the map holds a
-//! written page only, and blocks are made when first filled.
+//! Memory follows what the host wrote, never the capacity: the map is made
+//! in chunks of [`CHUNK`] pages as they are first written, and blocks when
+//! first filled. About 8 bytes a page written: 4 in the map (the page's
+//! slot) and 4 in its block (the slot's page); `examples/sim_memory.rs`
+//! measures it.
 
 use super::wear::{NumberMap, STATIC_SPREAD, pick};
 use crate::sim::params::{WearLeveling, raw_blocks};
 
-/// No logical page: the slot is stale or unwritten.
-const STALE: u64 = u64::MAX;
+/// No logical page: the slot is stale. Params::validate keeps every
+/// logical page and raw slot number under it.
+const STALE: u32 = u32::MAX;
+
+/// Pages of the map made at once: 16 KiB of it.
+const CHUNK: u64 = 4096;
 
 #[derive(Debug, Clone)]
 struct Block {
     /// The logical page in each programmed slot, or [`STALE`].
-    slots: Vec<u64>,
+    slots: Vec<u32>,
     valid: u64,
     erases: u64,
 }
@@ -37,8 +44,9 @@ pub struct Collected {
 pub struct Pages {
     pages_per_block: u64,
     raw_blocks: u64,
-    /// Logical page to (block, slot).
-    map: NumberMap<(u32, u32)>,
+    /// Logical page to its raw slot (block x pages per block + slot) plus
+    /// one, 0 where never written, in chunks of [`CHUNK`] pages.
+    map: NumberMap<Box<[u32]>>,
     blocks: Vec<Block>,
     free: Vec<u64>,
     active: Option<u32>,
@@ -49,7 +57,7 @@ impl Pages {
     /// pages, with `spare` of its raw flash beyond them. Params::validate
     /// has checked that this leaves two blocks at least beyond the logical
     /// ones (one to write while collecting, one to collect into) and that
-    /// the raw blocks fit u32.
+    /// every raw slot is numbered under [`STALE`].
     pub fn new(logical_blocks: u64, pages_per_block: u64, spare: f64) -> Pages {
         Pages {
             pages_per_block,
@@ -64,14 +72,14 @@ impl Pages {
     /// Write logical page `page`: the old copy turns stale, and the page
     /// goes to the active block, after collecting where none is free.
     pub fn write(&mut self, page: u64, policy: WearLeveling) -> Collected {
-        if let Some((b, s)) = self.map.remove(&page) {
-            let block = &mut self.blocks[b as usize];
-            block.slots[s as usize] = STALE;
+        if let Some(at) = self.slot_of(page) {
+            let block = &mut self.blocks[(at / self.pages_per_block) as usize];
+            block.slots[(at % self.pages_per_block) as usize] = STALE;
             block.valid -= 1;
         }
         let mut done = Collected::default();
         let b = self.room(policy, &mut done);
-        self.append(b, page);
+        self.append(b, page as u32);
         done
     }
 
@@ -80,11 +88,22 @@ impl Pages {
         self.blocks.iter().map(|b| b.erases)
     }
 
-    fn append(&mut self, b: u32, page: u64) {
+    /// Where logical `page` is: its raw slot number.
+    fn slot_of(&self, page: u64) -> Option<u64> {
+        let chunk = self.map.get(&(page / CHUNK))?;
+        chunk[(page % CHUNK) as usize].checked_sub(1).map(u64::from)
+    }
+
+    fn append(&mut self, b: u32, page: u32) {
         let block = &mut self.blocks[b as usize];
-        self.map.insert(page, (b, block.slots.len() as u32));
+        let at = u64::from(b) * self.pages_per_block + block.slots.len() as u64;
         block.slots.push(page);
         block.valid += 1;
+        let chunk = self
+            .map
+            .entry(u64::from(page) / CHUNK)
+            .or_insert_with(|| vec![0; CHUNK as usize].into_boxed_slice());
+        chunk[(u64::from(page) % CHUNK) as usize] = at as u32 + 1;
     }
 
     fn has_room(&self, b: u32) -> bool {
@@ -145,7 +164,8 @@ impl Pages {
             let victim = self.victim(policy);
             let into = self.take(policy);
             self.active = Some(into);
-            let moved = std::mem::take(&mut self.blocks[victim as usize].slots);
+            let fresh = Vec::with_capacity(self.pages_per_block as usize);
+            let moved = std::mem::replace(&mut self.blocks[victim as usize].slots, fresh);
             for page in moved.into_iter().filter(|&p| p != STALE) {
                 self.append(into, page);
                 done.copies += 1;
@@ -165,6 +185,10 @@ mod tests {
     use super::*;
 
     impl Pages {
+        fn mapped(&self) -> usize {
+            self.map.values().map(|c| c.iter().filter(|&&at| at > 0).count()).sum()
+        }
+
         /// Every written page is in exactly one slot, the one the map
         /// names; each block's valid count is its live slots; no block
         /// holds more than a block's pages; the raw blocks are never
@@ -181,12 +205,20 @@ mod tests {
                 }
                 live += here;
             }
-            if live != self.map.len() as u64 {
-                return Err(format!("{live} live slots for {} mapped pages", self.map.len()));
+            if live != self.mapped() as u64 {
+                return Err(format!("{live} live slots for {} mapped pages", self.mapped()));
             }
-            for (&page, &(b, s)) in &self.map {
-                if self.blocks[b as usize].slots[s as usize] != page {
-                    return Err(format!("page {page} mapped to a slot that holds another"));
+            for (&c, chunk) in &self.map {
+                for (i, &at) in chunk.iter().enumerate() {
+                    let Some(at) = u64::from(at).checked_sub(1) else {
+                        continue;
+                    };
+                    let page = c * CHUNK + i as u64;
+                    let slot =
+                        self.blocks[(at / self.pages_per_block) as usize].slots[(at % self.pages_per_block) as usize];
+                    if u64::from(slot) != page {
+                        return Err(format!("page {page} mapped to a slot that holds another"));
+                    }
                 }
             }
             if self.blocks.len() as u64 > self.raw_blocks {
@@ -217,7 +249,7 @@ mod tests {
                 proptest::prop_assert_eq!(p.check(), Ok(()));
             }
             let distinct: std::collections::BTreeSet<u64> = writes.iter().copied().collect();
-            proptest::prop_assert_eq!(p.map.len(), distinct.len());
+            proptest::prop_assert_eq!(p.mapped(), distinct.len());
             proptest::prop_assert_eq!(p.erase_counts().sum::<u64>(), erases);
             // Every page programmed is a host write or a copy, and sits in a
             // slot of a block, or was erased with one.

@@ -439,7 +439,7 @@ impl Params {
 
     /// Spare must leave two raw blocks at least beyond the page-mapped
     /// region (one to write while collecting, one to collect into), and
-    /// number its raw blocks within u32 (the collector's block numbers).
+    /// number its raw pages within u32 (the collector's map).
     fn validate_spare(&self) -> Result<(), ParamError> {
         let Some(spare) = self.spare else { return Ok(()) };
         let region = if self.page_mapped {
@@ -460,12 +460,14 @@ impl Params {
                 ),
             );
         }
-        if raw > u64::from(u32::MAX) {
+        // Raw pages are numbered in u32, one number kept for "stale".
+        let raw_pages = raw.saturating_mul(self.au_size / self.page_size);
+        if raw_pages >= u64::from(u32::MAX) {
             return impossible(
                 "spare",
                 format!(
-                    "{raw} raw erase blocks of {}: more than the model numbers",
-                    Iec(self.au_size)
+                    "{raw_pages} raw pages of {} behind the page-mapped part: more than the model numbers (2^32 - 1)",
+                    Iec(self.page_size)
                 ),
             );
         }
