@@ -66,19 +66,20 @@ fn an_emulated_cards_flash_work_is_the_models_for_the_same_writes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let ready: serde_json::Value = serde_json::Deserializer::from_reader(&mut stdout)
+    // The guard first: a failure below still stops the emulation.
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut emu = Emu {
+        child: Some(child),
+        _stdout: stdout,
+        device: String::new(),
+        dir: dir.path().to_path_buf(),
+    };
+    let ready: serde_json::Value = serde_json::Deserializer::from_reader(&mut emu._stdout)
         .into_iter()
         .next()
         .expect("the ready document")
         .unwrap();
-    let device = ready["emulate"]["device"].as_str().unwrap().to_string();
-    let mut emu = Emu {
-        child: Some(child),
-        _stdout: stdout,
-        device,
-        dir: dir.path().to_path_buf(),
-    };
+    emu.device = ready["emulate"]["device"].as_str().unwrap().to_string();
     let mut dev = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_DIRECT)
