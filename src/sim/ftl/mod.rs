@@ -99,11 +99,7 @@ impl Ftl {
     fn collect(&mut self, p: &Params, au: u64, off: u64, len: u64, cost: &mut WriteCost) {
         let Some(spare) = p.spare else { return };
         let pages_per_block = p.au_size / p.page_size;
-        let region = if p.page_mapped {
-            p.capacity.div_ceil(p.au_size)
-        } else {
-            p.fat_area_aus
-        };
+        let region = p.page_mapped_blocks();
         let pages = self
             .pages
             .get_or_insert_with(|| Pages::new(region, pages_per_block, spare));
@@ -150,7 +146,7 @@ impl Ftl {
     /// blocks (as many as it has logical ones where it has no `spare`).
     fn blocks(p: &Params) -> u64 {
         let aus = p.capacity.div_ceil(p.au_size);
-        let region = if p.page_mapped { aus } else { p.fat_area_aus.min(aus) };
+        let region = p.page_mapped_blocks();
         let raw = p.spare.map_or(region, |s| crate::sim::params::raw_blocks(region, s));
         let mapped = aus - region;
         let pool = if mapped > 0 { Logs::spare_blocks(p) } else { 0 };

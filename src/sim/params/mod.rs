@@ -442,11 +442,7 @@ impl Params {
     /// number its raw pages within u32 (the collector's map).
     fn validate_spare(&self) -> Result<(), ParamError> {
         let Some(spare) = self.spare else { return Ok(()) };
-        let region = if self.page_mapped {
-            self.capacity.div_ceil(self.au_size)
-        } else {
-            self.fat_area_aus
-        };
+        let region = self.page_mapped_blocks();
         if region == 0 {
             return Ok(());
         }
@@ -472,6 +468,16 @@ impl Params {
             );
         }
         Ok(())
+    }
+
+    /// Erase blocks of the page-mapped part: the whole card when it is
+    /// `page_mapped`, else its FAT area (validated to lie inside the card).
+    pub fn page_mapped_blocks(&self) -> u64 {
+        if self.page_mapped {
+            self.capacity.div_ceil(self.au_size)
+        } else {
+            self.fat_area_aus
+        }
     }
 
     /// Program/erase cycles a block is rated for: `pe_cycles`, or the cell
