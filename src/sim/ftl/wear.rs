@@ -23,10 +23,10 @@ pub(super) fn pick(policy: WearLeveling, free: &[u64], erases: impl Fn(u64) -> u
 }
 
 /// Static wear levelling moves cold data once the most worn block has this
-/// many erases more than the block under the coldest data. A stated choice,
-/// not a measurement: no card publishes its threshold, and any value of
-/// this order bounds the spread the same way (`life` reports the spread,
-/// so its effect can be read).
+/// many erases more than the block under the coldest data, so the spread
+/// (most minus least) stays near it. A stated choice, not a measurement:
+/// no card publishes its threshold; the spread is reported, so its effect
+/// can be read.
 pub const STATIC_SPREAD: u64 = 32;
 
 /// What static wear levelling did after a move: the pages it copied and
