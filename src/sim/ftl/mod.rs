@@ -127,16 +127,17 @@ impl Ftl {
     /// The work so far, for a document: `host_bytes` is what the host wrote.
     pub fn report(&self, p: &Params, host_bytes: u64) -> FlashReport {
         let counts = self.erase_counts();
+        let blocks = Self::blocks(p);
         FlashReport {
             work: self.work,
             page_size_bytes: p.page_size,
             host_bytes_written: host_bytes,
             flash_bytes_written: self.work.flash_pages() * p.page_size,
             amplification: self.work.amplification(p.page_size, host_bytes),
-            blocks: Self::blocks(p),
+            blocks,
             blocks_erased: counts.len() as u64,
             most_erases: counts.iter().copied().max().unwrap_or(0),
-            mean_erases: self.work.erases as f64 / Self::blocks(p) as f64,
+            mean_erases: self.work.erases as f64 / blocks as f64,
             rated_pe_cycles: p.rated_pe_cycles(),
         }
     }

@@ -246,8 +246,9 @@ params! {
     /// Extra latency of the first command after the card was idle (wake-up).
     wake_ns: u64 = Int, "0", "ns", "extra latency of the first command after idle";
     /// Page-mapped FTL (eMMC, SSD): every AU takes writes in any order without
-    /// garbage collection, only `random_write_ns` extra for a non-sequential one.
-    page_mapped: bool = Flag, "false", "bool", "page-mapped FTL: no AU garbage collection";
+    /// merging, only `random_write_ns` extra for a non-sequential one; it
+    /// collects garbage once `spare` runs out.
+    page_mapped: bool = Flag, "false", "bool", "page-mapped FTL: no AU merges (garbage collection only with spare)";
     /// Raw flash beyond the capacity, as a share of the raw flash, for the
     /// page-mapped part (a `page_mapped` card, or the FAT area): once its
     /// free blocks run out, garbage collection copies the valid pages of
