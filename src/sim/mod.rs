@@ -10,6 +10,7 @@ pub mod generate;
 pub mod hosts;
 pub mod params;
 pub mod profiles;
+pub mod replay;
 pub mod reproduce;
 pub mod store;
 
@@ -31,6 +32,9 @@ pub struct Counters {
     pub gc_events: u64,
     /// Time the card (bus + flash) was busy, ns.
     pub busy_ns: u64,
+    /// Of that, the flash's time merging AUs and collecting blocks, before
+    /// noise: what a request waits for behind a merge (`life`'s stalls).
+    pub merge_ns: u64,
 }
 
 /// A simulated card and host.
@@ -59,6 +63,9 @@ pub struct SimTarget {
     /// Completion times of requests [`SimTarget::serve_at`] took that may
     /// still be in flight.
     in_flight: Vec<u64>,
+    /// Completion times of the last requests a replay gave the host's
+    /// queue, oldest first ([`replay`]).
+    queue: std::collections::VecDeque<u64>,
 }
 
 /// The last `capacity` sectors written, by address, oldest first out: what
@@ -176,6 +183,7 @@ impl SimTarget {
                 ..Default::default()
             },
             in_flight: Vec::new(),
+            queue: std::collections::VecDeque::new(),
         }
     }
 
@@ -268,6 +276,7 @@ impl SimTarget {
             let n = left.min(per_cmd * sector);
             let ns = self.command(r.op, off, n);
             let merge = std::mem::take(&mut self.merge_ns);
+            self.counters.merge_ns += merge;
             card += self.jitter(ns, merge);
             off += n;
             left -= n;
@@ -440,10 +449,10 @@ impl SimTarget {
         }
     }
 
-    /// One request through the host and the card from `host_start` on the
-    /// virtual clock (its data moved as the card moves it): its completion
-    /// time and the error it ends with.
-    fn perform(&mut self, r: &Request, host_start: u64, buf: &mut AlignedBuf, erased: u8) -> (u64, Option<i32>) {
+    /// One request's time through the host and the card from `host_start`
+    /// on the virtual clock: its completion time. The card's state moves
+    /// with it; its data does not (that is [`SimTarget::perform`]'s).
+    fn schedule(&mut self, r: &Request, host_start: u64) -> u64 {
         let (before, card, after) = self.service(r);
         // The host prepares a request, the card serves it, the host takes the
         // completion. With more than one request in flight the host prepares
@@ -457,11 +466,22 @@ impl SimTarget {
         self.host_free = prep_end + after;
         self.counters.busy_ns += card;
         self.counters.requests += 1;
+        match r.op {
+            Op::Read => self.counters.bytes_read += u64::from(r.len),
+            Op::Write => self.counters.bytes_written += u64::from(r.len),
+        }
+        complete
+    }
+
+    /// One request through the host and the card from `host_start` on the
+    /// virtual clock (its data moved as the card moves it): its completion
+    /// time and the error it ends with.
+    fn perform(&mut self, r: &Request, host_start: u64, buf: &mut AlignedBuf, erased: u8) -> (u64, Option<i32>) {
+        let complete = self.schedule(r, host_start);
         let errno = self.bad(r.offset, u64::from(r.len)).then_some(libc::EIO);
         let range = r.buf_offset..r.buf_offset + r.len as usize;
         match r.op {
             Op::Read => {
-                self.counters.bytes_read += u64::from(r.len);
                 let slice = &mut buf.as_mut_slice()[range];
                 if self.params.keep_data {
                     for p in self.physical(r.offset, u64::from(r.len)) {
@@ -481,7 +501,6 @@ impl SimTarget {
                 }
             }
             Op::Write => {
-                self.counters.bytes_written += u64::from(r.len);
                 if self.params.keep_data && errno.is_none() {
                     let data = &buf.as_slice()[range];
                     for p in self.physical(r.offset, u64::from(r.len)) {

@@ -209,6 +209,12 @@ impl Logs {
         });
     }
 
+    /// AU `au` was discarded whole: its log, if it has one, goes back to
+    /// the pool unmerged (nothing in it or behind it is worth copying).
+    pub(super) fn drop_log(&mut self, au: u64) {
+        self.open.retain(|s| s.au != au);
+    }
+
     /// AUs currently open (for tests and `sim` diagnostics).
     pub fn open_aus(&self) -> Vec<u64> {
         self.open.iter().map(|s| s.au).collect()

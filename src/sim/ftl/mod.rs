@@ -119,6 +119,37 @@ impl Ftl {
         }
     }
 
+    /// Discard `len` bytes at card byte `off` (TRIM, or SD's erase): the
+    /// whole pages it covers in the page-mapped part turn stale, so
+    /// collection no longer copies them, and an open AU it covers whole
+    /// drops its log unmerged, so closing it later copies nothing. An
+    /// AU-mapped AU that is not open keeps its block: the model does not
+    /// track which of its pages hold data, so a later merge of it still
+    /// copies its rest (what a card that ignores the discard does).
+    pub fn discard(&mut self, p: &Params, off: u64, len: u64) {
+        let end = off.saturating_add(len).min(p.capacity);
+        let region_end = p.page_mapped_blocks() * p.au_size;
+        if let Some(pages) = &mut self.pages {
+            let first = off.div_ceil(p.page_size);
+            let last = end.min(region_end) / p.page_size;
+            for page in first..last {
+                pages.trim(page);
+            }
+        }
+        if !p.page_mapped {
+            let first = off.div_ceil(p.au_size).max(p.fat_area_aus);
+            for au in first..end / p.au_size {
+                self.logs.drop_log(au);
+            }
+        }
+        if self
+            .last_end
+            .is_some_and(|(au, at)| au * p.au_size + at > off && au * p.au_size < end)
+        {
+            self.last_end = None;
+        }
+    }
+
     /// AUs currently open (for tests and `sim` diagnostics).
     pub fn open_aus(&self) -> Vec<u64> {
         self.logs.open_aus()

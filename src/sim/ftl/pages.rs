@@ -83,6 +83,18 @@ impl Pages {
         done
     }
 
+    /// Discard logical page `page`: its copy turns stale and it is mapped
+    /// nowhere, so collection no longer copies it.
+    pub fn trim(&mut self, page: u64) {
+        let Some(at) = self.slot_of(page) else { return };
+        let block = &mut self.blocks[(at / self.pages_per_block) as usize];
+        block.slots[(at % self.pages_per_block) as usize] = STALE;
+        block.valid -= 1;
+        if let Some(chunk) = self.map.get_mut(&(page / CHUNK)) {
+            chunk[(page % CHUNK) as usize] = 0;
+        }
+    }
+
     /// The erase count of every block made so far.
     pub fn erase_counts(&self) -> impl Iterator<Item = u64> + '_ {
         self.blocks.iter().map(|b| b.erases)
