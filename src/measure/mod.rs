@@ -17,6 +17,7 @@ pub mod capacity;
 pub mod claim;
 pub mod confidence;
 pub mod fat;
+pub mod life;
 pub mod metrics;
 pub mod note;
 pub mod open_au;

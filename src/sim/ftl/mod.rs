@@ -21,6 +21,10 @@ use super::params::Params;
 use log::{Logs, Placed, page_copy_ns};
 use pages::Pages;
 
+/// Where [`Ftl::erases_by_block`] numbers the page-mapped region's
+/// blocks: past any AU-mapped block of a card of up to 2^48 AUs.
+pub const PAGE_MAPPED_BLOCKS: u64 = 1 << 48;
+
 /// The FTL's state: open AUs, the page-mapped region, the work done.
 #[derive(Debug, Clone, Default)]
 pub struct Ftl {
@@ -185,6 +189,19 @@ impl Ftl {
         mapped + pool + raw
     }
 
+    /// Every erase block erased at least once, by a number of its own (the
+    /// page-mapped region's from [`PAGE_MAPPED_BLOCKS`] up), with its
+    /// count: what a replay compares before and after to see where one
+    /// stretch of a workload wore the card.
+    pub fn erases_by_block(&self) -> Vec<(u64, u64)> {
+        let mut counts: Vec<(u64, u64)> = self.logs.blocks.erases_by_block().collect();
+        if let Some(pages) = &self.pages {
+            let erased = pages.erase_counts().enumerate().filter(|&(_, n)| n > 0);
+            counts.extend(erased.map(|(b, n)| (PAGE_MAPPED_BLOCKS + b as u64, n)));
+        }
+        counts
+    }
+
     /// The erase count of every erase block erased at least once, AU-mapped
     /// and page-mapped.
     pub fn erase_counts(&self) -> Vec<u64> {
@@ -194,6 +211,23 @@ impl Ftl {
         }
         counts
     }
+}
+
+/// Desnoyers' closed form for page-mapped flash under uniform random
+/// page writes, cleaning in order of age (SYSTOR 2012): A = a / (a +
+/// W(-a e^-a)) with a = 1 / (1 - spare), W the principal branch of
+/// Lambert's W on (-1/e, 0), found by Newton's method. What the
+/// collector's tests, and life's, are held to.
+#[cfg(test)]
+pub fn desnoyers(spare: f64) -> f64 {
+    let a = 1.0 / (1.0 - spare);
+    let z = -a * (-a).exp();
+    let mut w: f64 = -0.5;
+    for _ in 0..100 {
+        let e = w.exp();
+        w -= (w * e - z) / (e * (w + 1.0));
+    }
+    a / (a + w)
 }
 
 #[cfg(test)]
@@ -407,16 +441,6 @@ mod tests {
         assert_eq!(f.work.gc_copies, 0);
     }
 
-    /// The principal branch of Lambert's W on (-1/e, 0), by Newton's method.
-    fn lambert_w0(z: f64) -> f64 {
-        let mut w: f64 = -0.5;
-        for _ in 0..100 {
-            let e = w.exp();
-            w -= (w * e - z) / (e * (w + 1.0));
-        }
-        w
-    }
-
     /// Page-mapped flash under uniform random page writes, at steady state:
     /// Desnoyers' closed form for cleaning in order of age (SYSTOR 2012),
     /// A = a / (a + W(-a e^-a)) with a = 1 / (1 - spare): 5.18 at spare 0.1,
@@ -429,8 +453,7 @@ mod tests {
             p.set("page_mapped", "true").unwrap();
             p.set("spare", &spare.to_string()).unwrap();
             p.validate().unwrap();
-            let a: f64 = 1.0 / (1.0 - spare);
-            let closed = a / (a + lambert_w0(-a * (-a).exp()));
+            let closed = desnoyers(spare);
             assert!(
                 (closed - published).abs() < 0.01,
                 "{closed} against the published {published}"

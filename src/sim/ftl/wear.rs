@@ -149,4 +149,9 @@ impl Blocks {
     pub fn erase_counts(&self) -> impl Iterator<Item = u64> + '_ {
         self.erases.values().copied()
     }
+
+    /// Every block erased at least once, by number, with its count.
+    pub fn erases_by_block(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.erases.iter().map(|(&b, &n)| (b, n))
+    }
 }

@@ -42,6 +42,22 @@ impl FlashWork {
         self.host_pages + self.merge_copies + self.gc_copies + self.wear_copies
     }
 
+    /// The work done since `earlier`, a snapshot of the same card: every
+    /// count only grows, so each is a difference.
+    pub fn since(&self, earlier: &FlashWork) -> FlashWork {
+        FlashWork {
+            host_pages: self.host_pages - earlier.host_pages,
+            rmw_pages: self.rmw_pages - earlier.rmw_pages,
+            merge_copies: self.merge_copies - earlier.merge_copies,
+            gc_copies: self.gc_copies - earlier.gc_copies,
+            wear_copies: self.wear_copies - earlier.wear_copies,
+            erases: self.erases - earlier.erases,
+            merges: self.merges - earlier.merges,
+            switch_merges: self.switch_merges - earlier.switch_merges,
+            collections: self.collections - earlier.collections,
+        }
+    }
+
     /// Flash bytes programmed over `host_bytes` written, for pages of
     /// `page_size`; `None` before the host wrote anything.
     pub fn amplification(&self, page_size: u64, host_bytes: u64) -> Option<f64> {
