@@ -18,8 +18,6 @@ pub fn size(text: &str) -> Result<u64, String> {
     crate::units::parse_size(text).map_err(|e| e.to_string())
 }
 
-/// An erase size: a whole number of bytes above zero (0 would divide
-/// nothing).
 /// An erase size: whole multiples of 16 KiB, the smallest allocation unit
 /// an SD card can declare (SD Physical Layer spec 4.10.2, AU_SIZE; eMMC
 /// erase groups are multiples of 512 KiB), checked before anything runs

@@ -117,6 +117,23 @@ pub fn duration_ns(ns: f64) -> String {
     }
 }
 
+/// A span of years as people say it: hours under two days, days under
+/// two months, months under two years (a card's life, from `life`).
+pub fn years(y: f64) -> String {
+    let days = y * 365.25;
+    if days < 2.0 {
+        format!("{:.0} hours", days * 24.0)
+    } else if days < 60.0 {
+        format!("{days:.0} days")
+    } else if y < 2.0 {
+        format!("{:.0} months", y * 12.0)
+    } else if y < 100.0 {
+        format!("{y:.1} years")
+    } else {
+        format!("{y:.0} years")
+    }
+}
+
 /// "1 AU", "3 AUs": a count with its noun, singular or plural.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::schema::{Cli, Command, DebugAction, ImportSource, ResultsAction, SimAction};
+use super::schema::{Cli, Command, DebugAction, ImportSource, ResultsAction, SimAction, TraceEvents};
 use super::{Output, output, print};
 use crate::args::{Common, Engine, WriteArgs};
 use crate::command::{debug, offline, probe, restore, results};
@@ -99,6 +99,37 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             force,
         } => return emulate(spec, time_scale, backing, json, (cleanup, force), &at.places),
         Command::Import { source } => import(source, &at.places)?,
+        Command::Life {
+            trace,
+            card,
+            start,
+            events,
+            offset,
+            pe,
+            coalesce,
+            shift,
+            no_discard,
+            db,
+            no_store,
+        } => crate::command::life::run(&crate::command::life::Options {
+            trace,
+            cards: card,
+            start: start.into(),
+            events: match events {
+                TraceEvents::D => crate::import::trace::Events::Dispatch,
+                TraceEvents::Q => crate::import::trace::Events::Queue,
+            },
+            offset,
+            pe,
+            coalesce_ns: coalesce,
+            shift,
+            no_discard,
+            store: if no_store {
+                None
+            } else {
+                at.places.store_or(db.as_deref())
+            },
+        })?,
         // They print a script and a manual page, never a JSON document
         // (--json printed roff).
         ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {

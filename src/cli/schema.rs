@@ -11,6 +11,31 @@ use crate::measure::TestCommand;
 use crate::registers::RegisterKind;
 use crate::safety::ranges::Range;
 
+/// `life --start`: clap's side of [`crate::measure::life::Start`].
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LifeStart {
+    Fresh,
+    Steady,
+}
+
+impl From<LifeStart> for crate::measure::life::Start {
+    fn from(s: LifeStart) -> Self {
+        match s {
+            LifeStart::Fresh => crate::measure::life::Start::Fresh,
+            LifeStart::Steady => crate::measure::life::Start::Steady,
+        }
+    }
+}
+
+/// `life --events`: which blktrace action counts as the device's.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TraceEvents {
+    #[value(name = "d", alias = "D")]
+    D,
+    #[value(name = "q", alias = "Q")]
+    Q,
+}
+
 /// `decode`'s register: clap's side of [`RegisterKind`].
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Register {
@@ -158,6 +183,62 @@ pub enum Command {
     Import {
         #[command(subcommand)]
         source: ImportSource,
+    },
+    /// How long a card lasts under a workload, and why: a block trace
+    /// replayed on a card model, with the flash it writes by cause (host
+    /// data, AU merges, garbage collection, partial pages), amplification,
+    /// erases, years of life as P10/P50/P90, latency, what costs most, and
+    /// what-ifs. Reads blkparse text, blktrace binary (all CPUs' files),
+    /// fio iolog v2/v3 and biosnoop output, detected by content, also gzip
+    /// or zstd compressed.
+    #[command(after_help = "Examples:
+  sudo blktrace -d /dev/mmcblk0 -w 3600 -o pi     record an hour (or biosnoop, fio --write_iolog)
+  flashlab life pi.blktrace.0 --card sim:kingston-sa04g
+  flashlab life pi.blktrace.0 --card sim:kingston-sa04g --coalesce 30s --no-discard
+  flashlab life fio.log --card sim:demo --card sim:emmc-hs400   which lasts longer")]
+    Life {
+        /// The trace file (for blktrace's NAME.blktrace.N, every CPU's file
+        /// beside it is read too).
+        #[arg(value_name = "TRACE")]
+        trace: PathBuf,
+        /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
+        /// Several compare cards; the first is the baseline.
+        #[arg(long, required = true, value_name = "SPEC", value_parser = crate::args::sim_card)]
+        card: Vec<crate::args::SimCard>,
+        /// fresh: a new card. steady: a card in use (the trace's footprint
+        /// written, the trace repeated until amplification settles within 1%).
+        #[arg(long, value_enum, default_value = "steady")]
+        start: LifeStart,
+        /// Which blktrace event is the device's: D (issued to the driver,
+        /// after merges) or Q (queued, as fio's replay takes them).
+        #[arg(long, value_enum, default_value = "d", value_name = "D|Q")]
+        events: TraceEvents,
+        /// Bytes added to every offset: the start of the partition the trace
+        /// was taken on (`cat /sys/class/block/mmcblk0p2/start` x 512), since AU
+        /// alignment is the card's.
+        #[arg(long, value_name = "BYTES", value_parser = crate::args::size, default_value = "0")]
+        offset: u64,
+        /// Erase cycles a block takes, where you know them (from the card's
+        /// datasheet); otherwise a prior from the cell type.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        pe: Option<u64>,
+        /// What if: writes held in RAM and each dirty 4 KiB block written
+        /// once per DURATION (commit=N, log2ram).
+        #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
+        coalesce: Option<u64>,
+        /// What if: the partition moved by BYTES.
+        #[arg(long, value_name = "BYTES", value_parser = crate::args::size)]
+        shift: Option<u64>,
+        /// What if: the discards never reached the card.
+        #[arg(long)]
+        no_discard: bool,
+        /// The results store (default: $FLASHLAB_DB, else
+        /// $XDG_DATA_HOME/flashlab/results.sqlite).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+        /// Do not save the answer in the results store.
+        #[arg(long)]
+        no_store: bool,
     },
     /// Simulated cards: list the built-in profiles, show one's parameters, and
     /// reproduce the published measurements they are judged against.
@@ -438,6 +519,7 @@ impl Command {
             Command::Restore { .. } => CommandName::Restore,
             Command::Debug { .. } => CommandName::DebugWritePattern,
             Command::Emulate { .. } => CommandName::Emulate,
+            Command::Life { .. } => CommandName::Life,
             Command::Import {
                 source: ImportSource::Flashbench { .. },
             } => CommandName::ImportFlashbench,

@@ -7,6 +7,7 @@
 pub mod debug;
 pub mod emulate;
 pub mod import;
+pub mod life;
 pub mod offline;
 pub mod probe;
 #[cfg(test)]

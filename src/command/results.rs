@@ -97,6 +97,14 @@ fn verdict(d: &RunDocument) -> String {
     if d.extras.read_only.get() == Some(&true) {
         parts.push("read-only".into());
     }
+    if let Some(l) = d.extras.life.get() {
+        if let Some(w) = l.baseline.waf {
+            parts.push(format!("amplification {w:.1}"));
+        }
+        if let Some(y) = &l.baseline.years {
+            parts.push(format!("life P50 {}", crate::units::years(y.p50)));
+        }
+    }
     parts.join("; ")
 }
 

@@ -14,6 +14,7 @@ pub enum CommandName {
     Probe,
     Info,
     ImportFlashbench,
+    Life,
     Emulate,
     Restore,
     Report,
@@ -39,6 +40,7 @@ const FIXED: &[CommandName] = &[
     CommandName::Probe,
     CommandName::Info,
     CommandName::ImportFlashbench,
+    CommandName::Life,
     CommandName::Emulate,
     CommandName::Restore,
     CommandName::Report,
@@ -64,6 +66,7 @@ impl CommandName {
             CommandName::Probe => "probe",
             CommandName::Info => "info",
             CommandName::ImportFlashbench => "import flashbench",
+            CommandName::Life => "life",
             CommandName::Emulate => "emulate",
             CommandName::Restore => "restore",
             CommandName::Report => "report",
@@ -96,11 +99,15 @@ impl CommandName {
     }
 
     /// The commands whose runs are stored, compared and drawn: every
-    /// test's, `info`, `probe`, and imported runs.
+    /// test's, `info`, `probe`, imported runs, and `life`'s answers.
     pub fn is_measuring(&self) -> bool {
         matches!(
             self,
-            CommandName::Test(_) | CommandName::Info | CommandName::Probe | CommandName::ImportFlashbench
+            CommandName::Test(_)
+                | CommandName::Info
+                | CommandName::Probe
+                | CommandName::ImportFlashbench
+                | CommandName::Life
         )
     }
 }

@@ -95,6 +95,9 @@ pub struct Extras {
     /// Where an imported run came from (`import flashbench`).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub import: Slot<crate::import::flashbench::Source>,
+    /// How long the card lasts under a trace (`life`).
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub life: Slot<crate::measure::life::Life>,
     /// Why the command failed (`--json` on a failure).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub error: Slot<ErrorBody>,

@@ -180,6 +180,26 @@ fn error_documents_keep_every_key() {
     );
 }
 
+/// `life`'s keys are the contract its issue set (`life.trace`, `.waf`,
+/// `.by_cause`, `.years`, ...), recorded by hand from it.
+#[test]
+fn life_keeps_every_key() {
+    let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace/randw.blktrace.0.zst");
+    let t = trace.to_str().unwrap();
+    check(
+        "life",
+        &[vec![
+            "life",
+            t,
+            "--card",
+            "sim:kingston-sa04g",
+            "--coalesce",
+            "1s",
+            "--no-store",
+        ]],
+    );
+}
+
 #[test]
 fn results_report_and_restore_keep_every_key() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,6 +12,7 @@ mod formats;
 mod import;
 mod info;
 mod layers;
+mod life;
 mod measure;
 mod not_claimed;
 mod not_flash;

@@ -5,6 +5,7 @@
 
 mod import;
 mod info;
+mod life;
 mod offline;
 mod probe;
 mod results;
@@ -37,6 +38,11 @@ fn render(doc: &RunDocument) -> String {
         Body::None => match &doc.command {
             CommandName::Probe => probe::probe(&mut o, doc),
             CommandName::ImportFlashbench => import::import(&mut o, doc),
+            CommandName::Life => {
+                if let Some(l) = doc.extras.life.get() {
+                    life::life(&mut o, l);
+                }
+            }
             CommandName::Info => {
                 if let Some(i) = doc.extras.info.get() {
                     info::info(&mut o, i, doc.detail);

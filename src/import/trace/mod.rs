@@ -28,28 +28,13 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// What a request asks of the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceOp {
-    Read,
-    Write,
-    Discard,
-    Flush,
-}
-
-/// One request the device received. Offsets and lengths in bytes (sectors
-/// are 512 bytes). A flush carries offset 0 and length 0: it names no range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TraceRecord {
-    /// Since the trace's start, as each tool counts it: blkparse and
-    /// blktrace from the first event, fio from the job's start, biosnoop
-    /// from the first request it printed (and at completion, not issue).
-    pub time_ns: u64,
-    pub op: TraceOp,
-    pub offset: u64,
-    pub len: u64,
-}
+/// The records a reader gives are the replay's own: one request the
+/// device received, offsets and lengths in bytes (sectors are 512 bytes),
+/// times from the trace's start as each tool counts it (blkparse and
+/// blktrace from the first event, fio from the job's start, biosnoop from
+/// the first request it printed, and at completion, not issue). A flush
+/// carries offset 0 and length 0: it names no range.
+pub use crate::sim::replay::{TraceOp, TraceRecord};
 
 /// The formats read, told apart by content ([`Trace::open`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -2,6 +2,7 @@
 //! on the monotonic clock, and two engines (psync for one request at a time,
 //! io_uring for deeper queues).
 
+pub mod blktrace;
 mod psync;
 mod uring;
 

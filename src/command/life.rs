@@ -1,0 +1,214 @@
+//! `flashlab life TRACE --card SPEC...`: the trace counted once, then
+//! replayed on each card, and on the first card again for each what-if;
+//! the answer stored as a run.
+
+use std::path::PathBuf;
+
+use crate::args::SimCard;
+use crate::document::device::DeviceId;
+use crate::document::{CommandName, RunDocument};
+use crate::error::{CliError, CliResult};
+use crate::import::trace::{Events, Trace, TraceError, TraceOptions};
+use crate::measure::life::{self, CardLife, Life, LifeError, Replay, Source, Start, TraceSummary, Variant, WhatIf};
+use crate::sim::SimTarget;
+use crate::sim::replay::{ReplayError, TraceRecord};
+
+/// What `life` was asked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub trace: PathBuf,
+    pub cards: Vec<SimCard>,
+    pub start: Start,
+    pub events: Events,
+    /// Bytes added to every offset: the partition's start.
+    pub offset: u64,
+    pub pe: Option<u64>,
+    pub coalesce_ns: Option<u64>,
+    pub shift: Option<u64>,
+    pub no_discard: bool,
+    /// The results store (None: --no-store).
+    pub store: Option<PathBuf>,
+}
+
+impl From<TraceError> for CliError {
+    fn from(e: TraceError) -> Self {
+        let hint = e.hint();
+        CliError::usage(e.to_string()).hint(hint)
+    }
+}
+
+impl From<LifeError> for CliError {
+    fn from(e: LifeError) -> Self {
+        match e {
+            LifeError::Card(ReplayError::PastEnd { offset, len, size }) => CliError::usage(format!(
+                "the trace writes {len} bytes at byte {offset}, past the card's end at {size} bytes"
+            ))
+            .hint(
+                "give a card at least as large as the traced device (`--card sim:PROFILE,capacity=SIZE`), \
+                 or check --offset and --shift",
+            ),
+        }
+    }
+}
+
+/// The trace file, read from its start at every pass, its offsets moved
+/// by the partition's start.
+struct TraceFile<'a> {
+    path: &'a std::path::Path,
+    opts: TraceOptions,
+    offset: u64,
+}
+
+impl TraceFile<'_> {
+    /// An offset that overflows stays past any card's end, where the
+    /// replay refuses it.
+    fn moved(&self, r: TraceRecord) -> TraceRecord {
+        TraceRecord {
+            offset: r.offset.saturating_add(self.offset),
+            ..r
+        }
+    }
+
+    /// Count the trace once: what `life.trace` says.
+    fn summary(&self) -> CliResult<TraceSummary> {
+        let mut t = Trace::open(self.path, self.opts)?;
+        let mut s = TraceSummary {
+            format: t.format().to_string(),
+            ..TraceSummary::default()
+        };
+        let mut first = None;
+        while let Some(r) = t.next_record()? {
+            let r = self.moved(r);
+            s.add(&r, *first.get_or_insert(r.time_ns));
+        }
+        s.truncated = t.truncated();
+        Ok(s)
+    }
+}
+
+impl Source for TraceFile<'_> {
+    type Error = CliError;
+
+    fn pass(&mut self, sink: &mut dyn FnMut(&TraceRecord) -> Result<(), LifeError>) -> Result<(), CliError> {
+        let mut t = Trace::open(self.path, self.opts)?;
+        while let Some(r) = t.next_record()? {
+            sink(&self.moved(r))?;
+        }
+        Ok(())
+    }
+}
+
+pub fn run(o: &Options) -> CliResult<RunDocument> {
+    let mut source = TraceFile {
+        path: &o.trace,
+        opts: TraceOptions { events: o.events },
+        offset: o.offset,
+    };
+    let trace = source.summary()?;
+    if trace.requests == 0 {
+        return Err(
+            CliError::usage(format!("{}: the trace holds no requests", o.trace.display()))
+                .hint("with blktrace, D events are read (--events q for Q); a capture of an idle device holds none"),
+        );
+    }
+    let how = Replay {
+        start: o.start,
+        pe: o.pe,
+    };
+    let one = |card: &SimCard, source: &mut TraceFile<'_>, variant: &Variant| -> CliResult<CardLife> {
+        let spec = card.spec();
+        life::card_life(
+            &spec,
+            SimTarget::new(&spec, (*card.params).clone()),
+            source,
+            variant,
+            how,
+        )
+    };
+    let (first, others) = o.cards.split_first().expect("clap requires one --card");
+    let baseline = one(first, &mut source, &Variant::default())?;
+    let mut what_if = Vec::new();
+    let mut variants = Vec::new();
+    if let Some(ns) = o.coalesce_ns {
+        let what = format!("coalesce {}", crate::units::duration_ns(ns as f64));
+        variants.push((
+            what,
+            Variant {
+                coalesce_ns: Some(ns),
+                ..Variant::default()
+            },
+        ));
+    }
+    if let Some(bytes) = o.shift {
+        variants.push((
+            format!("shift {}", crate::units::Iec(bytes)),
+            Variant {
+                shift: bytes,
+                ..Variant::default()
+            },
+        ));
+    }
+    if o.no_discard {
+        variants.push((
+            "no discard".into(),
+            Variant {
+                discard: false,
+                ..Variant::default()
+            },
+        ));
+    }
+    for (what, variant) in variants {
+        what_if.push(match one(first, &mut source, &variant) {
+            Ok(l) => compared(what, &l, &baseline),
+            // A what-if the card cannot take is a line that says so, not a
+            // failed run.
+            Err(e) => WhatIf {
+                what,
+                waf: None,
+                flash_bytes_written: 0,
+                years: None,
+                ratio: None,
+                error: Some(e.message),
+            },
+        });
+    }
+    let mut other_cards = Vec::new();
+    for card in others {
+        let l = one(card, &mut source, &Variant::default())?;
+        what_if.push(compared(format!("card {}", l.card), &l, &baseline));
+        other_cards.push(l);
+    }
+    let mut doc = RunDocument::new(CommandName::Life, None);
+    doc.extras.device.set(DeviceId {
+        key: format!("life:{}", baseline.card),
+        name: format!("{} under {}", baseline.card, o.trace.display()),
+    });
+    doc.extras.life.set(Life {
+        trace,
+        baseline,
+        what_if,
+        other_cards,
+    });
+    doc.finish(None);
+    if let Some(path) = &o.store {
+        use crate::runner::Listener;
+        crate::store::Saver::open(path).finished(&mut doc);
+    }
+    Ok(doc)
+}
+
+/// A what-if's line: its figures and its median life over the baseline's.
+fn compared(what: String, l: &CardLife, baseline: &CardLife) -> WhatIf {
+    let ratio = match (&l.years, &baseline.years) {
+        (Some(y), Some(b)) if b.p50 > 0.0 => Some(y.p50 / b.p50),
+        _ => None,
+    };
+    WhatIf {
+        what,
+        waf: l.waf,
+        flash_bytes_written: l.flash_bytes_written,
+        years: l.years,
+        ratio,
+        error: None,
+    }
+}

@@ -1,0 +1,186 @@
+//! `flashlab life` through the binary: the same capture read from each of
+//! its forms gives the same trace, a generated trace meets the closed form
+//! through the CLI, the contract's keys are there, and bad input is refused
+//! with a hint and exit 2, nothing saved.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{flashlab, json};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/trace")
+        .join(name)
+}
+
+fn life(trace: &Path, more: &[&str]) -> serde_json::Value {
+    let t = trace.to_str().unwrap();
+    json(&[&["life", t, "--no-store"], more].concat())
+}
+
+/// fio's randwrite job of 256 writes of 4 KiB (tests/fixtures/trace/README.md),
+/// read from blktrace's binary files, blkparse's text and fio's own log.
+#[test]
+fn every_form_of_one_capture_gives_the_same_trace_and_answer() {
+    let card = ["--card", "sim:kingston-sa04g", "--start", "fresh"];
+    let mut answers = Vec::new();
+    for (name, format) in [
+        ("randw.blktrace.0.zst", "blktrace"),
+        ("randw.blkparse.txt.zst", "blkparse"),
+        ("randw.iolog.zst", "fio-v3"),
+    ] {
+        let doc = life(&fixture(name), &card);
+        let l = &doc["life"];
+        assert_eq!(l["trace"]["format"], format, "{name}");
+        assert_eq!(l["trace"]["writes"], 256, "{name}");
+        assert_eq!(l["trace"]["host_bytes_written"], 1 << 20, "{name}");
+        assert_eq!(l["trace"]["reads"], 0, "{name}");
+        assert_eq!(l["card"], "sim:kingston-sa04g");
+        // 256 writes of 4 KiB, each a partial 16 KiB page of the card.
+        assert_eq!(l["by_cause"]["partial_page"], 256 * 16384, "{name}");
+        answers.push((l["flash_bytes_written"].clone(), l["erases"].clone()));
+    }
+    // The device's order is the same in each: the same flash work.
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(answers[0], answers[2]);
+}
+
+/// A generated fio v3 log writing a 64 MiB card from start to end in 512
+/// KiB requests: amplification exactly 1, one erase per AU.
+#[test]
+fn a_sequential_full_card_write_through_the_cli_amplifies_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("seq.iolog");
+    let mut text = String::from("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+    for i in 0..128u64 {
+        text += &format!("{} /dev/x write {} {}\n", i * 1000, i * (512 << 10), 512 << 10);
+    }
+    text += "128000 /dev/x close\n";
+    std::fs::write(&log, text).unwrap();
+    for start in ["fresh", "steady"] {
+        let doc = life(&log, &["--card", "sim:kingston-sa04g,capacity=64M", "--start", start]);
+        let l = &doc["life"];
+        assert_eq!(l["waf"], 1.0, "{start}");
+        assert_eq!(l["flash_bytes_written"], 64 << 20, "{start}");
+        assert_eq!(l["by_cause"]["merge"], 0, "{start}");
+        assert_eq!(l["erases"], 16, "{start}: one switch merge per AU");
+        assert_eq!(l["trace"]["span_s"], 0.127);
+    }
+}
+
+#[test]
+fn what_ifs_and_other_cards_are_lines_beside_the_baseline() {
+    let doc = life(
+        &fixture("mixed.blktrace.0.zst"),
+        &[
+            "--card",
+            "sim:kingston-sa04g",
+            "--card",
+            "sim:emmc-hs400",
+            "--coalesce",
+            "30s",
+            "--no-discard",
+            "--shift",
+            "1G",
+        ],
+    );
+    let l = &doc["life"];
+    let what: Vec<&str> = l["what_if"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        what,
+        ["coalesce 30.00 s", "shift 1 GiB", "no discard", "card sim:emmc-hs400"]
+    );
+    assert_eq!(l["other_cards"][0]["card"], "sim:emmc-hs400");
+    assert_eq!(l["trace"]["discards"], 4);
+    assert_eq!(
+        l["trace"]["flushes"],
+        l["trace"]["flushes"].as_u64().filter(|&n| n > 0).unwrap()
+    );
+    // The Kingston card is 4 GB: a shift of 1 GiB still fits.
+    assert!(l["what_if"][1]["error"].is_null());
+    let shifted = life(
+        &fixture("mixed.blktrace.0.zst"),
+        &["--card", "sim:kingston-sa04g", "--shift", "4G"],
+    );
+    let err = shifted["life"]["what_if"][0]["error"].as_str().unwrap();
+    assert!(err.contains("past the card's end"), "{err}");
+}
+
+fn refused(args: &[&str], says: &str) {
+    let out = flashlab().args(args).arg("--no-store").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains("error:") && stderr.contains("hint:"),
+        "{args:?}: {stderr}"
+    );
+    assert!(stderr.contains(says), "{args:?} should say {says:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn bad_input_is_refused_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.txt");
+    std::fs::write(&garbage, "hello\nworld\n").unwrap();
+    let g = garbage.to_str().unwrap();
+    refused(&["life", g, "--card", "sim:demo"], "not a block trace");
+    let bad_line = dir.path().join("bad.iolog");
+    std::fs::write(
+        &bad_line,
+        "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n5 /dev/x write 0 zz\n",
+    )
+    .unwrap();
+    refused(&["life", bad_line.to_str().unwrap(), "--card", "sim:demo"], "line 4");
+    let big = dir.path().join("big.iolog");
+    std::fs::write(
+        &big,
+        "fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n5 /dev/x write 1099511627776 4096\n",
+    )
+    .unwrap();
+    refused(
+        &["life", big.to_str().unwrap(), "--card", "sim:demo"],
+        "past the card's end",
+    );
+    refused(&["life", g], "--card");
+    let f = fixture("randw.iolog.zst");
+    let f = f.to_str().unwrap();
+    refused(&["life", f, "--card", "sim:demo", "--pe", "0"], "--pe");
+    refused(&["life", f, "--card", "sim:nope"], "nope");
+    refused(&["life", "/dev/null", "--card", "sim:demo"], "regular file");
+    refused(
+        &["life", "/nonexistent/trace", "--card", "sim:demo"],
+        "/nonexistent/trace",
+    );
+}
+
+#[test]
+fn the_answer_is_stored_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let db = db.to_str().unwrap();
+    let f = fixture("randw.blkparse.txt.zst");
+    let out = flashlab()
+        .args(["life", f.to_str().unwrap(), "--card", "sim:kingston-sa04g", "--db", db])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("amplification"), "{text}");
+    let list = json(&["results", "list", "--db", db]);
+    let runs = list["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["command"], "life");
+    assert!(
+        runs[0]["verdict"].as_str().unwrap().contains("amplification"),
+        "{}",
+        runs[0]
+    );
+    let shown = json(&["results", "show", "1", "--db", db]);
+    assert_eq!(shown["life"]["card"], "sim:kingston-sa04g");
+}
