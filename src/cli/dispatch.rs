@@ -99,6 +99,15 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             force,
         } => return emulate(spec, time_scale, backing, json, (cleanup, force), &at.places),
         Command::Import { source } => import(source, &at.places)?,
+        Command::Trace {
+            device,
+            duration,
+            output,
+        } => crate::command::trace::run(&crate::command::trace::Options {
+            device,
+            duration_ns: duration,
+            prefix: output,
+        })?,
         Command::Life {
             trace,
             card,

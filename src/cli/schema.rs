@@ -184,6 +184,27 @@ pub enum Command {
         #[command(subcommand)]
         source: ImportSource,
     },
+    /// Record the block I/O a device receives, in blktrace's binary format
+    /// (PREFIX.blktrace.CPU, which blkparse and `flashlab life` read), for
+    /// --for DURATION or until Ctrl-C. Read-only: it never writes the
+    /// device. Needs root and the kernel's block tracing.
+    #[command(after_help = "Examples:
+  sudo flashlab trace /dev/mmcblk0 --for 1h -o /dev/shm/pi     record an hour
+  flashlab life /dev/shm/pi.blktrace.0 --card sim:kingston-sa04g
+  blkparse -i /dev/shm/pi                                     the same files, as text")]
+    Trace {
+        /// The block device (a whole card, or a partition).
+        #[arg(value_name = "DEVICE")]
+        device: PathBuf,
+        /// How long to record (10s, 5m, 1h; at most a day); without it,
+        /// until Ctrl-C or SIGTERM.
+        #[arg(long = "for", value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
+        duration: Option<u64>,
+        /// Where the files go: PREFIX.blktrace.0, PREFIX.blktrace.1, ...
+        /// (one per CPU). Best not on the traced device.
+        #[arg(short, long, value_name = "PREFIX")]
+        output: PathBuf,
+    },
     /// How long a card lasts under a workload, and why: a block trace
     /// replayed on a card model, with the flash it writes by cause (host
     /// data, AU merges, garbage collection, partial pages), amplification,
@@ -520,6 +541,7 @@ impl Command {
             Command::Debug { .. } => CommandName::DebugWritePattern,
             Command::Emulate { .. } => CommandName::Emulate,
             Command::Life { .. } => CommandName::Life,
+            Command::Trace { .. } => CommandName::Trace,
             Command::Import {
                 source: ImportSource::Flashbench { .. },
             } => CommandName::ImportFlashbench,

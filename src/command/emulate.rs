@@ -81,8 +81,8 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
             .collect()
     };
     let line = format!(
-        "{}: stopped by {}; {} reads ({}), {} writes ({}), {} flushes; {} merges; at most {} in flight; {:.1} \
-         device-seconds in {:.1} s",
+        "{}: stopped by {}; {} reads ({}), {} writes ({}), {} flushes, {} discards ({}); {} merges; at most {} in \
+         flight; {:.1} device-seconds in {:.1} s",
         device,
         crate::safety::signals::name(sig),
         s.reads,
@@ -90,6 +90,8 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
         s.writes,
         crate::units::Iec(s.bytes_written),
         s.flushes,
+        s.discards,
+        crate::units::Iec(s.bytes_discarded),
         s.gc_events,
         s.most_in_flight,
         s.device_s,

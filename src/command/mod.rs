@@ -14,6 +14,7 @@ pub mod probe;
 mod property_tests;
 pub mod restore;
 pub mod results;
+pub mod trace;
 
 use crate::document::RunDocument;
 use crate::error::CliResult;

@@ -190,6 +190,28 @@ pub struct PatternBody {
     pub interrupted_by: Option<String>,
 }
 
+/// `trace`: what was captured, where, and for how long.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Captured {
+    pub device: String,
+    /// Which of the kernel's ways in was used.
+    pub how: String,
+    pub seconds: f64,
+    /// `--for`, `SIGINT` or `SIGTERM`.
+    pub stopped_by: String,
+    /// The files written, one per CPU (blktrace's binary format).
+    pub files: Vec<String>,
+    /// Bytes of records copied.
+    pub bytes: u64,
+    /// Requests issued to the driver (blktrace's D events), by kind.
+    pub reads: u64,
+    pub writes: u64,
+    pub discards: u64,
+    pub flushes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
 /// A command's own body, beside the envelope.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(untagged)]
@@ -211,6 +233,7 @@ pub enum Body {
     Report(ReportBody),
     Pattern(PatternBody),
     Emulating(EmulatingBody),
+    Traced(Captured),
 }
 
 /// `emulate`: the device serving the card, printed when it is ready; with

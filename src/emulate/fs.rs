@@ -49,6 +49,9 @@ pub struct Stats {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub flushes: u64,
+    /// Discards (the loop device's, as hole punches) and their bytes.
+    pub discards: u64,
+    pub bytes_discarded: u64,
     /// Request sizes as they reached the card, bytes -> count (the loop
     /// device and FUSE split and merge what programs issue).
     pub sizes: BTreeMap<u32, u64>,
@@ -168,6 +171,65 @@ impl Card {
     /// the model in the kernel's order, the model's completion time, then
     /// the wait until it, less the path's overhead; the data through the
     /// model (or the backing file). An errno on failure.
+    /// Discard `len` bytes at `offset` (or, `zero`, write zeroes there),
+    /// in its turn among the requests, and do the same to a backing file.
+    fn discard(&self, offset: u64, len: u64, zero: bool, arrived: Instant, unique: u64) -> Result<(), Errno> {
+        let ss = u64::from(self.sector.max(1));
+        if offset.checked_add(len).is_none_or(|e| e > self.size)
+            || !offset.is_multiple_of(ss)
+            || !len.is_multiple_of(ss)
+        {
+            self.order.seen(unique);
+            self.stats.lock().unwrap_or_else(|p| p.into_inner()).refused += 1;
+            return Err(Errno::EINVAL);
+        }
+        {
+            self.order.wait_turn(unique, arrived + PATIENCE);
+            let mut sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
+            self.order.seen(unique);
+            if zero {
+                let arrival = (arrived.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64;
+                with_buf(|buf| {
+                    buf.as_mut_slice().fill(0);
+                    let mut at = offset;
+                    while at < offset + len {
+                        let n = (offset + len - at).min(u64::from(MAX_IO)) as u32;
+                        sim.serve_at(arrival, &Io::write(at, n, 0), buf)
+                            .map_err(|_| Errno::EIO)?;
+                        at += u64::from(n);
+                    }
+                    Ok::<(), Errno>(())
+                })?;
+            } else {
+                sim.discard(offset, len);
+            }
+        }
+        if let Some(f) = &self.backing {
+            let mode = if zero {
+                libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE
+            } else {
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE
+            };
+            let (Ok(at), Ok(n)) = (i64::try_from(offset), i64::try_from(len)) else {
+                return Err(Errno::EINVAL);
+            };
+            // SAFETY: fallocate(2) on a descriptor `f` keeps open for the
+            // call; it takes only integers and touches no memory of ours.
+            if unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(f), mode, at, n) } != 0 {
+                return Err(Errno::EIO);
+            }
+        }
+        let mut st = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        if zero {
+            st.writes += 1;
+            st.bytes_written += len;
+        } else {
+            st.discards += 1;
+            st.bytes_discarded += len;
+        }
+        Ok(())
+    }
+
     fn serve(&self, io: Io, buf: &mut AlignedBuf, arrived: Instant, unique: u64) -> Result<(), Errno> {
         let len = u64::from(io.len);
         let ss = u64::from(self.sector.max(1));
@@ -454,18 +516,32 @@ impl Filesystem for CardFs {
         reply.error(Errno::ENOSYS);
     }
 
+    /// A loop device passes a discard on as a hole punched in its file:
+    /// the card discards the range. It passes a request to write zeroes
+    /// (mkfs.ext4 zeroes its journal so) as a zeroed range: the card
+    /// writes zeroes there, as the block layer has an SD card do, having
+    /// no command of its own for it. Any other mode is not a card's.
     fn fallocate(
         &self,
         req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         _fh: FileHandle,
-        _offset: u64,
-        _length: u64,
-        _mode: i32,
+        offset: u64,
+        length: u64,
+        mode: i32,
         reply: ReplyEmpty,
     ) {
-        self.0.order.seen(req.unique().0);
-        reply.error(Errno::ENOSYS);
+        let (arrived, unique) = (Instant::now(), req.unique().0);
+        let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        let zero = mode & !libc::FALLOC_FL_KEEP_SIZE == libc::FALLOC_FL_ZERO_RANGE;
+        if ino != CARD_INO || (mode != punch && !zero) {
+            self.0.order.seen(unique);
+            return reply.error(Errno::EOPNOTSUPP);
+        }
+        match self.0.discard(offset, length, zero, arrived, unique) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
     }
 
     fn readdir(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {

@@ -169,6 +169,11 @@ pub struct Summary {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub flushes: u64,
+    /// Discards the card took, and their bytes (older summaries lack them).
+    #[serde(default)]
+    pub discards: u64,
+    #[serde(default)]
+    pub bytes_discarded: u64,
     /// Request sizes the card saw, bytes -> count.
     pub sizes: std::collections::BTreeMap<u32, u64>,
     pub most_in_flight: u64,
@@ -526,6 +531,8 @@ impl Emulation {
             bytes_read: s.bytes_read,
             bytes_written: s.bytes_written,
             flushes: s.flushes,
+            discards: s.discards,
+            bytes_discarded: s.bytes_discarded,
             sizes: s.sizes,
             most_in_flight: s.most_in_flight,
             answers: s.answers,
@@ -661,6 +668,8 @@ mod tests {
             bytes_read: 0,
             bytes_written: 0,
             flushes: 0,
+            discards: 0,
+            bytes_discarded: 0,
             sizes: Default::default(),
             most_in_flight: 1,
             answers: 5000,

@@ -17,6 +17,8 @@ pub enum NoteKind {
     Store,
     /// How another tool's output was read, and where it misleads.
     Import,
+    /// What a block trace capture may hold beside the device's own I/O.
+    Capture,
 }
 
 /// A note or warning for the reader, with what to do about it.

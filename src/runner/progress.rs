@@ -127,6 +127,14 @@ impl Progress {
         }
     }
 
+    /// Say what the step has seen so far, after its name (a capture's
+    /// live counts).
+    pub fn say(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(format!("{}: {text}", self.what));
+        }
+    }
+
     /// Clear the display now, before a line that must not sit under a
     /// stale bar.
     pub fn clear(&self) {

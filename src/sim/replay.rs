@@ -98,7 +98,7 @@ impl SimTarget {
             }
             TraceOp::Read | TraceOp::Write | TraceOp::Flush => arrival.max(self.card_free),
             TraceOp::Discard => {
-                self.ftl.discard(&self.params, start, end - start);
+                self.discard(start, end - start);
                 let at = arrival.max(self.card_free) + self.params.card_access_ns;
                 self.card_free = at;
                 at + self.params.host_overhead_ns
@@ -110,6 +110,15 @@ impl SimTarget {
             complete_ns: complete,
             merge_ns: self.counters.merge_ns - before,
         })
+    }
+
+    /// Discard `len` bytes at `off`: the flash's state as
+    /// [`crate::sim::ftl::Ftl::discard`] changes it, and the data gone (it
+    /// reads as erased). What `emulate` does with the loop device's
+    /// discards, and a replay with a trace's.
+    pub fn discard(&mut self, off: u64, len: u64) {
+        self.ftl.discard(&self.params, off, len);
+        self.store.forget(off, len);
     }
 
     /// Serve `req` arriving at `arrival` once the host's queue has room:

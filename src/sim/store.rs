@@ -115,6 +115,33 @@ impl Store {
         }
     }
 
+    /// Forget the whole blocks of `len` bytes at `off`: they read as never
+    /// written. A block the range covers only in part keeps its data (a
+    /// discard need not clear what it does not free).
+    pub fn forget(&mut self, off: u64, len: u64) {
+        let first = off.div_ceil(CHUNK);
+        let end = off.saturating_add(len) / CHUNK;
+        if end <= first {
+            return;
+        }
+        // A discard of a whole card is mostly blocks never written: walk
+        // the written ones when they are fewer.
+        let held: Vec<u64> = if end - first > self.chunks.len() as u64 {
+            self.chunks
+                .keys()
+                .copied()
+                .filter(|k| (first..end).contains(k))
+                .collect()
+        } else {
+            (first..end).filter(|k| self.chunks.contains_key(k)).collect()
+        };
+        for k in held {
+            if let Some(old) = self.chunks.remove(&k) {
+                self.release(old);
+            }
+        }
+    }
+
     /// Fill `out` from byte `off`; never-written bytes read as `erased`.
     pub fn read(&self, mut off: u64, mut out: &mut [u8], erased: u8) {
         while !out.is_empty() {

@@ -38,6 +38,16 @@ macro_rules! require_program {
     };
 }
 
+/// Emulations whose timing a test judges (`real_path`), and the heavy
+/// workloads that would load the machine under them (`life`), run one at
+/// a time: a probe through the real path read its pages as unsure while
+/// five fio and mkfs workloads ran beside it.
+static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn timed() -> std::sync::MutexGuard<'static, ()> {
+    TIMED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A running `flashlab emulate`, stopped on drop.
 struct Emu {
     child: Option<Child>,
@@ -777,5 +787,6 @@ pub(crate) fn cpu_waited_s() -> f64 {
 }
 
 mod flash_work;
+mod life;
 mod real_path;
 mod timing;

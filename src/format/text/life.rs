@@ -158,3 +158,29 @@ pub fn life(o: &mut String, l: &Life) {
         what_if(o, w, i == 0);
     }
 }
+
+/// `trace`: what was captured, and what reads it.
+pub fn traced(o: &mut String, c: &crate::document::bodies::Captured) {
+    let _ = writeln!(
+        o,
+        "traced {} for {} ({}, stopped by {})",
+        c.device,
+        duration_ns(c.seconds * 1e9),
+        c.how,
+        c.stopped_by
+    );
+    let seen = format!(
+        "{} writes ({}), {} reads ({}), {} discards, {} flushes",
+        c.writes,
+        Iec(c.bytes_written),
+        c.reads,
+        Iec(c.bytes_read),
+        c.discards,
+        c.flushes
+    );
+    line(o, "issued", &seen);
+    line(o, "files", &c.files.join(" "));
+    if let Some(first) = c.files.first() {
+        line(o, "next", &format!("flashlab life {first} --card sim:PROFILE"));
+    }
+}

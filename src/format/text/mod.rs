@@ -55,6 +55,7 @@ fn render(doc: &RunDocument) -> String {
             }
             // Their documents carry a body (or, failed, only an error).
             CommandName::Emulate
+            | CommandName::Trace
             | CommandName::Restore
             | CommandName::Report
             | CommandName::ResultsList
@@ -90,6 +91,7 @@ fn render(doc: &RunDocument) -> String {
             let _ = writeln!(o, "report written to {}", r.report.path);
         }
         // The device first, alone on its line, for `$(... | head -1)`.
+        Body::Traced(c) => life::traced(&mut o, c),
         Body::Emulating(e) => {
             let r = &e.emulate;
             let _ = writeln!(o, "{}", r.device);

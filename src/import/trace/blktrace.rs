@@ -79,6 +79,98 @@ struct Head {
     device: u32,
 }
 
+/// A header's magic word, payload length and fields, in byte order `big`.
+fn decode(b: &[u8], big: bool, at: u64) -> (u32, usize, Head) {
+    let u32_at = |i: usize| {
+        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        if big {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        }
+    };
+    let u64_at = |i: usize| {
+        let (hi, lo) = (u64::from(u32_at(i)), u64::from(u32_at(i + 4)));
+        if big { hi << 32 | lo } else { lo << 32 | hi }
+    };
+    let pdu_len = usize::from(if big {
+        u16::from_be_bytes([b[46], b[47]])
+    } else {
+        u16::from_le_bytes([b[46], b[47]])
+    });
+    let head = Head {
+        at,
+        time: u64_at(8),
+        sector: u64_at(16),
+        bytes: u32_at(24),
+        action: u32_at(28),
+        device: u32_at(36),
+    };
+    (u32_at(0), pdu_len, head)
+}
+
+/// Live counts of a capture as its bytes arrive (`flashlab trace`): the
+/// requests issued to the driver (D), by kind, from one CPU's stream,
+/// whatever the chunks it comes in. A stream that loses the magic stops
+/// counting rather than guess.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    partial: Vec<u8>,
+    lost: bool,
+    pub reads: u64,
+    pub writes: u64,
+    pub discards: u64,
+    pub flushes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+impl Tally {
+    pub fn feed(&mut self, chunk: &[u8]) {
+        if self.lost {
+            return;
+        }
+        self.partial.extend_from_slice(chunk);
+        let mut at = 0;
+        while self.partial.len() - at >= HEADER {
+            let Some(big) = byte_order(&self.partial[at..]) else {
+                self.lost = true;
+                break;
+            };
+            let (_, pdu, head) = decode(&self.partial[at..], big, 0);
+            if self.partial.len() - at < HEADER + pdu {
+                break;
+            }
+            self.count(&head);
+            at += HEADER + pdu;
+        }
+        self.partial.drain(..at);
+    }
+
+    fn count(&mut self, h: &Head) {
+        let category = h.action >> 16;
+        if category & (TC_NOTIFY | TC_PC) != 0 || h.action & 0xffff != ACT_ISSUE {
+            return;
+        }
+        let bytes = u64::from(h.bytes);
+        if category & TC_FLUSH != 0 {
+            self.flushes += 1;
+        }
+        if bytes == 0 {
+            return;
+        }
+        if category & TC_DISCARD != 0 {
+            self.discards += 1;
+        } else if category & TC_WRITE != 0 {
+            self.writes += 1;
+            self.bytes_written += bytes;
+        } else {
+            self.reads += 1;
+            self.bytes_read += bytes;
+        }
+    }
+}
+
 /// One CPU's file.
 pub(super) struct CpuFile {
     input: Input,
@@ -123,32 +215,7 @@ impl CpuFile {
             }
             Take::Bytes(b) => b,
         };
-        let u32_at = |i: usize| {
-            let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
-            if big {
-                u32::from_be_bytes(w)
-            } else {
-                u32::from_le_bytes(w)
-            }
-        };
-        let u64_at = |i: usize| {
-            let (hi, lo) = (u64::from(u32_at(i)), u64::from(u32_at(i + 4)));
-            if big { hi << 32 | lo } else { lo << 32 | hi }
-        };
-        let magic = u32_at(0);
-        let pdu_len = usize::from(if big {
-            u16::from_be_bytes([b[46], b[47]])
-        } else {
-            u16::from_le_bytes([b[46], b[47]])
-        });
-        let head = Head {
-            at,
-            time: u64_at(8),
-            sector: u64_at(16),
-            bytes: u32_at(24),
-            action: u32_at(28),
-            device: u32_at(36),
-        };
+        let (magic, pdu_len, head) = decode(b, big, at);
         if magic & 0xffff_ff00 != MAGIC {
             let what = format!("no blktrace magic where a record starts (0x{magic:08x})");
             return Err(TraceError::malformed(self.input.path(), At::Byte(at), what, HINT));

@@ -602,3 +602,51 @@ fn speed() {
         assert!(rate > want, "{name}: {rate:.0} records/s");
     }
 }
+
+/// `flashlab trace`'s live counts, fed the capture in uneven chunks as a
+/// relay or trace_pipe gives it, count what the reader reads.
+#[test]
+fn live_counts_match_the_reader_whatever_the_chunks() {
+    let mut counted = 0;
+    for name in [
+        "mixed.blktrace.0.zst",
+        "mixed.blktrace.1.zst",
+        "randw.blktrace.0.zst",
+        "randw.blktrace.1.zst",
+    ] {
+        let bytes = fixture_bytes(name);
+        let mut tally = Tally::default();
+        let mut at = 0;
+        for size in [1usize, 47, 48, 49, 4096, 7].iter().cycle() {
+            if at >= bytes.len() {
+                break;
+            }
+            let end = (at + size).min(bytes.len());
+            tally.feed(&bytes[at..end]);
+            at = end;
+        }
+        let (mut writes, mut reads, mut discards, mut written) = (0, 0, 0, 0);
+        let dir = tempfile::tempdir().unwrap();
+        let one = dir.path().join("one.blktrace.0");
+        std::fs::write(&one, &bytes).unwrap();
+        let mut t = Trace::open(&one, TraceOptions::default()).unwrap();
+        while let Some(r) = t.next_record().unwrap() {
+            match r.op {
+                TraceOp::Write => {
+                    writes += 1;
+                    written += r.len;
+                }
+                TraceOp::Read => reads += 1,
+                TraceOp::Discard => discards += 1,
+                TraceOp::Flush => {}
+            }
+        }
+        counted += writes + reads;
+        assert_eq!(
+            (tally.writes, tally.reads, tally.discards, tally.bytes_written),
+            (writes, reads, discards, written),
+            "{name}"
+        );
+    }
+    assert!(counted > 256, "the fixtures hold {counted} requests");
+}

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{Emu, cannot_emulate, flashlab_in};
+use super::{Emu, cannot_emulate, flashlab_in, timed};
 use crate::support::require_loop_devices;
 
 /// `align DEV --json` through the real path: the erase block and its
@@ -48,6 +48,7 @@ fn publish(dir: &Path, spec: Option<&str>) {
 /// device over a file with the same bytes stays "no flash behaviour".
 #[test]
 fn an_emulated_card_is_measured_from_timing_never_from_its_spec() {
+    let _alone = timed();
     require_emulation!();
     let dir = tempfile::tempdir().unwrap();
     let spec = "sim:demo,capacity=64M,au_size=1M,jitter=0";
@@ -135,6 +136,7 @@ fn how_fat_and_open_au_went(v: &serde_json::Value) -> String {
 /// or (a writing step on a loaded machine) not claimed.
 #[test]
 fn probe_through_the_real_path_gives_the_models_verdicts() {
+    let _alone = timed();
     require_emulation!();
     let dir = tempfile::tempdir().unwrap();
     let spec = "sim:demo,capacity=256M,au_size=1M";
