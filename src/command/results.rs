@@ -182,7 +182,7 @@ pub fn load(db: Option<&Path>, what: &str) -> CliResult<(String, RunDocument)> {
 
 pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
     let runs: Vec<(String, RunDocument)> = which.iter().map(|w| load(db, w)).collect::<CliResult<_>>()?;
-    let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
+    let per: Vec<_> = runs.iter().map(|(_, d)| d.metrics()).collect();
     let mut doc = RunDocument::new(crate::document::CommandName::ResultsCompare, None);
     doc.body = Body::Comparison(Comparison {
         runs: runs
@@ -195,7 +195,7 @@ pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
                 started_unix: d.started_unix,
             })
             .collect(),
-        rows: metrics::compare(&results),
+        rows: metrics::compare(&per),
     });
     doc.finish(None);
     Ok(doc)

@@ -185,6 +185,16 @@ impl RunDocument {
         }
     }
 
+    /// The figures a comparison sets beside another run's: every test's,
+    /// and a `life` answer's.
+    pub fn metrics(&self) -> Vec<crate::measure::metrics::Metric> {
+        let mut out = self.results.metrics();
+        if let Some(l) = self.extras.life.get() {
+            out.extend(l.metrics());
+        }
+        out
+    }
+
     pub fn note(&mut self, kind: NoteKind, message: impl Into<String>, hint: Option<&str>) {
         self.notes.push(Note {
             kind,

@@ -79,6 +79,7 @@ fn run_section(id: &str, doc: &RunDocument) -> Markup {
                 ul { @for a in &advice { li { (a.text) } } }
             }
             @for f in doc.results.figures() { (figure(&f)) }
+            @if let Some(l) = doc.extras.life.get() { @for f in l.figures() { (figure(&f)) } }
             @for n in doc.notes.iter().chain(doc.warnings.iter()) { p.note { "note: " (n.message) } }
         }
     }
@@ -93,6 +94,8 @@ fn cell(unit: Unit, v: f64) -> String {
         Unit::Iops => format!("{v:.0}"),
         Unit::Ns => duration_ns(v),
         Unit::Count => format!("{v:.0}"),
+        Unit::Ratio => format!("{v:.2}"),
+        Unit::Years => crate::units::years(v),
     }
 }
 
@@ -107,8 +110,8 @@ fn run_name(id: &str) -> String {
 }
 
 fn comparison(runs: &[(String, RunDocument)]) -> Markup {
-    let results: Vec<&crate::measure::Results> = runs.iter().map(|(_, d)| &d.results).collect();
-    let rows = metrics::compare(&results);
+    let per: Vec<_> = runs.iter().map(|(_, d)| d.metrics()).collect();
+    let rows = metrics::compare(&per);
     let names: Vec<String> = runs.iter().map(|(id, _)| run_name(id)).collect();
     html! {
         h2 { "Side by side" }

@@ -5,8 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Results;
-
 /// Which way is better for a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,6 +24,9 @@ pub enum Unit {
     Iops,
     Ns,
     Count,
+    /// One figure over another (write amplification).
+    Ratio,
+    Years,
 }
 
 /// What a figure is, whatever its label says: runs pair their figures by
@@ -49,6 +50,10 @@ pub enum MetricId {
         test: String,
         figure: BenchFigure,
     },
+    /// `life`: flash bytes over host bytes, flash bytes a day, median years.
+    Amplification,
+    FlashBytesPerDay,
+    LifeYears,
 }
 
 /// The figures of one bench test.
@@ -80,6 +85,9 @@ impl MetricId {
                     BenchFigure::P99 => "p99",
                 }
             ),
+            MetricId::Amplification => "write amplification".into(),
+            MetricId::FlashBytesPerDay => "flash written a day".into(),
+            MetricId::LifeYears => "life (P50)".into(),
         }
     }
 
@@ -103,7 +111,10 @@ impl MetricId {
             | MetricId::OpenAusRandom
             | MetricId::FatArea
             | MetricId::UsableCapacity
-            | MetricId::ReadRateAt { .. } => false,
+            | MetricId::ReadRateAt { .. }
+            | MetricId::Amplification
+            | MetricId::FlashBytesPerDay
+            | MetricId::LifeYears => false,
         }
     }
 }
@@ -164,10 +175,10 @@ pub struct Row {
     pub best: Option<usize>,
 }
 
-/// Side by side: every figure any run has, in first-seen order.
-pub fn compare(runs: &[&Results]) -> Vec<Row> {
-    let per: Vec<Vec<Metric>> = runs.iter().map(|r| r.metrics()).collect();
-    let docs = runs;
+/// Side by side: every figure any run has (each run's [`Metric`]s), in
+/// first-seen order.
+pub fn compare(per: &[Vec<Metric>]) -> Vec<Row> {
+    let docs = per;
     let mut rows: Vec<Row> = Vec::new();
     for (i, ms) in per.iter().enumerate() {
         for x in ms {
@@ -250,6 +261,12 @@ pub fn not_claimed(rows: &[Row], labels: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Results;
+
+    /// Side by side, from each run's results.
+    fn compare(runs: &[&Results]) -> Vec<Row> {
+        super::compare(&runs.iter().map(|r| r.metrics()).collect::<Vec<_>>())
+    }
 
     fn bench_doc(iops: f64, p99: u64) -> Results {
         let mut d = Results::default();

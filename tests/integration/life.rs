@@ -182,4 +182,33 @@ fn the_answer_is_stored_and_listed() {
     );
     let shown = json(&["results", "show", "1", "--db", db]);
     assert_eq!(shown["life"]["card"], "sim:kingston-sa04g");
+    // A second card's answer, compared: amplification, flash a day, years.
+    json(&["life", f.to_str().unwrap(), "--card", "sim:demo", "--db", db]);
+    let compared = json(&["results", "compare", "1", "2", "--db", db]);
+    let rows = compared["rows"].as_array().unwrap();
+    let row = |id: &str| {
+        rows.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}: {rows:?}"))
+    };
+    let waf = row("amplification");
+    assert_eq!(waf["values"][0], shown["life"]["waf"]);
+    assert_eq!(waf["better"], "lower");
+    assert_eq!(row("flash_bytes_per_day")["unit"], "bytes");
+    // The report draws it: flash by cause, the passes, the erase spread.
+    let html = dir.path().join("life.html");
+    let out = flashlab()
+        .args(["report", "1", "--db", db, "-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for title in [
+        "written to flash for",
+        "write amplification, pass by pass",
+        "what costs most",
+    ] {
+        assert!(page.contains(title), "the report lacks {title:?}");
+    }
+    assert!(page.matches("<svg").count() >= 3);
 }

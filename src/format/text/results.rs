@@ -55,6 +55,8 @@ fn show(unit: Unit, v: f64) -> String {
         Unit::Iops => format!("{v:.0}"),
         Unit::Ns => duration_ns(v),
         Unit::Count => format!("{v:.0}"),
+        Unit::Ratio => format!("{v:.2}"),
+        Unit::Years => crate::units::years(v),
     }
 }
 

@@ -15,6 +15,7 @@
 //! under a workload is not its thousandth.
 
 pub mod costs;
+mod figures;
 mod replay;
 pub mod years;
 
@@ -165,6 +166,13 @@ pub struct CardLife {
     pub stall_s: f64,
     /// What costs most, first the most.
     pub costs: Vec<costs::Cost>,
+    /// Each pass's amplification, in order: how the card settled.
+    #[serde(default)]
+    pub waf_by_pass: Vec<f64>,
+    /// Blocks by the erases they took in the reported pass: [erases,
+    /// blocks] pairs, fewest erases first (blocks not erased left out).
+    #[serde(default)]
+    pub erase_histogram: Vec<[u64; 2]>,
 }
 
 /// A what-if beside the baseline: the same trace changed, or another card.
@@ -192,6 +200,26 @@ pub struct Life {
     pub what_if: Vec<WhatIf>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_cards: Vec<CardLife>,
+}
+
+impl Life {
+    /// The figures `results compare` and the report set beside another
+    /// run's: the baseline card's.
+    pub fn metrics(&self) -> Vec<crate::measure::metrics::Metric> {
+        use crate::measure::metrics::{Better, MetricId, Unit, m};
+        let b = &self.baseline;
+        let mut out = Vec::new();
+        if let Some(w) = b.waf {
+            out.push(m(MetricId::Amplification, Unit::Ratio, Better::Lower, w));
+        }
+        if let Some(d) = b.per_day {
+            out.push(m(MetricId::FlashBytesPerDay, Unit::Bytes, Better::Lower, d.flash_bytes));
+        }
+        if let Some(y) = b.years {
+            out.push(m(MetricId::LifeYears, Unit::Years, Better::Higher, y.p50));
+        }
+        out
+    }
 }
 
 /// A trace the replay can read from its start as often as it needs.
@@ -225,12 +253,14 @@ pub fn card_life<S: Source>(
         pass.fill()?;
     }
     let mut last: Option<f64> = None;
+    let mut by_pass = Vec::new();
     loop {
         pass.begin();
         source.pass(&mut |r| pass.record(r))?;
         pass.end()?;
         passes += 1;
         let waf = pass.window_waf();
+        by_pass.push(waf.unwrap_or(0.0));
         if how.start == Start::Fresh {
             break;
         }
@@ -246,7 +276,9 @@ pub fn card_life<S: Source>(
         }
         last = waf;
     }
-    Ok(pass.finish(spec, how, passes, settled))
+    let mut life = pass.finish(spec, how, passes, settled);
+    life.waf_by_pass = by_pass;
+    Ok(life)
 }
 
 #[cfg(test)]

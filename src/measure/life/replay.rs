@@ -83,6 +83,8 @@ pub struct Pass {
     window: Option<(FlashWork, u64)>,
     /// The most erases one block took in the last finished pass.
     window_most: u64,
+    /// Blocks by their erases in the last finished pass.
+    window_histogram: std::collections::BTreeMap<u64, u64>,
 }
 
 impl Pass {
@@ -104,6 +106,7 @@ impl Pass {
             costs: Costs::default(),
             window: None,
             window_most: 0,
+            window_histogram: std::collections::BTreeMap::new(),
         }
     }
 
@@ -258,14 +261,14 @@ impl Pass {
         let work = self.card.ftl.work.since(&self.work_before);
         let host = self.card.counters.bytes_written - self.host_before;
         self.window = Some((work, host));
-        self.window_most = self
-            .card
-            .ftl
-            .erases_by_block()
-            .into_iter()
-            .map(|(b, n)| n - self.erases_before.get(&b).copied().unwrap_or(0))
-            .max()
-            .unwrap_or(0);
+        self.window_histogram.clear();
+        for (b, n) in self.card.ftl.erases_by_block() {
+            let here = n - self.erases_before.get(&b).copied().unwrap_or(0);
+            if here > 0 {
+                *self.window_histogram.entry(here).or_insert(0) += 1;
+            }
+        }
+        self.window_most = self.window_histogram.keys().next_back().copied().unwrap_or(0);
         // The next pass starts after this one on the model's clock, and
         // after the card has caught up.
         self.clock_offset = self.card.device_time_ns().max(self.clock_offset + self.last_ns) + 1_000_000;
@@ -330,6 +333,8 @@ impl Pass {
             },
             stall_s: self.stall_ns as f64 / 1e9,
             costs: self.costs.most(work.flash_pages(), page),
+            waf_by_pass: Vec::new(),
+            erase_histogram: self.window_histogram.iter().map(|(&e, &b)| [e, b]).collect(),
         }
     }
 }
