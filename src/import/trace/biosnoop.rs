@@ -20,7 +20,7 @@
 //! another disk is an error.
 
 use super::text::{fields, rwbs, seconds_ns, uint};
-use super::{At, Input, Line, MAX_LINE, Request, TraceError};
+use super::{At, Input, Line, Request, TraceError};
 
 const HINT: &str = "flashlab reads biosnoop's output as bcc's or libbpf-tools' biosnoop prints it: a header \
                     `TIME(s) COMM PID DISK T SECTOR BYTES [QUE(ms)] LAT(ms)`, then one line per request";
@@ -153,29 +153,15 @@ impl Reader {
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        while !self.done {
-            let n = self.input.line + 1;
-            let (checked, last, len) = match self.input.next_line()? {
-                Line::End => break,
-                Line::TooLong => {
-                    let what = format!("a line longer than {MAX_LINE} bytes");
-                    return Err(TraceError::malformed(self.input.path(), At::Line(n), what, HINT));
-                }
-                Line::Whole(l) => (one_disk(&mut self.disk, parse(l, self.right)), false, l.len()),
-                Line::Last(l) => (one_disk(&mut self.disk, parse(l, self.right)), true, l.len()),
-            };
-            if last && (checked.is_err() || self.input.cut.is_some()) {
-                self.dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
-                break;
-            }
-            match checked {
-                Err((what, hint)) => return Err(TraceError::malformed(self.input.path(), At::Line(n), what, hint)),
-                Ok(Some(r)) => return Ok(Some(r)),
-                Ok(None) => {}
-            }
+        if self.done {
+            return Ok(None);
         }
-        self.done = true;
-        Ok(None)
+        let (disk, right) = (&mut self.disk, self.right);
+        let r = self
+            .input
+            .next_request(&mut self.dropped, HINT, |l| one_disk(disk, parse(l, right)))?;
+        self.done = r.is_none();
+        Ok(r)
     }
 }
 

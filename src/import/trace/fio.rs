@@ -23,7 +23,7 @@
 //! with I/O is an error, not a mix of two files' offsets.
 
 use super::text::{fields, uint};
-use super::{At, Input, Line, MAX_LINE, Request, TraceError, TraceOp};
+use super::{Input, Line, Request, TraceError, TraceOp};
 
 const HINT: &str = "fio iologs are read as fio writes them (iolog.c): after `fio version 2 iolog`, lines \
                     `FILE add|open|close` and `FILE read|write|trim|sync|datasync|wait OFFSET LENGTH`; after `fio \
@@ -173,37 +173,23 @@ impl Reader {
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        while !self.done {
-            let n = self.input.line + 1;
-            let (parsed, last, len) = match self.input.next_line()? {
-                Line::End => break,
-                Line::TooLong => {
-                    let what = format!("a line longer than {MAX_LINE} bytes");
-                    return Err(TraceError::malformed(self.input.path(), At::Line(n), what, HINT));
-                }
-                Line::Whole(l) => (self.state.parse(l), false, l.len()),
-                Line::Last(l) => (self.state.parse(l), true, l.len()),
-            };
-            if last && (parsed.is_err() || self.input.cut.is_some()) {
-                self.dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
-                break;
-            }
-            match parsed {
-                Err(what) => {
-                    let hint = if what.contains("one device") {
-                        "a replay is of one device: keep one file's lines (grep ' FILE ' LOG), or log a job whose \
-                         file is the device"
-                    } else {
-                        HINT
-                    };
-                    return Err(TraceError::malformed(self.input.path(), At::Line(n), what, hint));
-                }
-                Ok(Some(r)) => return Ok(Some(r)),
-                Ok(None) => {}
-            }
+        if self.done {
+            return Ok(None);
         }
-        self.done = true;
-        Ok(None)
+        let state = &mut self.state;
+        let r = self.input.next_request(&mut self.dropped, HINT, |l| {
+            state.parse(l).map_err(|what| {
+                let hint = if what.contains("one device") {
+                    "a replay is of one device: keep one file's lines (grep ' FILE ' LOG), or log a job whose file \
+                     is the device"
+                } else {
+                    HINT
+                };
+                (what, hint)
+            })
+        })?;
+        self.done = r.is_none();
+        Ok(r)
     }
 }
 

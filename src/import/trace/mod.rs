@@ -673,6 +673,41 @@ impl Input {
         }
     }
 
+    /// The next request of a line-based trace whose lines `parse` reads
+    /// (`Ok(None)`: a line with none), or None at its end. A line too
+    /// long, or one `parse` refuses, is an error at its number, with the
+    /// hint `parse` gives (`hint` for one too long); a last line cut short
+    /// (refused, or cut with its compressed stream) is dropped, and
+    /// `dropped` says so.
+    pub(super) fn next_request(
+        &mut self,
+        dropped: &mut Option<String>,
+        hint: &'static str,
+        mut parse: impl FnMut(&[u8]) -> Result<Option<Request>, (String, &'static str)>,
+    ) -> Result<Option<Request>, TraceError> {
+        loop {
+            let n = self.line + 1;
+            let (parsed, last, len) = match self.next_line()? {
+                Line::End => return Ok(None),
+                Line::TooLong => {
+                    let what = format!("a line longer than {MAX_LINE} bytes");
+                    return Err(TraceError::malformed(self.path(), At::Line(n), what, hint));
+                }
+                Line::Whole(l) => (parse(l), false, l.len()),
+                Line::Last(l) => (parse(l), true, l.len()),
+            };
+            if last && (parsed.is_err() || self.cut.is_some()) {
+                *dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
+                return Ok(None);
+            }
+            match parsed {
+                Err((what, hint)) => return Err(TraceError::malformed(self.path(), At::Line(n), what, hint)),
+                Ok(Some(r)) => return Ok(Some(r)),
+                Ok(None) => {}
+            }
+        }
+    }
+
     fn take(&mut self, n: usize) -> Result<Take<'_>, TraceError> {
         let have = self.peek(n)?.len();
         if have >= n {

@@ -85,6 +85,12 @@ pub struct Pass {
     window_most: u64,
     /// Blocks by their erases in the last finished pass.
     window_histogram: std::collections::BTreeMap<u64, u64>,
+    /// Every block's erases when the first pass began, and the trace time
+    /// replayed since: the hottest block's rate over every pass, not one
+    /// (a pass of a few minutes erases a block once or not at all).
+    erases_at_first: Option<HashMap<u64, u64>>,
+    replayed_ns: u64,
+    hottest_since_first: u64,
 }
 
 impl Pass {
@@ -107,6 +113,9 @@ impl Pass {
             window: None,
             window_most: 0,
             window_histogram: std::collections::BTreeMap::new(),
+            erases_at_first: None,
+            replayed_ns: 0,
+            hottest_since_first: 0,
         }
     }
 
@@ -158,6 +167,9 @@ impl Pass {
         self.work_before = self.card.ftl.work;
         self.host_before = self.card.counters.bytes_written;
         self.erases_before = self.card.ftl.erases_by_block().into_iter().collect();
+        if self.erases_at_first.is_none() {
+            self.erases_at_first = Some(self.erases_before.clone());
+        }
         self.latency.reset();
         self.stall_ns = 0;
         self.costs = Costs::default();
@@ -262,12 +274,17 @@ impl Pass {
         let host = self.card.counters.bytes_written - self.host_before;
         self.window = Some((work, host));
         self.window_histogram.clear();
+        self.hottest_since_first = 0;
+        let first = self.erases_at_first.as_ref();
         for (b, n) in self.card.ftl.erases_by_block() {
             let here = n - self.erases_before.get(&b).copied().unwrap_or(0);
             if here > 0 {
                 *self.window_histogram.entry(here).or_insert(0) += 1;
             }
+            let since = n - first.and_then(|f| f.get(&b)).copied().unwrap_or(0);
+            self.hottest_since_first = self.hottest_since_first.max(since);
         }
+        self.replayed_ns += self.last_ns;
         self.window_most = self.window_histogram.keys().next_back().copied().unwrap_or(0);
         // The next pass starts after this one on the model's clock, and
         // after the card has caught up.
@@ -299,7 +316,8 @@ impl Pass {
             blocks: report.blocks,
             blocks_erased: report.blocks_erased,
             window_erases: work.erases,
-            window_most: self.window_most,
+            hottest_per_day: self.hottest_since_first as f64
+                / (self.replayed_ns as f64 / 86_400e9).max(f64::MIN_POSITIVE),
         };
         let years = per_day.and_then(|d| years::years(&pe_cycles, &wear, days, d.erases));
         let q = |f: f64| self.latency.value_at_quantile(f);

@@ -13,8 +13,8 @@
 //! choice bounded by those figures; `--pe N` replaces it with the user's N.
 //!
 //! Which block wears first depends on the card's wear levelling (`wear_leveling`):
-//! - none: the block that took the most erases in the replayed pass keeps
-//!   taking them at that rate;
+//! - none: the block that took the most erases over the passes replayed
+//!   keeps taking them at that rate;
 //! - dynamic: new data goes to the least worn free block, so the erases
 //!   spread over the blocks that ever come free (those the replay erased);
 //! - static: cold data moves too, so they spread over every block.
@@ -47,15 +47,16 @@ pub struct Wear {
     pub blocks: u64,
     /// Blocks erased at least once over the whole replay.
     pub blocks_erased: u64,
-    /// Erases in the pass, and the most one block took.
+    /// Erases in the reported pass.
     pub window_erases: u64,
-    pub window_most: u64,
+    /// Erases a day of the block that took most over every pass replayed.
+    pub hottest_per_day: f64,
 }
 
 /// Erases a day of the block that wears first.
-pub fn worst_block_per_day(wear: &Wear, days: f64, erases_per_day: f64) -> f64 {
+pub fn worst_block_per_day(wear: &Wear, erases_per_day: f64) -> f64 {
     match wear.policy {
-        WearLeveling::None => wear.window_most as f64 / days,
+        WearLeveling::None => wear.hottest_per_day,
         WearLeveling::Dynamic => erases_per_day / wear.blocks_erased.max(1) as f64,
         WearLeveling::Static => erases_per_day / wear.blocks.max(1) as f64,
     }
@@ -67,7 +68,7 @@ pub fn years(pe: &Quantiles, wear: &Wear, days: f64, erases_per_day: f64) -> Opt
     if days <= 0.0 || wear.window_erases == 0 {
         return None;
     }
-    let rate = worst_block_per_day(wear, days, erases_per_day);
+    let rate = worst_block_per_day(wear, erases_per_day);
     let years = |cycles: f64| cycles / rate / 365.25;
     (rate > 0.0).then(|| Quantiles {
         p10: years(pe.p10),
@@ -92,7 +93,7 @@ mod tests {
                 blocks,
                 blocks_erased: blocks,
                 window_erases: 1,
-                window_most: 1,
+                hottest_per_day: 0.0,
             };
             let y = years(&pe_prior(1_000, Some(3_000)), &wear, 1.0, cycles_a_day * blocks as f64).unwrap();
             assert!(y.p50 > low && y.p50 < high, "{cycles_a_day}/day: {} years", y.p50);
@@ -116,7 +117,7 @@ mod tests {
             blocks: 1000,
             blocks_erased: 10,
             window_erases: 100,
-            window_most: 50,
+            hottest_per_day: 50.0,
         };
         let y = years(&pe_prior(1_000, Some(1_000)), &wear, 1.0, 100.0).unwrap();
         assert!((y.p50 - 1_000.0 / 50.0 / 365.25).abs() < 1e-9);
