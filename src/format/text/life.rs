@@ -112,6 +112,17 @@ fn card(o: &mut String, l: &CardLife) {
         None => "no wear measured: the pass erased nothing, or the trace spans no time".into(),
     };
     line(o, "life", &life);
+    let by = &l.years_p50_by_wear_leveling;
+    if let (Some(none), Some(dynamic), Some(r#static)) = (by.none, by.dynamic, by.r#static) {
+        let text = format!(
+            "P50 {} levelling no wear, {} dynamic, {} static (this model: {}); no card says which it does",
+            years(none),
+            years(dynamic),
+            years(r#static),
+            l.wear_leveling
+        );
+        line(o, "", &text);
+    }
     let lat = &l.latency_ns;
     line(
         o,

@@ -127,6 +127,14 @@ pub struct Quantiles {
     pub p90: f64,
 }
 
+/// One figure under each way of levelling wear (`wear_leveling`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ByWearLeveling {
+    pub none: Option<f64>,
+    pub dynamic: Option<f64>,
+    pub r#static: Option<f64>,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyNs {
     pub p50: u64,
@@ -158,9 +166,16 @@ pub struct CardLife {
     pub per_day: Option<PerDay>,
     /// The erase cycles one block takes, as the prior (or `--pe`) gives them.
     pub pe_cycles: Quantiles,
+    /// How the card model levels wear (`wear_leveling`), which `years` follows.
+    #[serde(default)]
+    pub wear_leveling: String,
     /// Years until the most worn block reaches them; absent where nothing
     /// wore (or the trace has no span).
     pub years: Option<Quantiles>,
+    /// The median years had the card levelled wear otherwise: no card
+    /// publishes how it levels, and the answer turns on it.
+    #[serde(default)]
+    pub years_p50_by_wear_leveling: ByWearLeveling,
     pub latency_ns: LatencyNs,
     /// Seconds requests spent behind merges and collections.
     pub stall_s: f64,

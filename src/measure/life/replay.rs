@@ -314,12 +314,30 @@ impl Pass {
         let wear = years::Wear {
             policy: p.wear_leveling,
             blocks: report.blocks,
-            blocks_erased: report.blocks_erased,
-            window_erases: work.erases,
+            // Blocks that take the trace's data: erased so far, or at least
+            // the AUs it writes (a page-mapped card erases none of them
+            // until its spare runs out).
+            blocks_erased: report.blocks_erased.max(self.footprint.len() as u64),
             hottest_per_day: self.hottest_since_first as f64
                 / (self.replayed_ns as f64 / 86_400e9).max(f64::MIN_POSITIVE),
         };
-        let years = per_day.and_then(|d| years::years(&pe_cycles, &wear, days, d.erases));
+        // In the long run every page programmed is erased again with its
+        // block: a card that has not had to collect yet (page-mapped, its
+        // spare still free) only defers those erases.
+        let long_run = per_day.map(|d| d.erases.max(d.flash_bytes / p.au_size as f64));
+        let years = long_run.and_then(|e| years::years(&pe_cycles, &wear, days, e));
+        let under = |policy| {
+            let w = years::Wear { policy, ..wear };
+            long_run
+                .and_then(|e| years::years(&pe_cycles, &w, days, e))
+                .map(|y| y.p50)
+        };
+        use crate::sim::params::WearLeveling;
+        let years_p50_by_wear_leveling = super::ByWearLeveling {
+            none: under(WearLeveling::None),
+            dynamic: under(WearLeveling::Dynamic),
+            r#static: under(WearLeveling::Static),
+        };
         let q = |f: f64| self.latency.value_at_quantile(f);
         CardLife {
             card: spec.to_string(),
@@ -343,7 +361,9 @@ impl Pass {
             },
             per_day,
             pe_cycles,
+            wear_leveling: p.wear_leveling.as_str().to_string(),
             years,
+            years_p50_by_wear_leveling,
             latency_ns: LatencyNs {
                 p50: q(0.5),
                 p99: q(0.99),

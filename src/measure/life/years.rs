@@ -47,8 +47,6 @@ pub struct Wear {
     pub blocks: u64,
     /// Blocks erased at least once over the whole replay.
     pub blocks_erased: u64,
-    /// Erases in the reported pass.
-    pub window_erases: u64,
     /// Erases a day of the block that took most over every pass replayed.
     pub hottest_per_day: f64,
 }
@@ -56,7 +54,11 @@ pub struct Wear {
 /// Erases a day of the block that wears first.
 pub fn worst_block_per_day(wear: &Wear, erases_per_day: f64) -> f64 {
     match wear.policy {
-        WearLeveling::None => wear.hottest_per_day,
+        // The hottest block, and never cooler than an even spread over the
+        // blocks that took erases.
+        WearLeveling::None => wear
+            .hottest_per_day
+            .max(erases_per_day / wear.blocks_erased.max(1) as f64),
         WearLeveling::Dynamic => erases_per_day / wear.blocks_erased.max(1) as f64,
         WearLeveling::Static => erases_per_day / wear.blocks.max(1) as f64,
     }
@@ -65,7 +67,7 @@ pub fn worst_block_per_day(wear: &Wear, erases_per_day: f64) -> f64 {
 /// Years until the first block wears out, for each quantile of the
 /// cycles; none where the pass erased nothing (or spanned no time).
 pub fn years(pe: &Quantiles, wear: &Wear, days: f64, erases_per_day: f64) -> Option<Quantiles> {
-    if days <= 0.0 || wear.window_erases == 0 {
+    if days <= 0.0 || erases_per_day <= 0.0 {
         return None;
     }
     let rate = worst_block_per_day(wear, erases_per_day);
@@ -92,7 +94,6 @@ mod tests {
                 policy: WearLeveling::Static,
                 blocks,
                 blocks_erased: blocks,
-                window_erases: 1,
                 hottest_per_day: 0.0,
             };
             let y = years(&pe_prior(1_000, Some(3_000)), &wear, 1.0, cycles_a_day * blocks as f64).unwrap();
@@ -116,7 +117,6 @@ mod tests {
             policy: WearLeveling::None,
             blocks: 1000,
             blocks_erased: 10,
-            window_erases: 100,
             hottest_per_day: 50.0,
         };
         let y = years(&pe_prior(1_000, Some(1_000)), &wear, 1.0, 100.0).unwrap();
@@ -127,17 +127,13 @@ mod tests {
         };
         let y = years(&pe_prior(1_000, Some(1_000)), &dynamic, 1.0, 100.0).unwrap();
         assert!((y.p50 - 1_000.0 / 10.0 / 365.25).abs() < 1e-9);
-        assert_eq!(
-            years(
-                &pe_prior(1_000, None),
-                &Wear {
-                    window_erases: 0,
-                    ..wear
-                },
-                1.0,
-                0.0
-            ),
-            None
-        );
+        // Never cooler than an even spread: 100 erases over 10 blocks.
+        let cool = Wear {
+            hottest_per_day: 1.0,
+            ..wear
+        };
+        let y = years(&pe_prior(1_000, Some(1_000)), &cool, 1.0, 100.0).unwrap();
+        assert!((y.p50 - 1_000.0 / 10.0 / 365.25).abs() < 1e-9);
+        assert_eq!(years(&pe_prior(1_000, None), &wear, 1.0, 0.0), None);
     }
 }

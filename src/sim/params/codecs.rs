@@ -261,11 +261,7 @@ impl Codec<WearLeveling> for WearLevelingCodec {
         }
     }
     fn show(v: &WearLeveling) -> String {
-        quoted(match v {
-            WearLeveling::None => "none",
-            WearLeveling::Dynamic => "dynamic",
-            WearLeveling::Static => "static",
-        })
+        quoted(v.as_str())
     }
 }
 

@@ -108,6 +108,17 @@ pub enum WearLeveling {
     Static,
 }
 
+impl WearLeveling {
+    /// The key's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WearLeveling::None => "none",
+            WearLeveling::Dynamic => "dynamic",
+            WearLeveling::Static => "static",
+        }
+    }
+}
+
 /// The NAND cell type (`cell`), which sets the endurance prior
 /// [`Cell::rated_pe_cycles`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
