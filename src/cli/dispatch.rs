@@ -108,37 +108,7 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             duration_ns: duration,
             prefix: output,
         })?,
-        Command::Life {
-            trace,
-            card,
-            start,
-            events,
-            offset,
-            pe,
-            coalesce,
-            shift,
-            no_discard,
-            db,
-            no_store,
-        } => crate::command::life::run(&crate::command::life::Options {
-            trace,
-            cards: card,
-            start: start.into(),
-            events: match events {
-                TraceEvents::D => crate::import::trace::Events::Dispatch,
-                TraceEvents::Q => crate::import::trace::Events::Queue,
-            },
-            offset,
-            pe,
-            coalesce_ns: coalesce,
-            shift,
-            no_discard,
-            store: if no_store {
-                None
-            } else {
-                at.places.store_or(db.as_deref())
-            },
-        })?,
+        Command::Life(args) => life(args, &at.places)?,
         // They print a script and a manual page, never a JSON document
         // (--json printed roff).
         ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {
@@ -340,6 +310,29 @@ fn emulate(
         }
     }
     Ok(Output::Raw(String::new()))
+}
+
+/// `life`: its arguments as the command takes them.
+fn life(a: super::schema::LifeArgs, places: &Places) -> CliResult<RunDocument> {
+    crate::command::life::run(&crate::command::life::Options {
+        trace: a.trace,
+        cards: a.card,
+        start: a.start.into(),
+        events: match a.events {
+            TraceEvents::D => crate::import::trace::Events::Dispatch,
+            TraceEvents::Q => crate::import::trace::Events::Queue,
+        },
+        offset: a.offset,
+        pe: a.pe,
+        coalesce_ns: a.coalesce,
+        shift: a.shift,
+        no_discard: a.no_discard,
+        store: if a.no_store {
+            None
+        } else {
+            places.store_or(a.db.as_deref())
+        },
+    })
 }
 
 /// `import flashbench`.

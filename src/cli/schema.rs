@@ -11,6 +11,53 @@ use crate::measure::TestCommand;
 use crate::registers::RegisterKind;
 use crate::safety::ranges::Range;
 
+/// `flashlab life`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct LifeArgs {
+    /// The trace file (for blktrace's NAME.blktrace.N, every CPU's file
+    /// beside it is read too).
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
+    /// Several compare cards; the first is the baseline.
+    #[arg(long, required = true, value_name = "SPEC", value_parser = crate::args::sim_card)]
+    pub card: Vec<crate::args::SimCard>,
+    /// fresh: a new card. steady: a card in use (the trace's footprint
+    /// written, the trace repeated until amplification settles within 1%).
+    #[arg(long, value_enum, default_value = "steady")]
+    pub start: LifeStart,
+    /// Which blktrace event is the device's: D (issued to the driver,
+    /// after merges) or Q (queued, as fio's replay takes them).
+    #[arg(long, value_enum, default_value = "d", value_name = "D|Q")]
+    pub events: TraceEvents,
+    /// Bytes added to every offset: the start of the partition the trace
+    /// was taken on (`cat /sys/class/block/mmcblk0p2/start` x 512), since AU
+    /// alignment is the card's.
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::size, default_value = "0")]
+    pub offset: u64,
+    /// Erase cycles a block takes, where you know them (from the card's
+    /// datasheet); otherwise a prior from the cell type.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub pe: Option<u64>,
+    /// What if: writes held in RAM and each dirty 4 KiB block written
+    /// once per DURATION (commit=N, log2ram).
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
+    pub coalesce: Option<u64>,
+    /// What if: the partition moved by BYTES.
+    #[arg(long, value_name = "BYTES", value_parser = crate::args::size)]
+    pub shift: Option<u64>,
+    /// What if: the discards never reached the card.
+    #[arg(long)]
+    pub no_discard: bool,
+    /// The results store (default: $FLASHLAB_DB, else
+    /// $XDG_DATA_HOME/flashlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save the answer in the results store.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
 /// `life --start`: clap's side of [`crate::measure::life::Start`].
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum LifeStart {
@@ -217,50 +264,7 @@ pub enum Command {
   flashlab life pi.blktrace.0 --card sim:kingston-sa04g
   flashlab life pi.blktrace.0 --card sim:kingston-sa04g --coalesce 30s --no-discard
   flashlab life fio.log --card sim:demo --card sim:emmc-hs400   which lasts longer")]
-    Life {
-        /// The trace file (for blktrace's NAME.blktrace.N, every CPU's file
-        /// beside it is read too).
-        #[arg(value_name = "TRACE")]
-        trace: PathBuf,
-        /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
-        /// Several compare cards; the first is the baseline.
-        #[arg(long, required = true, value_name = "SPEC", value_parser = crate::args::sim_card)]
-        card: Vec<crate::args::SimCard>,
-        /// fresh: a new card. steady: a card in use (the trace's footprint
-        /// written, the trace repeated until amplification settles within 1%).
-        #[arg(long, value_enum, default_value = "steady")]
-        start: LifeStart,
-        /// Which blktrace event is the device's: D (issued to the driver,
-        /// after merges) or Q (queued, as fio's replay takes them).
-        #[arg(long, value_enum, default_value = "d", value_name = "D|Q")]
-        events: TraceEvents,
-        /// Bytes added to every offset: the start of the partition the trace
-        /// was taken on (`cat /sys/class/block/mmcblk0p2/start` x 512), since AU
-        /// alignment is the card's.
-        #[arg(long, value_name = "BYTES", value_parser = crate::args::size, default_value = "0")]
-        offset: u64,
-        /// Erase cycles a block takes, where you know them (from the card's
-        /// datasheet); otherwise a prior from the cell type.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-        pe: Option<u64>,
-        /// What if: writes held in RAM and each dirty 4 KiB block written
-        /// once per DURATION (commit=N, log2ram).
-        #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
-        coalesce: Option<u64>,
-        /// What if: the partition moved by BYTES.
-        #[arg(long, value_name = "BYTES", value_parser = crate::args::size)]
-        shift: Option<u64>,
-        /// What if: the discards never reached the card.
-        #[arg(long)]
-        no_discard: bool,
-        /// The results store (default: $FLASHLAB_DB, else
-        /// $XDG_DATA_HOME/flashlab/results.sqlite).
-        #[arg(long, value_name = "PATH")]
-        db: Option<PathBuf>,
-        /// Do not save the answer in the results store.
-        #[arg(long)]
-        no_store: bool,
-    },
+    Life(LifeArgs),
     /// Simulated cards: list the built-in profiles, show one's parameters, and
     /// reproduce the published measurements they are judged against.
     #[command(after_help = "Examples:
@@ -540,7 +544,7 @@ impl Command {
             Command::Restore { .. } => CommandName::Restore,
             Command::Debug { .. } => CommandName::DebugWritePattern,
             Command::Emulate { .. } => CommandName::Emulate,
-            Command::Life { .. } => CommandName::Life,
+            Command::Life(_) => CommandName::Life,
             Command::Trace { .. } => CommandName::Trace,
             Command::Import {
                 source: ImportSource::Flashbench { .. },

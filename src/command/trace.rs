@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::document::bodies::{Body, Captured};
 use crate::document::{CommandName, RunDocument};
 use crate::error::{CliError, CliResult};
-use crate::import::trace::Tally;
+use crate::import::trace::{Counts, Tally};
 use crate::runner::progress::{Display, Progress};
 use crate::targets::real::blktrace::{CaptureError, Tracing};
 
@@ -42,29 +42,12 @@ impl From<CaptureError> for CliError {
     }
 }
 
-fn counts(t: &[Tally]) -> Captured {
-    let sum = |f: fn(&Tally) -> u64| t.iter().map(f).sum();
-    Captured {
-        reads: sum(|t| t.reads),
-        writes: sum(|t| t.writes),
-        discards: sum(|t| t.discards),
-        flushes: sum(|t| t.flushes),
-        bytes_read: sum(|t| t.bytes_read),
-        bytes_written: sum(|t| t.bytes_written),
-        ..Captured::default()
+fn counts(t: &[Tally]) -> Counts {
+    let mut all = Counts::default();
+    for one in t {
+        all += one.counts;
     }
-}
-
-fn live(c: &Captured) -> String {
-    format!(
-        "{} writes ({}), {} reads ({}), {} discards, {} flushes",
-        c.writes,
-        crate::units::Iec(c.bytes_written),
-        c.reads,
-        crate::units::Iec(c.bytes_read),
-        c.discards,
-        c.flushes
-    )
+    all
 }
 
 /// Whether the files go to a filesystem on the traced device: then the
@@ -118,7 +101,7 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         std::thread::sleep(DRAIN_EVERY);
         tracing.drain(|cpu, bytes| tallies[cpu].feed(bytes))?;
         let now = counts(&tallies);
-        progress.say(&live(&now));
+        progress.say(&now.to_string());
         if let Some(u) = until {
             crate::measure::Progress::advance(&progress, started.elapsed().as_millis() as u64, u.as_millis() as u64);
         }
@@ -127,7 +110,7 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
                 "tracing {}: {:.0} s, {}",
                 o.device.display(),
                 started.elapsed().as_secs_f64(),
-                live(&now)
+                now
             );
             last_line = Instant::now();
         }
@@ -136,14 +119,15 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     let bytes = tracing.stop(|cpu, bytes| tallies[cpu].feed(bytes))?;
     progress.clear();
     crate::safety::signals::clear();
-    let mut c = counts(&tallies);
-    c.device = o.device.display().to_string();
-    c.how = how.to_string();
-    c.seconds = started.elapsed().as_secs_f64();
-    c.stopped_by = stopped_by;
-    c.files = outputs.iter().map(|p| p.display().to_string()).collect();
-    c.bytes = bytes;
-    doc.body = Body::Traced(c);
+    doc.body = Body::Traced(Captured {
+        device: o.device.display().to_string(),
+        how: how.to_string(),
+        seconds: started.elapsed().as_secs_f64(),
+        stopped_by,
+        files: outputs.iter().map(|p| p.display().to_string()).collect(),
+        bytes,
+        counts: counts(&tallies),
+    });
     doc.finish(None);
     Ok(doc)
 }

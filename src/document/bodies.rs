@@ -204,12 +204,8 @@ pub struct Captured {
     /// Bytes of records copied.
     pub bytes: u64,
     /// Requests issued to the driver (blktrace's D events), by kind.
-    pub reads: u64,
-    pub writes: u64,
-    pub discards: u64,
-    pub flushes: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
+    #[serde(flatten)]
+    pub counts: crate::import::trace::Counts,
 }
 
 /// A command's own body, beside the envelope.

@@ -180,16 +180,7 @@ pub fn traced(o: &mut String, c: &crate::document::bodies::Captured) {
         c.how,
         c.stopped_by
     );
-    let seen = format!(
-        "{} writes ({}), {} reads ({}), {} discards, {} flushes",
-        c.writes,
-        Iec(c.bytes_written),
-        c.reads,
-        Iec(c.bytes_read),
-        c.discards,
-        c.flushes
-    );
-    line(o, "issued", &seen);
+    line(o, "issued", &c.counts.to_string());
     line(o, "files", &c.files.join(" "));
     if let Some(first) = c.files.first() {
         line(o, "next", &format!("flashlab life {first} --card sim:PROFILE"));

@@ -117,12 +117,45 @@ fn decode(b: &[u8], big: bool, at: u64) -> (u32, usize, Head) {
 pub struct Tally {
     partial: Vec<u8>,
     lost: bool,
+    pub counts: Counts,
+}
+
+/// Requests issued to the driver (D events), by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counts {
     pub reads: u64,
     pub writes: u64,
     pub discards: u64,
     pub flushes: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::units::Iec;
+        write!(
+            f,
+            "{} writes ({}), {} reads ({}), {} discards, {} flushes",
+            self.writes,
+            Iec(self.bytes_written),
+            self.reads,
+            Iec(self.bytes_read),
+            self.discards,
+            self.flushes
+        )
+    }
+}
+
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, o: Counts) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.discards += o.discards;
+        self.flushes += o.flushes;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+    }
 }
 
 impl Tally {
@@ -154,19 +187,19 @@ impl Tally {
         }
         let bytes = u64::from(h.bytes);
         if category & TC_FLUSH != 0 {
-            self.flushes += 1;
+            self.counts.flushes += 1;
         }
         if bytes == 0 {
             return;
         }
         if category & TC_DISCARD != 0 {
-            self.discards += 1;
+            self.counts.discards += 1;
         } else if category & TC_WRITE != 0 {
-            self.writes += 1;
-            self.bytes_written += bytes;
+            self.counts.writes += 1;
+            self.counts.bytes_written += bytes;
         } else {
-            self.reads += 1;
-            self.bytes_read += bytes;
+            self.counts.reads += 1;
+            self.counts.bytes_read += bytes;
         }
     }
 }

@@ -643,7 +643,12 @@ fn live_counts_match_the_reader_whatever_the_chunks() {
         }
         counted += writes + reads;
         assert_eq!(
-            (tally.writes, tally.reads, tally.discards, tally.bytes_written),
+            (
+                tally.counts.writes,
+                tally.counts.reads,
+                tally.counts.discards,
+                tally.counts.bytes_written
+            ),
             (writes, reads, discards, written),
             "{name}"
         );

@@ -53,11 +53,7 @@ fn said(summary: &str) -> Vec<u64> {
 
 #[test]
 fn an_emulated_cards_flash_work_is_the_models_for_the_same_writes() {
-    require_loop_devices!();
-    if let Some(why) = cannot_emulate() {
-        crate::support::skip(&why);
-        return;
-    }
+    require_emulation!();
     let dir = tempfile::tempdir().unwrap();
     // With --json: the ready document first, the stopped one at the end.
     let mut child = flashlab_in(dir.path())

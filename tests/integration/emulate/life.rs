@@ -189,17 +189,9 @@ const TRIES: usize = 3;
 
 #[test]
 fn life_predicts_what_the_emulated_card_counted() {
-    require_loop_devices!();
-    if let Some(why) = cannot_emulate() {
-        crate::support::skip(&why);
-        return;
-    }
-    for (program, package) in [("fio", "fio"), ("mkfs.ext4", "e2fsprogs")] {
-        if which(program).is_none() {
-            crate::support::skip(&format!("{program} is not installed (Debian package {package})"));
-            return;
-        }
-    }
+    require_emulation!();
+    require_program!("fio", "fio");
+    require_program!("mkfs.ext4", "e2fsprogs");
     let random = |d: &str, _: &Path| fio(d, &["--rw=randwrite", "--bs=4k", "--size=12M", "--offset=4M"]);
     let sequential = |d: &str, _: &Path| fio(d, &["--rw=write", "--bs=128k", "--size=24M", "--offset=32M"]);
     let mixed = |d: &str, _: &Path| {
@@ -232,17 +224,9 @@ fn life_predicts_what_the_emulated_card_counted() {
 /// "Read Dispatches" the reads and the flushes.
 #[test]
 fn blkparse_reads_the_capture_and_agrees_with_life() {
-    require_loop_devices!();
-    if let Some(why) = cannot_emulate() {
-        crate::support::skip(&why);
-        return;
-    }
-    for (program, package) in [("fio", "fio"), ("blkparse", "blktrace")] {
-        if which(program).is_none() {
-            crate::support::skip(&format!("{program} is not installed (Debian package {package})"));
-            return;
-        }
-    }
+    require_emulation!();
+    require_program!("fio", "fio");
+    require_program!("blkparse", "blktrace");
     let _alone = timed();
     let _one = TRACER.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
