@@ -122,7 +122,7 @@ pub fn duration_ns(ns: f64) -> String {
 pub fn years(y: f64) -> String {
     let days = y * 365.25;
     if days < 2.0 {
-        format!("{:.0} hours", days * 24.0)
+        count((days * 24.0).round() as u64, "hour", "hours")
     } else if days < 60.0 {
         format!("{days:.0} days")
     } else if y < 2.0 {
@@ -183,6 +183,17 @@ pub fn split_power_of_two(size: u64) -> Option<PowerOfTwoSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_span_of_years_reads_as_people_say_it() {
+        let day = 1.0 / 365.25;
+        assert_eq!(years(day / 24.0), "1 hour");
+        assert_eq!(years(1.5 * day), "36 hours");
+        assert_eq!(years(45.0 * day), "45 days");
+        assert_eq!(years(1.5), "18 months");
+        assert_eq!(years(11.74), "11.7 years");
+        assert_eq!(years(250.0), "250 years");
+    }
 
     #[test]
     fn dates_read_as_dates() {

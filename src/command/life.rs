@@ -125,7 +125,10 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
             how,
         )
     };
-    let (first, others) = o.cards.split_first().expect("clap requires one --card");
+    let Some((first, others)) = o.cards.split_first() else {
+        return Err(CliError::usage("life needs a card to replay the trace on")
+            .hint("give --card sim:PROFILE (`flashlab sim list` names them)"));
+    };
     let baseline = one(first, &mut source, &Variant::default())?;
     let mut what_if = Vec::new();
     let mut variants = Vec::new();
