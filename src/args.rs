@@ -118,6 +118,23 @@ impl SimCard {
     }
 }
 
+/// `life --card`: a simulated card, or a stored probe of a real one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Card {
+    Sim(SimCard),
+    /// A stored run's id (`flashlab results list`).
+    Run(i64),
+}
+
+/// clap's value parser for `life --card`: digits are a run's id, anything
+/// else a SPEC.
+pub fn card(text: &str) -> Result<Card, String> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return run_id(text).map(Card::Run);
+    }
+    sim_card(text).map(Card::Sim)
+}
+
 /// clap's value parser for a SPEC or PROFILE.
 pub fn sim_card(text: &str) -> Result<SimCard, String> {
     let spec = TargetSpec::parse(&with_sim(text)).map_err(|e| format!("bad simulated card '{text}': {e}"))?;

@@ -327,6 +327,7 @@ fn life(a: super::schema::LifeArgs, places: &Places) -> CliResult<RunDocument> {
         coalesce_ns: a.coalesce,
         shift: a.shift,
         no_discard: a.no_discard,
+        runs: places.store_or(a.db.as_deref()),
         store: if a.no_store {
             None
         } else {

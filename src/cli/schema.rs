@@ -18,10 +18,13 @@ pub struct LifeArgs {
     /// beside it is read too).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
-    /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
-    /// Several compare cards; the first is the baseline.
-    #[arg(long, required = true, value_name = "SPEC", value_parser = crate::args::sim_card)]
-    pub card: Vec<crate::args::SimCard>,
+    /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`), or
+    /// RUN_ID, a stored probe of the real card (its measured erase block,
+    /// page, open AUs and FAT area become the model; an unsure verdict
+    /// adds the card at its other end). Several compare cards; the first
+    /// is the baseline.
+    #[arg(long, required = true, value_name = "SPEC|RUN_ID", value_parser = crate::args::card)]
+    pub card: Vec<crate::args::Card>,
     /// fresh: a new card. steady: a card in use (the trace's footprint
     /// written, the trace repeated until amplification settles within 1%).
     #[arg(long, value_enum, default_value = "steady")]

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::args::SimCard;
+use crate::args::Card;
 use crate::document::device::DeviceId;
 use crate::document::{CommandName, RunDocument};
 use crate::error::{CliError, CliResult};
@@ -17,7 +17,7 @@ use crate::sim::replay::{ReplayError, TraceRecord};
 #[derive(Debug, Clone)]
 pub struct Options {
     pub trace: PathBuf,
-    pub cards: Vec<SimCard>,
+    pub cards: Vec<Card>,
     pub start: Start,
     pub events: Events,
     /// Bytes added to every offset: the partition's start.
@@ -26,7 +26,9 @@ pub struct Options {
     pub coalesce_ns: Option<u64>,
     pub shift: Option<u64>,
     pub no_discard: bool,
-    /// The results store (None: --no-store).
+    /// Where `--card RUN_ID` reads the run from.
+    pub runs: Option<PathBuf>,
+    /// The results store the answer is saved in (None: --no-store).
     pub store: Option<PathBuf>,
 }
 
@@ -115,17 +117,14 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         start: o.start,
         pe: o.pe,
     };
-    let one = |card: &SimCard, source: &mut TraceFile<'_>, variant: &Variant| -> CliResult<CardLife> {
-        let spec = card.spec();
-        life::card_life(
-            &spec,
-            SimTarget::new(&spec, (*card.params).clone()),
-            source,
-            variant,
-            how,
-        )
+    let one = |card: &Model, source: &mut TraceFile<'_>, variant: &Variant| -> CliResult<CardLife> {
+        life::card_life(&card.0, SimTarget::new(&card.0, card.1.clone()), source, variant, how)
     };
-    let Some((first, others)) = o.cards.split_first() else {
+    let mut models = Vec::new();
+    for c in &o.cards {
+        models.extend(super::life_card::models(c, o.runs.as_deref())?);
+    }
+    let Some((first, others)) = models.split_first() else {
         return Err(CliError::usage("life needs a card to replay the trace on")
             .hint("give --card sim:PROFILE (`flashlab sim list` names them)"));
     };
@@ -199,6 +198,9 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     }
     Ok(doc)
 }
+
+/// A card to replay on: its name in the answer, and its parameters.
+pub type Model = (String, crate::sim::params::Params);
 
 /// A what-if's line: its figures and its median life over the baseline's.
 fn compared(what: String, l: &CardLife, baseline: &CardLife) -> WhatIf {

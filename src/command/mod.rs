@@ -8,6 +8,7 @@ pub mod debug;
 pub mod emulate;
 pub mod import;
 pub mod life;
+mod life_card;
 pub mod offline;
 pub mod probe;
 #[cfg(test)]

@@ -212,3 +212,43 @@ fn the_answer_is_stored_and_listed() {
     }
     assert!(page.matches("<svg").count() >= 3);
 }
+
+/// `--card RUN_ID`: a stored probe's geometry made the card. A probe of
+/// the Kingston card measures its geometry, so the model made from it does
+/// the flash work the card itself does under the same trace.
+#[test]
+fn a_stored_probe_is_a_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let db = db.to_str().unwrap();
+    json(&["probe", "sim:kingston-sa04g", "--db", db]);
+    json(&["info", "sim:demo", "--db", db]);
+    let f = fixture("randw.blktrace.0.zst");
+    let f = f.to_str().unwrap();
+    let doc = json(&[
+        "life",
+        f,
+        "--card",
+        "1",
+        "--card",
+        "sim:kingston-sa04g",
+        "--start",
+        "fresh",
+        "--no-store",
+        "--db",
+        db,
+    ]);
+    let l = &doc["life"];
+    let card = l["card"].as_str().unwrap();
+    assert!(
+        card.starts_with("run 1 (AU 4 MiB, page 16 KiB, 3 open in order, 3 random"),
+        "{card}"
+    );
+    let truth = &l["other_cards"][0];
+    assert_eq!(truth["card"], "sim:kingston-sa04g");
+    assert_eq!(l["flash_bytes_written"], truth["flash_bytes_written"]);
+    assert_eq!(l["erases"], truth["erases"]);
+    assert!(l["flash_bytes_written"].as_u64().unwrap() > 1 << 20);
+    refused(&["life", f, "--card", "2", "--db", db], "not a probe");
+    refused(&["life", f, "--card", "9", "--db", db], "no run 9");
+}
