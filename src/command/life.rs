@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::life_card::Model;
 use crate::args::Card;
 use crate::document::device::DeviceId;
 use crate::document::{CommandName, RunDocument};
@@ -198,9 +199,6 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     }
     Ok(doc)
 }
-
-/// A card to replay on: its name in the answer, and its parameters.
-pub type Model = (String, crate::sim::params::Params);
 
 /// A what-if's line: its figures and its median life over the baseline's.
 fn compared(what: String, l: &CardLife, baseline: &CardLife) -> WhatIf {

@@ -9,11 +9,13 @@
 
 use std::path::Path;
 
-use super::life::Model;
 use crate::args::Card;
 use crate::error::{CliError, CliResult};
 use crate::measure::summary::{Limit, Size, Summary};
 use crate::units::Iec;
+
+/// A card to replay on: its name in the answer, and its parameters.
+pub type Model = (String, crate::sim::params::Params);
 
 /// The card (or, for an unsure probe, the cards) `card` names.
 pub fn models(card: &Card, runs: Option<&Path>) -> CliResult<Vec<Model>> {
@@ -113,4 +115,34 @@ fn ends(s: &Summary, base: &crate::sim::params::Params) -> [(u64, u64, u64, u64)
         (page_worst, linear.0, random.0, fat.0),
         (page_best, linear.1, random.1, fat.1),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::claim::Claim;
+
+    fn seen(count: Option<u64>, up_to: Option<u64>, unsure: bool, claim: Claim) -> Option<Limit> {
+        Some(Limit {
+            count,
+            up_to,
+            confidence: if unsure { 0.5 } else { 0.95 },
+            unsure,
+            claim,
+            stopped_by_budget_s: None,
+        })
+    }
+
+    /// A sure count is itself; "none up to N" is N; an unsure count or
+    /// none runs from 1 to the count or the base card's.
+    #[test]
+    fn an_open_au_verdict_becomes_a_range_as_far_as_it_is_unsure() {
+        assert_eq!(limit(&seen(Some(3), None, false, Claim::made()), 6), (3, 3));
+        assert_eq!(limit(&seen(None, Some(24), false, Claim::made()), 6), (24, 24));
+        assert_eq!(limit(&seen(Some(5), None, true, Claim::made()), 6), (1, 5));
+        assert_eq!(limit(&seen(None, None, true, Claim::made()), 6), (1, 6));
+        assert_eq!(limit(&None, 6), (1, 6));
+        let refused = seen(Some(3), None, false, Claim::refused("a loop device"));
+        assert_eq!(limit(&refused, 6), (1, 6));
+    }
 }
