@@ -92,6 +92,33 @@ impl Emu {
         emu
     }
 
+    /// Start `emulate SPEC --json ARGS...` and read its ready document; the
+    /// stopped one follows on `_stdout` when it stops.
+    fn start_json(dir: &Path, spec: &str, args: &[&str]) -> Emu {
+        let mut child = flashlab_in(dir)
+            .args(["emulate", spec, "--json"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("flashlab runs");
+        // The guard first: a failure below still stops the emulation.
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut emu = Emu {
+            child: Some(child),
+            _stdout: stdout,
+            device: String::new(),
+            dir: dir.to_path_buf(),
+        };
+        let ready: serde_json::Value = serde_json::Deserializer::from_reader(&mut emu._stdout)
+            .into_iter()
+            .next()
+            .expect("the ready document")
+            .unwrap();
+        emu.device = ready["emulate"]["device"].as_str().unwrap().to_string();
+        emu
+    }
+
     /// Send `sig` and wait (10 s at most): exit code and stderr.
     fn stop_with(&mut self, sig: i32) -> (Option<i32>, String) {
         let Some(mut child) = self.child.take() else {

@@ -3,14 +3,13 @@
 //! at a time, so the kernel neither merges nor splits them) and straight
 //! into a `SimTarget` count the same pages, copies and erases.
 
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::process::Stdio;
 
 use flashlab::sim::SimTarget;
 use flashlab::targets::{AlignedBuf, Request, Target};
 
-use super::{Emu, cannot_emulate, flashlab_in};
+use super::{Emu, cannot_emulate};
 use crate::support::require_loop_devices;
 
 /// 1 MiB AUs, 2 open in order and 1 at random, and an 8-AU FAT area with
@@ -56,26 +55,7 @@ fn an_emulated_cards_flash_work_is_the_models_for_the_same_writes() {
     require_emulation!();
     let dir = tempfile::tempdir().unwrap();
     // With --json: the ready document first, the stopped one at the end.
-    let mut child = flashlab_in(dir.path())
-        .args(["emulate", CARD, "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The guard first: a failure below still stops the emulation.
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut emu = Emu {
-        child: Some(child),
-        _stdout: stdout,
-        device: String::new(),
-        dir: dir.path().to_path_buf(),
-    };
-    let ready: serde_json::Value = serde_json::Deserializer::from_reader(&mut emu._stdout)
-        .into_iter()
-        .next()
-        .expect("the ready document")
-        .unwrap();
-    emu.device = ready["emulate"]["device"].as_str().unwrap().to_string();
+    let mut emu = Emu::start_json(dir.path(), CARD, &[]);
     let mut dev = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_DIRECT)

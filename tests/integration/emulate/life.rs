@@ -103,39 +103,13 @@ fn mkfs_and_copy(device: &str, dir: &Path) {
     drop(m);
 }
 
-/// `emulate CARD --json`, its ready document read: the stopped one
-/// follows on stdout when it stops.
-fn with_json(dir: &Path) -> Emu {
-    let mut child = flashlab_in(dir)
-        .args(["emulate", CARD, "--json", "--time-scale", "0.05"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The guard first: a failure below still stops the emulation.
-    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut emu = Emu {
-        child: Some(child),
-        _stdout: stdout,
-        device: String::new(),
-        dir: dir.to_path_buf(),
-    };
-    let ready: serde_json::Value = serde_json::Deserializer::from_reader(&mut emu._stdout)
-        .into_iter()
-        .next()
-        .expect("the ready document")
-        .unwrap();
-    emu.device = ready["emulate"]["device"].as_str().unwrap().to_string();
-    emu
-}
-
 /// One workload: (flash bytes, erases) the emulation counted and life
 /// predicted, and the requests the emulation took out of the kernel's order.
 fn replayed(name: &str, work: &dyn Fn(&str, &Path)) -> ((u64, u64), (u64, u64), u64) {
     let _alone = timed();
     let _one = TRACER.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let mut emu = with_json(dir.path());
+    let mut emu = Emu::start_json(dir.path(), CARD, &["--time-scale", "0.05"]);
     let capture = Capture::start(dir.path(), &emu.device);
     work(&emu.device, dir.path());
     let captured = capture.stop();
