@@ -109,6 +109,7 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             prefix: output,
         })?,
         Command::Life(args) => life(args, &at.places)?,
+        Command::Batch(args) => batch(args, at)?,
         // They print a script and a manual page, never a JSON document
         // (--json printed roff).
         ref c @ (Command::Completions { .. } | Command::Man { .. }) if json => {
@@ -203,7 +204,7 @@ fn probe_with_report(
 /// `results list`, `show`, `compare`, `export` and `import`.
 fn results_action(db: Option<&Path>, action: ResultsAction) -> CliResult<Output> {
     let doc = match action {
-        ResultsAction::List { device } => results::list(db, device.as_deref())?,
+        ResultsAction::List { device, batch } => results::list(db, device.as_deref(), batch.as_deref())?,
         ResultsAction::Show { id } => results::show(db, id)?,
         ResultsAction::Compare { runs } => results::compare(db, &runs)?,
         ResultsAction::Export { id } => return Ok(Output::Raw(results::export(db, id)?)),
@@ -332,6 +333,34 @@ fn life(a: super::schema::LifeArgs, places: &Places) -> CliResult<RunDocument> {
             None
         } else {
             places.store_or(a.db.as_deref())
+        },
+    })
+}
+
+/// `batch`: the labels file read, the shared groups resolved.
+fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument> {
+    use super::schema::BatchTest;
+    let mut labels = a.label;
+    if let Some(path) = &a.labels {
+        labels.extend(crate::command::batch::read_labels(path)?);
+    }
+    crate::command::batch::run(&crate::command::batch::Options {
+        devices: a.devices,
+        all_removable: a.all_removable,
+        tests: crate::command::batch::Tests {
+            capacity: a.tests.contains(&BatchTest::Capacity),
+            bench: a.tests.contains(&BatchTest::Bench),
+            probe: a.tests.contains(&BatchTest::Probe),
+        },
+        labels,
+        claims: a.claims,
+        runtime_ns: a.runtime,
+        engine: engine(a.engine, at.before),
+        consent: Consent::new(&a.write, &at.places),
+        store: if a.no_store {
+            None
+        } else {
+            at.places.store_or(a.db.as_deref())
         },
     })
 }

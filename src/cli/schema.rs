@@ -61,6 +61,80 @@ pub struct LifeArgs {
     pub no_store: bool,
 }
 
+/// `flashlab batch`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct BatchArgs {
+    /// The devices: block devices, files, or sim: cards; one row each.
+    #[arg(value_name = "DEVICE", value_parser = crate::args::target)]
+    pub devices: Vec<crate::args::TargetArg>,
+    /// Also every removable disk with media in it (USB and SD readers;
+    /// never loop or RAM devices).
+    #[arg(long)]
+    pub all_removable: bool,
+    /// What each device gets: capacity, bench (the quick preset), probe
+    /// (every step; capacity and bench among them).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "capacity,bench",
+        value_name = "TEST[,TEST...]"
+    )]
+    pub tests: Vec<BatchTest>,
+    /// DEVICE=LABEL or PORT=LABEL (as the table's slot shows it), for
+    /// each device you want named in the table; repeatable.
+    #[arg(long, value_name = "WHERE=LABEL", value_parser = batch_label)]
+    pub label: Vec<(String, String)>,
+    /// A file of WHERE LABEL lines (a station's slot map); # starts a comment.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// The classes every card claims (C10, U3, V30, A1 ...), over what
+    /// each card's SSR says; a card that misses one is SUSPECT.
+    #[arg(long, value_name = "CLASS[,CLASS...]", value_delimiter = ',', value_parser = sd_class)]
+    pub claims: Vec<crate::measure::bench::classes::SdClass>,
+    /// Device time of each of bench's four tests (default 5s).
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
+    pub runtime: Option<u64>,
+    /// I/O engine for real targets: psync, io_uring, or auto [default: auto].
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
+    /// The results store each device's run is saved in (default:
+    /// $FLASHLAB_DB, else $XDG_DATA_HOME/flashlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save the runs.
+    #[arg(long)]
+    pub no_store: bool,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+/// `batch --tests`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BatchTest {
+    Capacity,
+    Bench,
+    Probe,
+}
+
+/// `--label WHERE=LABEL`.
+fn batch_label(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((w, l)) if !w.trim().is_empty() && !l.trim().is_empty() => {
+            Ok((w.trim().to_string(), l.trim().to_string()))
+        }
+        _ => Err("give WHERE=LABEL: a device (/dev/sdb) or a slot (1-1.2), then the label".into()),
+    }
+}
+
+/// An SD class by name.
+fn sd_class(text: &str) -> Result<crate::measure::bench::classes::SdClass, String> {
+    crate::measure::bench::classes::SdClass::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = crate::measure::bench::classes::names().map(|c| c.as_str()).collect();
+        format!("not an SD class; one of {}", names.join(", "))
+    })
+}
+
 /// `life --start`: clap's side of [`crate::measure::life::Start`].
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum LifeStart {
@@ -268,6 +342,17 @@ pub enum Command {
   flashlab life pi.blktrace.0 --card sim:kingston-sa04g --coalesce 30s --no-discard
   flashlab life fio.log --card sim:demo --card sim:emmc-hs400   which lasts longer")]
     Life(LifeArgs),
+    /// Many devices at once, one table: capacity and bench (or probe) on
+    /// each, with every safety rule of a single run. Data checks run side by
+    /// side; speed is measured one device at a time per shared bus (a USB
+    /// controller, an SD host). Each row: slot, identity, label, sizes, fake
+    /// kind, speeds, classes, and PASS, FAIL or SUSPECT with the rule that
+    /// decided. Each device's run is stored, tagged with the batch.
+    #[command(after_help = "Examples:
+  sudo flashlab batch /dev/sdb /dev/sdc /dev/sdd --write
+  sudo flashlab batch --all-removable --write --claims C10 --labels shelf.txt
+  flashlab batch sim:demo sim:demo,capacity=8G,real_capacity=1G   simulated cards")]
+    Batch(BatchArgs),
     /// Simulated cards: list the built-in profiles, show one's parameters, and
     /// reproduce the published measurements they are judged against.
     #[command(after_help = "Examples:
@@ -415,6 +500,9 @@ pub enum ResultsAction {
         /// Only runs whose device (key or name) or target contains this.
         #[arg(long)]
         device: Option<String>,
+        /// Only the runs of this batch (`flashlab batch` prints its id).
+        #[arg(long, value_name = "ID")]
+        batch: Option<String>,
     },
     /// A stored run, as its command printed it.
     #[command(after_help = "Examples:
@@ -548,6 +636,7 @@ impl Command {
             Command::Debug { .. } => CommandName::DebugWritePattern,
             Command::Emulate { .. } => CommandName::Emulate,
             Command::Life(_) => CommandName::Life,
+            Command::Batch(_) => CommandName::Batch,
             Command::Trace { .. } => CommandName::Trace,
             Command::Import {
                 source: ImportSource::Flashbench { .. },

@@ -4,6 +4,7 @@
 //! in [`offline`], [`restore`], [`results`], [`debug`]) are here. Each
 //! returns the run document the formats print.
 
+pub mod batch;
 pub mod debug;
 pub mod emulate;
 pub mod import;

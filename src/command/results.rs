@@ -37,21 +37,35 @@ fn open(db: Option<&Path>) -> CliResult<Store> {
     Store::open(&p).map_err(error)
 }
 
-pub fn list(db: Option<&Path>, device: Option<&str>) -> CliResult<RunDocument> {
+pub fn list(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> CliResult<RunDocument> {
     let s = open(db)?;
     let mut runs = s.list(device).map_err(error)?;
+    let mut keep = Vec::with_capacity(runs.len());
     for r in &mut runs {
         // A run whose document does not read back is listed without one;
         // `results show` names the fault.
-        if let Ok(d) = s.get(r.id) {
-            r.verdict = verdict(&d);
+        let d = s.get(r.id).ok();
+        if let Some(d) = &d {
+            r.verdict = verdict(d);
+            // A batch's device by its slot and label, beside its target.
+            if let Some(t) = d.extras.batch.get() {
+                r.target = match &t.label {
+                    Some(l) => format!("{} ({}, {l})", r.target, t.slot),
+                    None => format!("{} ({})", r.target, t.slot),
+                };
+            }
         }
+        let tag = d.as_ref().and_then(|d| d.extras.batch.get().map(|t| t.id.clone()));
+        keep.push(batch.is_none() || tag.as_deref() == batch);
     }
+    let mut keep = keep.into_iter();
+    runs.retain(|_| keep.next().unwrap_or(false));
     let mut doc = RunDocument::new(crate::document::CommandName::ResultsList, None);
     doc.body = Body::Listing(Listing {
         store: s.path().display().to_string(),
         runs,
         device_filter: device.map(str::to_string),
+        batch_filter: batch.map(str::to_string),
     });
     doc.finish(None);
     Ok(doc)

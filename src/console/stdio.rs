@@ -104,6 +104,19 @@ pub fn verbose() -> bool {
     VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+std::thread_local! {
+    /// What this thread's stderr lines start with: a batch names the
+    /// device each line is about ("sdc: capacity: ..."), as several run at
+    /// once.
+    static PREFIX: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Start every stderr line this thread writes with `prefix` (None: as
+/// they are).
+pub fn set_thread_prefix(prefix: Option<String>) {
+    PREFIX.with(|p| *p.borrow_mut() = prefix);
+}
+
 /// Write to stderr; a failure is remembered for the exit code. On a
 /// terminal a line wider than it is wrapped between words, under its own
 /// indent and two more columns ("the original data i|s back");
@@ -111,9 +124,22 @@ pub fn verbose() -> bool {
 pub fn err(args: fmt::Arguments<'_>) {
     use std::io::IsTerminal;
     let bar = SPINNER.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let text = io::stderr()
-        .is_terminal()
-        .then(|| super::wrap_long_lines(&args.to_string()));
+    let prefixed = PREFIX.with(|p| {
+        p.borrow().as_ref().map(|pre| {
+            let t = args.to_string();
+            let body = t.strip_suffix('\n').unwrap_or(&t);
+            let mut lines: String = body.lines().map(|l| format!("{pre}: {l}\n")).collect();
+            if !t.ends_with('\n') {
+                lines.pop();
+            }
+            lines
+        })
+    });
+    let text = match (io::stderr().is_terminal(), prefixed) {
+        (true, Some(t)) => Some(super::wrap_long_lines(&t)),
+        (true, None) => Some(super::wrap_long_lines(&args.to_string())),
+        (false, t) => t,
+    };
     let write = || {
         let mut e = io::stderr().lock();
         let done = match &text {

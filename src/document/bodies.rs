@@ -80,6 +80,9 @@ pub struct Listing {
     /// `--device`, where given: the runs listed are those it matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_filter: Option<String>,
+    /// `--batch`, where given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_filter: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -230,6 +233,7 @@ pub enum Body {
     Pattern(PatternBody),
     Emulating(EmulatingBody),
     Traced(Captured),
+    Batch(super::batch::BatchBody),
 }
 
 /// `emulate`: the device serving the card, printed when it is ready; with

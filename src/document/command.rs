@@ -15,6 +15,7 @@ pub enum CommandName {
     Info,
     ImportFlashbench,
     Life,
+    Batch,
     Trace,
     Emulate,
     Restore,
@@ -42,6 +43,7 @@ const FIXED: &[CommandName] = &[
     CommandName::Info,
     CommandName::ImportFlashbench,
     CommandName::Life,
+    CommandName::Batch,
     CommandName::Trace,
     CommandName::Emulate,
     CommandName::Restore,
@@ -69,6 +71,7 @@ impl CommandName {
             CommandName::Info => "info",
             CommandName::ImportFlashbench => "import flashbench",
             CommandName::Life => "life",
+            CommandName::Batch => "batch",
             CommandName::Trace => "trace",
             CommandName::Emulate => "emulate",
             CommandName::Restore => "restore",
@@ -111,6 +114,7 @@ impl CommandName {
                 | CommandName::Probe
                 | CommandName::ImportFlashbench
                 | CommandName::Life
+                | CommandName::Batch
         )
     }
 }

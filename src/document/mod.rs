@@ -6,6 +6,7 @@
 //! reads it, and a measuring run reads back from JSON, so a stored run
 //! renders again. No result is looked up by a string.
 
+pub mod batch;
 pub mod bodies;
 pub mod command;
 pub mod device;
@@ -98,6 +99,9 @@ pub struct Extras {
     /// How long the card lasts under a trace (`life`).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub life: Slot<crate::measure::life::Life>,
+    /// The batch a device's run belongs to (`batch`).
+    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    pub batch: Slot<batch::BatchTag>,
     /// Why the command failed (`--json` on a failure).
     #[serde(default, skip_serializing_if = "Slot::is_absent")]
     pub error: Slot<ErrorBody>,

@@ -4,6 +4,7 @@
 pub mod emulated;
 pub mod mmc;
 pub mod mounts;
+pub mod slot;
 pub mod stack;
 pub mod sysfs;
 pub mod transport;
@@ -49,6 +50,9 @@ pub struct DeviceInfo {
     /// publishes about itself ([`emulated`]): a card, not a file's timing.
     #[serde(default)]
     pub emulated: Option<emulated::Emulated>,
+    /// Where it sits: its bus, port and USB reader ([`slot::place`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<slot::Place>,
     pub notes: Vec<String>,
 }
 
@@ -71,6 +75,7 @@ impl DeviceInfo {
             capacity_hint: split_power_of_two(size_bytes),
             mmc: None,
             emulated: None,
+            place: None,
             notes: Vec::new(),
         }
     }
@@ -93,12 +98,14 @@ pub fn identify(
     if !meta.file_type().is_block_device() {
         let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), Transport::File);
         info.reported.read_only = meta.permissions().readonly();
+        info.place = Some(slot::of_filesystem(roots, meta.dev()));
         add_aliases(roots, path, &mut info);
         return Ok(info);
     }
     let rdev = meta.rdev();
     let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let facts = sysfs::block_facts(roots, major, minor)?;
+    let place = slot::place(roots, major, minor);
     let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), facts.transport);
     if facts.size_bytes != size {
         info.notes.push(format!(
@@ -114,6 +121,7 @@ pub fn identify(
         }
     }
     info.related = facts.related;
+    info.place = Some(place);
     info.mounted = !info.related.mounts.is_empty() || !info.related.swaps.is_empty();
     if exclusive_open_refused(path) && !info.mounted && info.related.holders.is_empty() {
         info.in_use_by.push(format!(

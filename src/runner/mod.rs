@@ -9,6 +9,7 @@
 //! loses nothing. To the tests' own sequences it is a
 //! [`Session`](crate::measure::registry::Session).
 
+pub mod many;
 pub mod open;
 pub mod progress;
 pub mod writable;

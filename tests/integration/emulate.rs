@@ -813,6 +813,7 @@ pub(crate) fn cpu_waited_s() -> f64 {
         .map_or(f64::INFINITY, |us| us / 1e6)
 }
 
+mod batch;
 mod flash_work;
 mod life;
 mod real_path;

@@ -3,6 +3,7 @@
 //! `show.rs`, through the registry); probe, info and the commands that
 //! measure nothing have theirs here, one file per family.
 
+mod batch;
 mod import;
 mod info;
 mod life;
@@ -36,7 +37,8 @@ fn render(doc: &RunDocument) -> String {
     let device_s = doc.device_time_s.unwrap_or(0.0);
     match &doc.body {
         Body::None => match &doc.command {
-            CommandName::Probe => probe::probe(&mut o, doc),
+            // A batch's device: its summary, as probe's.
+            CommandName::Probe | CommandName::Batch => probe::probe(&mut o, doc),
             CommandName::ImportFlashbench => import::import(&mut o, doc),
             CommandName::Life => {
                 if let Some(l) = doc.extras.life.get() {
@@ -92,6 +94,7 @@ fn render(doc: &RunDocument) -> String {
         }
         // The device first, alone on its line, for `$(... | head -1)`.
         Body::Traced(c) => life::traced(&mut o, c),
+        Body::Batch(b) => batch::batch(&mut o, &b.batch),
         Body::Emulating(e) => {
             let r = &e.emulate;
             let _ = writeln!(o, "{}", r.device);

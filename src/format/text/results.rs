@@ -10,12 +10,16 @@ use crate::units::{Iec, date_time, duration_ns};
 pub fn list(o: &mut String, l: &Listing) {
     if l.runs.is_empty() {
         // (`--device nothing` had said "no runs yet" beside 14 runs)
-        let line = match &l.device_filter {
-            Some(d) => format!(
+        let line = match (&l.device_filter, &l.batch_filter) {
+            (_, Some(b)) => format!(
+                "no run in {} belongs to batch {b} (`flashlab results list` lists them all)",
+                l.store
+            ),
+            (Some(d), None) => format!(
                 "no run in {} has a device or target containing '{d}' (`flashlab results list` lists them all)",
                 l.store
             ),
-            None => format!("no runs in {} yet", l.store),
+            (None, None) => format!("no runs in {} yet", l.store),
         };
         let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
         return;

@@ -55,6 +55,23 @@ impl SdClass {
         }
     }
 
+    /// The class a name gives ("c10", "V30"), any case.
+    pub fn parse(text: &str) -> Option<SdClass> {
+        names().find(|c| c.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+
+    /// The classes a card's SSR says it has: speed, UHS speed, video
+    /// speed and application performance class (SD spec 4.10.2).
+    pub fn claimed_by(ssr: &crate::registers::ssr::Ssr) -> Vec<SdClass> {
+        let words = [
+            ssr.speed_class.filter(|&n| n > 0).map(|n| format!("C{n}")),
+            (ssr.uhs_speed_grade > 0).then(|| format!("U{}", ssr.uhs_speed_grade)),
+            (ssr.video_speed_class > 0).then(|| format!("V{}", ssr.video_speed_class)),
+            ssr.app_perf_class.clone(),
+        ];
+        words.into_iter().flatten().filter_map(|w| SdClass::parse(&w)).collect()
+    }
+
     /// The family a class belongs to: the best met and the first missed of
     /// each are what bench shows.
     pub fn family(self) -> Family {

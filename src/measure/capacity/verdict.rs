@@ -32,6 +32,18 @@ pub enum FakeKind {
     Chain,
 }
 
+impl FakeKind {
+    /// The contract's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FakeKind::Wrap => "wrap",
+            FakeKind::Drop => "drop",
+            FakeKind::Cache => "cache",
+            FakeKind::Chain => "chain",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BadRegion {
     pub offset: u64,

@@ -1,0 +1,473 @@
+//! `flashlab batch`: many devices, one table. Each device is a run of its
+//! own on its own thread, with every safety rule of a single run (consent,
+//! journal, claims on its bytes, restore), its own progress line and its
+//! own stored run tagged with the batch. Data checks (capacity) run side by
+//! side; speed (bench, probe) holds the device's bus alone
+//! ([`crate::runner::many`]). The rows' verdicts come last, against the
+//! batch's medians ([`verdict`]).
+
+mod devices;
+pub mod verdict;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::args::TargetArg;
+use crate::document::batch::{Batch, BatchBody, BatchTag, Identity, Medians, Row, RowVerdict};
+use crate::document::bodies::Body;
+use crate::document::{CommandName, RunDocument};
+use crate::error::{CliError, CliResult, Exit};
+use crate::measure::Test;
+use crate::measure::bench::classes::SdClass;
+use crate::measure::{bench, capacity};
+use crate::runner::many::{Buses, Span, Timeline, Use, hold};
+use crate::runner::writable::Consent;
+use crate::runner::{Listener, Resolved, Runner};
+use crate::targets::real::EngineChoice;
+
+/// Which tests each device gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tests {
+    pub capacity: bool,
+    pub bench: bool,
+    /// Every step of probe (capacity and bench among them), its bus held
+    /// alone throughout: align and scatter are timing too.
+    pub probe: bool,
+}
+
+/// `batch`, resolved.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub devices: Vec<TargetArg>,
+    pub all_removable: bool,
+    pub tests: Tests,
+    /// (DEVICE, PORT or SLOT; LABEL), from --label and --labels.
+    pub labels: Vec<(String, String)>,
+    /// --claims: the classes every card claims, over what its SSR says.
+    pub claims: Vec<SdClass>,
+    /// bench: device time of each of the quick preset's tests.
+    pub runtime_ns: Option<u64>,
+    pub engine: EngineChoice,
+    pub consent: Consent,
+    pub store: Option<PathBuf>,
+}
+
+/// What one device's thread hands back.
+struct Done {
+    slot: String,
+    device: String,
+    identity: Identity,
+    label: Option<String>,
+    bus: String,
+    announced: u64,
+    doc: Option<RunDocument>,
+    /// Why the row ended early: skipped (refused before any write) or the
+    /// error a test ended with.
+    ended: Option<(RowVerdict, String)>,
+    claims: Vec<SdClass>,
+    claimed_by: String,
+    run_id: Option<i64>,
+    ended_s: f64,
+}
+
+pub fn run(o: &Options) -> CliResult<RunDocument> {
+    let targets = devices::gather(&o.devices, o.all_removable)?;
+    let mut doc = RunDocument::new(CommandName::Batch, None);
+    let id = format!("{}-{}", doc.host.hostname, doc.started_unix);
+    let multi = indicatif::MultiProgress::new();
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if terminal {
+        crate::console::stdio::set_spinner(Some(crate::console::stdio::Shown::Many(multi.clone())));
+    } else {
+        multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    crate::safety::signals::install();
+    let buses = Buses::default();
+    let timeline = Timeline::new();
+    let done: Vec<Done> = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .enumerate()
+            .map(|(n, (t, dup))| {
+                let (buses, timeline, multi, id) = (&buses, &timeline, &multi, &id);
+                let name = short(t, n);
+                scope.spawn(move || {
+                    crate::console::stdio::set_thread_prefix(Some(name.clone()));
+                    let r = match dup {
+                        Some(first) => skipped(t, &name, format!("the same device as {first}, given twice")),
+                        None => one(o, t, &name, id, (buses, timeline, multi)),
+                    };
+                    crate::console::stdio::set_thread_prefix(None);
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(targets.iter().enumerate())
+            .map(|(h, (n, (t, _)))| {
+                h.join().unwrap_or_else(|_| {
+                    skipped(
+                        t,
+                        &short(t, n),
+                        "its thread panicked; its journal, if any, waits".into(),
+                    )
+                })
+            })
+            .collect()
+    });
+    if terminal {
+        crate::console::stdio::set_spinner(None);
+    }
+    let _ = multi.clear();
+    let spans = timeline.spans();
+    let batch = rows(id, done, &spans, timeline.now_s());
+    let interrupted = crate::safety::signals::pending();
+    doc.body = Body::Batch(BatchBody { batch });
+    doc.finish(None);
+    if let Some(signal) = interrupted {
+        return Err(crate::error::interrupted(signal).with_document(doc));
+    }
+    Ok(doc)
+}
+
+/// A labels file: `WHERE LABEL` a line (a device or a slot, then the
+/// rest of the line); blank lines and `#` comments are skipped.
+pub fn read_labels(path: &std::path::Path) -> CliResult<Vec<(String, String)>> {
+    let text = crate::files::read_small(path, LABELS_MAX).map_err(|e| {
+        CliError::usage(format!("cannot read the labels file {}: {e}", path.display()))
+            .hint("a text file of `WHERE LABEL` lines, such as `1-1.2 shelf-A3`")
+    })?;
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .map(|(i, l)| match l.split_once(char::is_whitespace) {
+            Some((w, label)) if !label.trim().is_empty() => Ok((w.to_string(), label.trim().to_string())),
+            _ => Err(
+                CliError::usage(format!("{} line {}: `{l}` has no label", path.display(), i + 1))
+                    .hint("each line is WHERE LABEL: a device or slot, a space, then the label"),
+            ),
+        })
+        .collect()
+}
+
+/// A labels file is a slot map, not data: a megabyte is thousands of lines.
+const LABELS_MAX: u64 = 1 << 20;
+
+/// A device's name as its lines start and as its slot where it has no
+/// port: "sdc", "loop8", a file's name, "sim3" for the batch's third
+/// device, a simulated card (its spec is in the row's `device`).
+fn short(t: &TargetArg, n: usize) -> String {
+    match &t.resolved {
+        crate::args::Resolved::Sim(_) => format!("sim{}", n + 1),
+        crate::args::Resolved::Path(p) => p
+            .file_name()
+            .map_or_else(|| t.text.clone(), |f| f.to_string_lossy().into_owned()),
+    }
+}
+
+fn skipped(t: &TargetArg, name: &str, why: String) -> Done {
+    Done {
+        slot: name.to_string(),
+        device: t.text.clone(),
+        identity: Identity::default(),
+        label: None,
+        bus: String::new(),
+        announced: 0,
+        doc: None,
+        ended: Some((RowVerdict::Skipped, why)),
+        claims: Vec::new(),
+        claimed_by: String::new(),
+        run_id: None,
+        ended_s: 0.0,
+    }
+}
+
+/// Saves a device's run as its results land (as a single run's store
+/// does) and keeps the id for its row.
+struct Saving {
+    saver: crate::store::Saver,
+    id: Arc<Mutex<Option<i64>>>,
+}
+
+impl Listener for Saving {
+    fn landed(&mut self, doc: &RunDocument) {
+        self.saver.save(doc);
+        *self.id.lock().unwrap_or_else(|p| p.into_inner()) = self.saver.saved().map(|(id, _)| id);
+    }
+}
+
+/// One device, start to end, on its own thread.
+fn one(
+    o: &Options,
+    t: &TargetArg,
+    name: &str,
+    id: &str,
+    (buses, timeline, multi): (&Buses, &Timeline, &indicatif::MultiProgress),
+) -> Done {
+    let resolved = Resolved {
+        target: t.clone(),
+        engine: o.engine,
+        consent: o.consent.clone(),
+        store: None,
+        store_named: false,
+    };
+    let mut runner = match Runner::new(CommandName::Batch, &resolved) {
+        Ok(r) => r,
+        Err(e) => return skipped(t, name, refusal(&e)),
+    };
+    let info = runner.identify().ok();
+    let place = info.as_ref().and_then(|i| i.place.clone()).unwrap_or_default();
+    let slot = place.port.clone().unwrap_or_else(|| name.to_string());
+    let bus = if place.bus.is_empty() {
+        format!("own {slot}")
+    } else {
+        place.bus.clone()
+    };
+    let label = o
+        .labels
+        .iter()
+        .find(|(k, _)| *k == t.text || *k == slot || k == name)
+        .map(|(_, l)| l.clone());
+    let identity = info.as_ref().map(|i| Identity::of(i, &t.text)).unwrap_or_default();
+    let (claims, claimed_by) = claims_of(o, info.as_ref());
+    runner.show_among(multi, &slot);
+    runner.doc().extras.batch.set(BatchTag {
+        id: id.to_string(),
+        slot: slot.clone(),
+        label: label.clone(),
+        bus: bus.clone(),
+    });
+    let run_id = Arc::new(Mutex::new(None));
+    if let Some(p) = &o.store {
+        runner.listen(Box::new(Saving {
+            saver: crate::store::Saver::open(p),
+            id: run_id.clone(),
+        }));
+    }
+    let announced = crate::measure::registry::Session::description(&runner).size_bytes;
+    let mut done = Done {
+        slot: slot.clone(),
+        device: t.text.clone(),
+        identity,
+        label,
+        bus: bus.clone(),
+        announced,
+        doc: None,
+        ended: None,
+        claims,
+        claimed_by,
+        run_id: None,
+        ended_s: 0.0,
+    };
+    if o.consent.write
+        && let Err(e) = runner.hold_for_writing()
+    {
+        done.ended = Some((RowVerdict::Skipped, refusal(&e)));
+        done.ended_s = timeline.now_s();
+        return done;
+    }
+    let lock = buses.lock_of(&bus);
+    let step = |name: &str, how: Use, runner: &mut Runner, f: &dyn Fn(&mut Runner) -> CliResult<()>| {
+        let _held = hold(&lock, how);
+        let from_s = timeline.now_s();
+        let r = f(runner);
+        timeline.record(Span {
+            slot: slot.clone(),
+            bus: bus.clone(),
+            step: name.into(),
+            how,
+            from_s,
+            to_s: timeline.now_s(),
+        });
+        r
+    };
+    let outcome = if o.tests.probe {
+        let _held = hold(&lock, Use::Alone);
+        let from_s = timeline.now_s();
+        let r = crate::command::probe::probe_with(
+            runner,
+            crate::command::probe::ProbeSteps {
+                erase: None,
+                capacity_and_bench: true,
+            },
+        );
+        timeline.record(Span {
+            slot: slot.clone(),
+            bus: bus.clone(),
+            step: "probe".into(),
+            how: Use::Alone,
+            from_s,
+            to_s: timeline.now_s(),
+        });
+        match r {
+            Ok(d) => Ok(d),
+            Err(mut e) => {
+                done.doc = e.partial.take().map(|d| *d);
+                Err(e)
+            }
+        }
+    } else {
+        let mut r = Ok(());
+        if o.tests.capacity {
+            r = step("capacity", Use::Shared, &mut runner, &capacity_step);
+        }
+        if o.tests.bench && r.is_ok() {
+            r = step("bench", Use::Alone, &mut runner, &|run: &mut Runner| {
+                bench_step(run, o.runtime_ns)
+            });
+        }
+        let d = runner.finish();
+        r.map(|()| d.clone()).map_err(|e| e.with_document(d))
+    };
+    match outcome {
+        Ok(d) => done.doc = Some(d),
+        Err(mut e) => {
+            if let Some(d) = e.partial.take() {
+                done.doc = Some(*d);
+            }
+            done.ended = Some(ended_by(&e, &t.text));
+        }
+    }
+    done.run_id = *run_id.lock().unwrap_or_else(|p| p.into_inner());
+    done.ended_s = timeline.now_s();
+    done
+}
+
+/// capacity with probe's defaults.
+fn capacity_step(r: &mut Runner) -> CliResult<()> {
+    use crate::measure::registry::Session;
+    let d = r.description().clone();
+    let skip = capacity::DEFAULT_SKIP;
+    let options = capacity::Options::new(
+        skip,
+        capacity::default_push(&d, skip),
+        capacity::DEFAULT_FLUSH,
+        r.nonce(),
+    );
+    let found = capacity::steps(r, options)?;
+    r.update(|res| res.capacity.set(found));
+    Ok(())
+}
+
+/// bench's quick preset; `runtime_ns` instead of its 5 device-seconds a test.
+fn bench_step(r: &mut Runner, runtime_ns: Option<u64>) -> CliResult<()> {
+    use crate::measure::registry::Session;
+    let d = r.description().clone();
+    let quick = bench::BenchArgs {
+        preset: Some(bench::Preset::Quick),
+        rwmix_read: 50,
+        limit: runtime_ns.map(bench::Limit::DeviceNs),
+        ..Default::default()
+    };
+    let test = bench::Bench {
+        options: bench::options_of(&d, &quick),
+        medium: r.medium(),
+    };
+    test.plan(&d)?;
+    r.run(&test).map(|_| ())
+}
+
+/// A refusal before any write, as the row says it.
+fn refusal(e: &CliError) -> String {
+    match &e.hint {
+        Some(h) => format!("{} ({h})", e.message),
+        None => e.message.clone(),
+    }
+}
+
+/// How a test's error ends the row: a device that went away is
+/// "removed" (its journal waits for it), a refusal "skipped", the rest FAIL.
+fn ended_by(e: &CliError, device: &str) -> (RowVerdict, String) {
+    let gone = device.starts_with('/') && !std::path::Path::new(device).exists() || devices::size_of(device) == Some(0);
+    match e.exit {
+        _ if gone => (
+            RowVerdict::Removed,
+            format!("{}; `flashlab restore` puts its data back when it returns", e.message),
+        ),
+        Exit::Usage => (RowVerdict::Skipped, refusal(e)),
+        Exit::Interrupted | Exit::Terminated => (RowVerdict::Skipped, e.message.clone()),
+        Exit::Failed => (RowVerdict::Fail, e.message.clone()),
+    }
+}
+
+/// The classes the card claims: --claims, else its SSR's.
+fn claims_of(o: &Options, info: Option<&crate::identify::DeviceInfo>) -> (Vec<SdClass>, String) {
+    if !o.claims.is_empty() {
+        return (o.claims.clone(), "--claims".into());
+    }
+    let ssr = info.and_then(|i| i.mmc.as_ref()).and_then(|m| m.ssr.as_ref());
+    match ssr.map(SdClass::claimed_by) {
+        Some(c) if !c.is_empty() => (c, "its SSR".into()),
+        _ => (Vec::new(), String::new()),
+    }
+}
+
+/// The rows, each judged against the batch's medians, in the order given.
+fn rows(id: String, done: Vec<Done>, spans: &[Span], wall_s: f64) -> Batch {
+    let speed = |d: &Done, rw: bench::Rw| {
+        let b = d.doc.as_ref()?.results.bench.get()?;
+        b.tests
+            .iter()
+            .find(|t| t.rw == rw && t.block_size == 1 << 20 && !t.short_sample)
+            .map(|t| t.bytes_per_sec / 1e6)
+    };
+    let medians = Medians {
+        read_mb_s: verdict::median(done.iter().filter_map(|d| speed(d, bench::Rw::Read)).collect()),
+        write_mb_s: verdict::median(done.iter().filter_map(|d| speed(d, bench::Rw::Write)).collect()),
+    };
+    let rows = done
+        .into_iter()
+        .map(|d| {
+            let (read, write) = (speed(&d, bench::Rw::Read), speed(&d, bench::Rw::Write));
+            let results = d.doc.as_ref().map(|x| x.results.clone()).unwrap_or_default();
+            let cap = results.capacity.get();
+            let b = results.bench.get();
+            let (verdict, why) = match &d.ended {
+                Some((v @ (RowVerdict::Skipped | RowVerdict::Removed), why)) => (*v, why.clone()),
+                ended => verdict::judge(
+                    &verdict::Measured {
+                        capacity: cap,
+                        bench: b,
+                        read_mb_s: read,
+                        write_mb_s: write,
+                        claims: &d.claims,
+                        claimed_by: &d.claimed_by,
+                        failed: ended.as_ref().map(|(_, w)| w.as_str()),
+                    },
+                    &medians,
+                ),
+            };
+            Row {
+                beside: crate::runner::many::beside(spans, &d.slot),
+                slot: d.slot,
+                device: d.device,
+                identity: d.identity,
+                label: d.label,
+                bus: d.bus,
+                announced_bytes: cap.map_or(d.announced, |c| c.announced_bytes),
+                usable_bytes: cap.map(|c| c.usable_bytes),
+                fake_kind: cap.and_then(|c| c.kind),
+                verdict,
+                why,
+                read_mb_s: read,
+                write_mb_s: write,
+                classes: b.map(|b| bench::classes::met(&b.classes)).unwrap_or_default(),
+                claims: (!d.claims.is_empty()).then(|| {
+                    let c: Vec<String> = d.claims.iter().map(|c| c.to_string()).collect();
+                    format!("{} ({})", c.join(", "), d.claimed_by)
+                }),
+                run_id: d.run_id,
+                ended_s: d.ended_s,
+                results,
+            }
+        })
+        .collect();
+    Batch {
+        id,
+        rows,
+        medians,
+        wall_s,
+    }
+}

@@ -1,0 +1,124 @@
+//! `batch` through real block devices at once: emulated cards (a wrap
+//! fake, a drop fake, a slow card, two genuine ones) and loop devices over
+//! files. The rows are right and bound to the right device, every byte is
+//! kept, the fakes FAIL with their exact usable sizes, the slow card is
+//! SUSPECT, and the loop devices (one bus: their files' filesystem) had
+//! their speeds taken one at a time.
+
+use std::path::Path;
+
+use super::{Emu, cannot_emulate, flashlab_in, timed};
+use crate::support::{LoopDevice, require_loop_devices, sha};
+
+/// (spec, time scale, expected verdict, usable bytes): the emulated cards,
+/// faster than real time (only verdicts and bytes are judged). The slow
+/// card (an AT91 host, about 1.5 MB/s of writes) runs 50 times faster and
+/// is still 20 times slower than the others at 10 times.
+const CARDS: [(&str, &str, &str, u64); 5] = [
+    (
+        "sim:demo,capacity=512M,real_capacity=128M,fake_mode=wrap",
+        "0.1",
+        "FAIL",
+        128 << 20,
+    ),
+    (
+        "sim:demo,capacity=512M,real_capacity=192M,fake_mode=drop-zeros",
+        "0.1",
+        "FAIL",
+        192 << 20,
+    ),
+    ("sim:demo,capacity=128M,host=at91-mci", "0.02", "SUSPECT", 128 << 20),
+    ("sim:demo,capacity=256M", "0.1", "PASS", 256 << 20),
+    ("sim:demo,capacity=256M,au_size=8M", "0.1", "PASS", 256 << 20),
+];
+
+#[test]
+fn eight_devices_at_once_give_right_rows_and_keep_every_byte() {
+    require_emulation!();
+    let _one = timed();
+    let dir = tempfile::tempdir().unwrap();
+    let emus: Vec<Emu> = CARDS
+        .iter()
+        .map(|(spec, scale, _, _)| Emu::start(dir.path(), spec, &["--time-scale", scale]))
+        .collect();
+    let files: Vec<_> = (0..3)
+        .map(|i| crate::support::random_file(dir.path(), &format!("stick{i}.img"), 128 << 20, 40 + i))
+        .collect();
+    let loops: Vec<LoopDevice> = files.iter().map(|f| LoopDevice::attach(f, None)).collect();
+    let devices: Vec<String> = emus
+        .iter()
+        .map(|e| e.device.clone())
+        .chain(loops.iter().map(|l| l.as_str().to_string()))
+        .collect();
+    let before: Vec<Vec<u8>> = devices.iter().map(|d| sha(Path::new(d))).collect();
+    let labels = dir.path().join("labels.txt");
+    let names: String = devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("{d} shelf-{i}\n"))
+        .collect();
+    std::fs::write(&labels, format!("# station 1\n{names}")).unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let out = flashlab_in(dir.path())
+        .arg("batch")
+        .args(&devices)
+        .args(["--write", "--runtime", "1s", "--json", "--labels"])
+        .arg(&labels)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    for (i, (row, dev)) in rows.iter().zip(&devices).enumerate() {
+        assert_eq!(row["device"], dev.as_str(), "row {i} is bound to its device");
+        assert_eq!(row["label"], format!("shelf-{i}"), "{row}");
+        assert!(row["run_id"].as_i64().is_some(), "{row}");
+    }
+    for (i, (_, _, verdict, usable)) in CARDS.iter().enumerate() {
+        let r = &rows[i];
+        assert_eq!(
+            (r["verdict"].as_str(), r["usable_bytes"].as_u64()),
+            (Some(*verdict), Some(*usable)),
+            "{}: {}",
+            CARDS[i].0,
+            r["why"]
+        );
+    }
+    assert_eq!(rows[0]["fake_kind"], "wrap");
+    assert_eq!(rows[1]["fake_kind"], "drop");
+    let loop_bus = rows[5]["bus"].as_str().unwrap();
+    for r in &rows[5..] {
+        assert_eq!(r["verdict"], "PASS", "{}", r["why"]);
+        assert_eq!(r["usable_bytes"], 128u64 << 20);
+        assert_eq!(r["bus"], loop_bus, "files of one filesystem share its bus");
+        let beside: Vec<&str> = r["beside"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|b| b.as_str())
+            .collect();
+        assert!(
+            beside.iter().all(|b| !b.ends_with(&format!(", {loop_bus})"))),
+            "nothing on its bus ran beside its speed test: {beside:?}"
+        );
+    }
+    let emu_buses: std::collections::BTreeSet<&str> = rows[..5].iter().filter_map(|r| r["bus"].as_str()).collect();
+    assert_eq!(emu_buses.len(), 5, "each emulation is its own FUSE mount");
+    for (d, b) in devices.iter().zip(&before) {
+        assert_eq!(&sha(Path::new(d)), b, "{d} keeps every byte");
+    }
+    let id = v["batch"]["id"].as_str().unwrap();
+    let listed = flashlab_in(dir.path())
+        .args(["results", "list", "--json", "--batch", id, "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let l: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(l["runs"].as_array().map(Vec::len), Some(8), "{l}");
+    drop(loops);
+    drop(emus);
+}
