@@ -88,7 +88,18 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
         Command::Results { db, action } => {
             return results_action(at.places.store_or(db.as_deref()).as_deref(), action);
         }
-        Command::Report { runs, output, db } => report(runs, output, at.places.store_or(db.as_deref()).as_deref())?,
+        Command::Report {
+            mut runs,
+            batch,
+            output,
+            db,
+        } => {
+            let db = at.places.store_or(db.as_deref());
+            if let Some(id) = batch {
+                runs.extend(results::batch_runs(db.as_deref(), &id)?.iter().map(i64::to_string));
+            }
+            report(runs, output, db.as_deref())?
+        }
         Command::Sim { action } => return sim(action),
         Command::Emulate {
             spec,

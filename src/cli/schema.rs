@@ -283,11 +283,16 @@ pub enum Command {
     /// self-contained file: inline SVG plots, no network.
     #[command(after_help = "Examples:
   flashlab report 3 -o card.html
-  flashlab report 3 7 run.json -o comparison.html")]
+  flashlab report 3 7 run.json -o comparison.html
+  flashlab report --batch vm-1795819259 -o shelf.html")]
     Report {
         /// Run ids (`flashlab results list`) or JSON files.
-        #[arg(required = true, value_name = "ID|FILE")]
+        #[arg(required_unless_present = "batch", value_name = "ID|FILE")]
         runs: Vec<String>,
+        /// Every stored run of this batch, side by side (`flashlab batch`
+        /// prints its id).
+        #[arg(long, value_name = "ID")]
+        batch: Option<String>,
         /// Where the report goes (default: flashlab-report-ID[-ID...].html
         /// in the current directory).
         #[arg(short, long, value_name = "FILE.html")]

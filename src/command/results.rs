@@ -38,6 +38,14 @@ fn open(db: Option<&Path>) -> CliResult<Store> {
 }
 
 pub fn list(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> CliResult<RunDocument> {
+    let mut doc = RunDocument::new(crate::document::CommandName::ResultsList, None);
+    doc.body = Body::Listing(listing(db, device, batch)?);
+    doc.finish(None);
+    Ok(doc)
+}
+
+/// The stored runs, newest first, that `device` and `batch` keep.
+fn listing(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> CliResult<Listing> {
     let s = open(db)?;
     let mut runs = s.list(device).map_err(error)?;
     let mut keep = Vec::with_capacity(runs.len());
@@ -60,15 +68,23 @@ pub fn list(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> Cli
     }
     let mut keep = keep.into_iter();
     runs.retain(|_| keep.next().unwrap_or(false));
-    let mut doc = RunDocument::new(crate::document::CommandName::ResultsList, None);
-    doc.body = Body::Listing(Listing {
+    Ok(Listing {
         store: s.path().display().to_string(),
         runs,
         device_filter: device.map(str::to_string),
         batch_filter: batch.map(str::to_string),
-    });
-    doc.finish(None);
-    Ok(doc)
+    })
+}
+
+/// The stored runs of batch `id`, in the order they were made.
+pub fn batch_runs(db: Option<&Path>, id: &str) -> CliResult<Vec<i64>> {
+    let mut ids: Vec<i64> = listing(db, None, Some(id))?.runs.iter().map(|r| r.id).collect();
+    if ids.is_empty() {
+        return Err(CliError::usage(format!("no stored run belongs to batch {id}"))
+            .hint("`flashlab batch` prints its id; `flashlab results list` shows each run's batch"));
+    }
+    ids.sort_unstable();
+    Ok(ids)
 }
 
 /// A run's findings in a few words: the first two of its summary's

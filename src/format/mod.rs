@@ -69,12 +69,24 @@ impl FormatKind {
         let shown = *command == CommandName::ResultsShow;
         let serves = match self {
             FormatKind::Text | FormatKind::Json => true,
-            FormatKind::Csv => shown || *command == CommandName::Test(crate::measure::TestName::Scatter),
+            FormatKind::Csv => {
+                shown
+                    || *command == CommandName::Test(crate::measure::TestName::Scatter)
+                    || *command == CommandName::Batch
+            }
             FormatKind::Toml => *command == CommandName::SimShow,
-            FormatKind::Html => shown || command.is_measuring(),
+            // A batch is many runs: `report --batch ID` draws them.
+            FormatKind::Html => shown || (command.is_measuring() && *command != CommandName::Batch),
         };
         let (what, which) = match self {
-            FormatKind::Csv => ("CSV holds scatter's points", "`flashlab scatter TARGET --format csv`"),
+            FormatKind::Csv => (
+                "CSV holds scatter's points and a batch's rows",
+                "`flashlab scatter TARGET --format csv`",
+            ),
+            FormatKind::Html if *command == CommandName::Batch => (
+                "a batch is many runs, drawn side by side by `report --batch`",
+                "`flashlab report --batch ID`",
+            ),
             FormatKind::Toml => (
                 "TOML holds a simulated card's parameters",
                 "`flashlab sim show PROFILE --format toml`",

@@ -3,7 +3,7 @@
 //! busy), the port it is plugged into, and a USB reader's own ids. Read
 //! from the device's place in sysfs's device tree,
 //! `/sys/devices/<controller>/usbN/<bus>-<port>[.<port>...]/...` (Linux
-//! sysfs ABI; docs/SOURCES.md).
+//! sysfs ABI, docs/SOURCES.md).
 //!
 //! Two readers of one model on one hub report the same vendor, product and
 //! serial (Alcor's 058f:6366 reports 058F63666485 on every unit); their

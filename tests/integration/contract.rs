@@ -182,6 +182,22 @@ fn error_documents_keep_every_key() {
 
 /// `life`'s keys are the contract its issue set (`life.trace`, `.waf`,
 /// `.by_cause`, `.years`, ...), recorded by hand from it.
+/// Written by hand from the contract's list (`batch` {`id`, `rows` [...]}).
+#[test]
+fn batch_keeps_every_key() {
+    check(
+        "batch",
+        &[vec![
+            "batch",
+            "sim:demo",
+            "sim:demo,capacity=1G,real_capacity=256M,fake_mode=wrap",
+            "--runtime",
+            "1s",
+            "--no-store",
+        ]],
+    );
+}
+
 #[test]
 fn life_keeps_every_key() {
     let trace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace/randw.blktrace.0.zst");

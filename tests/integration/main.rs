@@ -1,6 +1,7 @@
 //! flashlab's one integration-test binary (ripgrep's habit): every module runs the
 //! real binary or the real library against real files and loop devices.
 
+mod batch;
 mod bench;
 mod capacity;
 mod citations;

@@ -1,0 +1,233 @@
+//! `flashlab batch` on simulated cards through the binary: the rows and
+//! their verdicts, labels, the table at 80 columns, CSV, the stored runs
+//! by batch, and bad input refused with a hint and exit 2. The same through
+//! real block devices is `emulate::batch`. Simulated device time costs no
+//! wall time, so bench runs its full 5 device-seconds a test here (a
+//! second's write judged C10 missed on a merge stall).
+
+use crate::support::{flashlab, json, test_db};
+
+const WRAP: &str = "sim:demo,capacity=1G,real_capacity=256M,fake_mode=wrap";
+const SLOW: &str = "sim:demo,capacity=512M,host=at91-mci";
+
+#[test]
+fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let labels = dir.path().join("slots.txt");
+    std::fs::write(&labels, "# the shelf\nsim2   shelf A2\n\n").unwrap();
+    let db = test_db();
+    let args = [
+        "batch",
+        "sim:demo",
+        WRAP,
+        SLOW,
+        "sim:demo,capacity=2G",
+        "--label",
+        "sim4=spare",
+        "--labels",
+        labels.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    let v = json(&args);
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    let got: Vec<(&str, &str, Option<&str>, Option<u64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["slot"].as_str().unwrap(),
+                r["verdict"].as_str().unwrap(),
+                r["label"].as_str(),
+                r["usable_bytes"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("sim1", "PASS", None, Some(31_914_983_424)),
+            ("sim2", "FAIL", Some("shelf A2"), Some(256 << 20)),
+            ("sim3", "SUSPECT", None, Some(512 << 20)),
+            ("sim4", "PASS", Some("spare"), Some(2 << 30)),
+        ]
+    );
+    assert_eq!(rows[1]["why"], "fake (wrap): 256 MiB usable of 1 GiB announced");
+    assert_eq!(rows[1]["fake_kind"], "wrap");
+    let median = v["batch"]["medians"]["read_mb_s"].as_f64().unwrap();
+    let slow = rows[2]["read_mb_s"].as_f64().unwrap();
+    assert!(slow < 0.5 * median, "{slow} against {median}");
+    assert!(
+        rows[2]["why"].as_str().unwrap().contains("the batch's median"),
+        "{}",
+        rows[2]["why"]
+    );
+    assert_eq!(rows[0]["device"], "sim:demo");
+    assert_eq!(rows[0]["results"]["capacity"]["verdict"], "genuine");
+    assert!(
+        rows[0]["results"]["bench"]["tests"]
+            .as_array()
+            .is_some_and(|t| t.len() == 4)
+    );
+    // Each device's run is stored, tagged; the batch lists them.
+    let id = v["batch"]["id"].as_str().unwrap();
+    let listed = json(&["results", "list", "--batch", id, "--db", db.to_str().unwrap()]);
+    let mut ids: Vec<i64> = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    ids.sort();
+    let mut stored: Vec<i64> = rows.iter().map(|r| r["run_id"].as_i64().unwrap()).collect();
+    stored.sort();
+    assert_eq!(ids, stored);
+    let none = json(&[
+        "results",
+        "list",
+        "--batch",
+        "no-such-batch",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(none["runs"].as_array().map(Vec::len), Some(0));
+    let shown = json(&["results", "show", &stored[0].to_string(), "--db", db.to_str().unwrap()]);
+    assert_eq!(shown["batch"]["id"], id, "a device's run carries its batch");
+    // One report draws the batch's runs side by side.
+    let html = dir.path().join("shelf.html");
+    let out = flashlab()
+        .args([
+            "report",
+            "--batch",
+            id,
+            "--db",
+            db.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for spec in [WRAP, SLOW, "sim:demo,capacity=2G"] {
+        assert!(page.contains(spec), "the report draws {spec}");
+    }
+}
+
+#[test]
+fn a_class_the_card_claims_and_misses_is_suspect() {
+    let v = json(&["batch", "sim:demo", "--claims", "u3", "--no-store"]);
+    let row = &v["batch"]["rows"][0];
+    assert_eq!(row["verdict"], "SUSPECT", "{row}");
+    assert_eq!(row["claims"], "U3 (--claims)");
+    assert!(
+        row["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("claims U3 (--claims) but missed it here"),
+        "{}",
+        row["why"]
+    );
+    let v = json(&["batch", "sim:demo", "--claims", "C10", "--no-store"]);
+    assert_eq!(
+        v["batch"]["rows"][0]["verdict"], "PASS",
+        "{}",
+        v["batch"]["rows"][0]["why"]
+    );
+}
+
+#[test]
+fn the_table_fits_80_columns_and_csv_has_a_line_per_device() {
+    let out = flashlab()
+        .args(["batch", "sim:demo", WRAP, "--no-store"])
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.contains("2 devices, 1 PASS, 1 FAIL"),
+        "the answer ends the screen: {text}"
+    );
+    let csv = flashlab()
+        .args(["batch", "sim:demo", WRAP, "--no-store", "--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("batch,slot,device,label,identity,bus,announced_bytes,usable_bytes,fake_kind"));
+    assert!(
+        lines[2].contains(&format!(",\"{WRAP}\",")),
+        "a field with commas is quoted: {}",
+        lines[2]
+    );
+    assert!(
+        lines[2].contains(",wrap,") && lines[2].contains(",FAIL,fake (wrap): 256 MiB usable of 1 GiB announced,"),
+        "{}",
+        lines[2]
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_a_hint_and_nothing_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.sqlite");
+    let unlabelled = dir.path().join("slots.txt");
+    std::fs::write(&unlabelled, "sim1 A\nsim2\n").unwrap();
+    let u = unlabelled.to_str().unwrap();
+    for (args, says) in [
+        (vec!["batch"], "batch has no device to test"),
+        (vec!["batch", "sim:demo", "--label", "sim1"], "WHERE=LABEL"),
+        (vec!["batch", "sim:demo", "--claims", "X9"], "not an SD class"),
+        (vec!["batch", "sim:demo", "--tests", "fio"], "invalid value"),
+        (vec!["batch", "sim:demo", "--labels", u], "line 2: `sim2` has no label"),
+        (vec!["batch", "sim:demo", "--labels", "/dev/null"], "labels file"),
+        (
+            vec!["batch", "sim:demo", "--labels", "/nonexistent/slots"],
+            "labels file",
+        ),
+        (vec!["batch", "sim:demo,capacity=-1"], "error"),
+    ] {
+        let out = flashlab().args(&args).arg("--db").arg(&db).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error:") && err.contains(says), "{args:?}: {err}");
+        assert!(
+            err.contains("hint:") || err.contains("Usage") || err.contains("--help"),
+            "{args:?}: {err}"
+        );
+        assert!(!db.exists(), "{args:?} saved nothing");
+    }
+}
+
+/// The same card named twice (a file and a hard link to it) is tested
+/// once; the second row says which it repeats.
+#[test]
+fn the_same_bytes_under_two_names_are_one_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::support::random_file(dir.path(), "card.img", 64 << 20, 7);
+    let link = dir.path().join("alias.img");
+    std::fs::hard_link(&file, &link).unwrap();
+    let before = crate::support::sha(&file);
+    let v = json(&[
+        "batch",
+        file.to_str().unwrap(),
+        link.to_str().unwrap(),
+        "--write",
+        "--runtime",
+        "1s",
+        "--no-store",
+        "--journal-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["verdict"], "PASS", "{}", rows[0]["why"]);
+    assert_eq!(rows[1]["verdict"], "skipped");
+    assert_eq!(
+        rows[1]["why"],
+        format!("the same device as {}, given twice", file.display())
+    );
+    assert_eq!(crate::support::sha(&file), before, "every byte kept");
+}
