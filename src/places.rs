@@ -7,6 +7,12 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// A PostgreSQL URL (`postgres://` or `postgresql://`), as `--db` and
+/// `FLASHLAB_DB` take one to name a fleet store.
+pub fn is_fleet_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
+}
+
 /// The machine's places, as the environment gave them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {
@@ -29,6 +35,9 @@ pub struct Places {
     /// as root). Identification never needs it: an emulated card is found
     /// through its loop device's backing file, beside its record.
     pub emulations: PathBuf,
+    /// `FLASHLAB_DB` named a PostgreSQL fleet store (`postgres://...`):
+    /// runs are kept in [`Places::store`] first, then uploaded there.
+    pub fleet: Option<String>,
 }
 
 impl Places {
@@ -42,7 +51,13 @@ impl Places {
         let set = |name: &str| var(name).filter(|v| !v.is_empty());
         let absolute = |name: &str| set(name).map(PathBuf::from).filter(|p| p.is_absolute());
         let home = |under: &str| set("HOME").map(|h| PathBuf::from(h).join(under));
-        let named = set("FLASHLAB_DB").map(PathBuf::from);
+        let db = set("FLASHLAB_DB");
+        let fleet = db
+            .as_ref()
+            .and_then(|v| v.to_str())
+            .filter(|v| is_fleet_url(v))
+            .map(str::to_string);
+        let named = db.filter(|_| fleet.is_none()).map(PathBuf::from);
         let store = named.clone().or_else(|| {
             absolute("XDG_DATA_HOME")
                 .or_else(|| home(".local/share"))
@@ -65,12 +80,27 @@ impl Places {
             emulations: set("FLASHLAB_EMULATE_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("/run/flashlab/emulate")),
+            fleet,
         }
     }
 
-    /// The store a command uses: `--db` when given, else [`Places::store`].
+    /// The local store a command saves in: `--db` when it names a file,
+    /// else [`Places::store`] (also when `--db` names a fleet: runs are
+    /// kept here first).
     pub fn store_or(&self, db: Option<&Path>) -> Option<PathBuf> {
-        db.map(Path::to_path_buf).or_else(|| self.store.clone())
+        db.filter(|p| !p.to_str().is_some_and(is_fleet_url))
+            .map(Path::to_path_buf)
+            .or_else(|| self.store.clone())
+    }
+
+    /// The fleet store: `--db` when it is a PostgreSQL URL, else
+    /// `FLASHLAB_DB`'s when that is one (a `--db` file wins over it).
+    pub fn fleet_or(&self, db: Option<&Path>) -> Option<String> {
+        match db.map(|p| p.to_str().filter(|t| is_fleet_url(t))) {
+            Some(Some(url)) => Some(url.to_string()),
+            Some(None) => None,
+            None => self.fleet.clone(),
+        }
     }
 }
 
@@ -133,5 +163,25 @@ mod tests {
         let env = places(&[("FLASHLAB_DB", "/env")], false);
         assert_eq!(env.store_or(Some(Path::new("/given"))), Some(PathBuf::from("/given")));
         assert_eq!(env.store_or(None), Some(PathBuf::from("/env")));
+        assert_eq!(env.fleet_or(None), None);
+    }
+
+    /// A PostgreSQL URL names the fleet; the runs are kept in the local
+    /// store first, which a URL never becomes.
+    #[test]
+    fn a_fleet_url_is_the_fleet_and_never_a_local_path() {
+        let url = "postgres://lab@db.example/flashlab";
+        let p = places(&[("HOME", "/h"), ("FLASHLAB_DB", url)], false);
+        assert_eq!(p.fleet.as_deref(), Some(url));
+        assert_eq!(
+            (p.store.as_deref(), p.store_named),
+            (Some(Path::new("/h/.local/share/flashlab/results.sqlite")), false)
+        );
+        assert_eq!(p.fleet_or(None).as_deref(), Some(url));
+        assert_eq!(p.fleet_or(Some(Path::new("/x.sqlite"))), None, "a --db file wins");
+        let other = "postgresql://b/db";
+        assert_eq!(p.fleet_or(Some(Path::new(other))).as_deref(), Some(other));
+        assert_eq!(p.store_or(Some(Path::new(other))), p.store);
+        assert!(is_fleet_url("postgres://h/db") && !is_fleet_url("/tmp/postgres://x"));
     }
 }

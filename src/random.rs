@@ -50,6 +50,17 @@ pub fn lfsr_positions(num: u64) -> Vec<u64> {
         .collect()
 }
 
+/// A number no other run has had: the clock's nanoseconds with the process
+/// id in the high bits, odd so it is never 0. The runner reads the clock
+/// for a run's own number (the tests take it from there), and a store for
+/// its station's name.
+pub fn nonce() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    t ^ (u64::from(std::process::id()) << 40) | 1
+}
+
 /// One step of a seeded xorshift64 (Marsaglia's 13, 7, 17): the random
 /// offsets of bench, the cards of the generator and the property tests.
 pub fn xorshift(s: &mut u64) -> u64 {

@@ -86,7 +86,9 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             write,
         } => probe_with_report(&common, erase_size, html, &write, at)?,
         Command::Results { db, action } => {
-            return results_action(at.places.store_or(db.as_deref()).as_deref(), action);
+            let local = at.places.store_or(db.as_deref());
+            let fleet = at.places.fleet_or(db.as_deref());
+            return results_action(local.as_deref(), fleet.as_deref(), action);
         }
         Command::Report {
             mut runs,
@@ -94,11 +96,13 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             output,
             db,
         } => {
-            let db = at.places.store_or(db.as_deref());
+            let local = at.places.store_or(db.as_deref());
+            let fleet = at.places.fleet_or(db.as_deref());
+            let from = stored(local.as_deref(), fleet.as_deref());
             if let Some(id) = batch {
-                runs.extend(results::batch_runs(db.as_deref(), &id)?.iter().map(i64::to_string));
+                runs.extend(results::batch_runs(from, &id)?.iter().map(i64::to_string));
             }
-            report(runs, output, db.as_deref())?
+            report(runs, output, from)?
         }
         Command::Sim { action } => return sim(action),
         Command::Emulate {
@@ -212,20 +216,43 @@ fn probe_with_report(
     Ok(doc)
 }
 
-/// `results list`, `show`, `compare`, `export` and `import`.
-fn results_action(db: Option<&Path>, action: ResultsAction) -> CliResult<Output> {
+/// Where `results` and `report` read: the fleet where one is named.
+fn stored<'a>(local: Option<&'a Path>, fleet: Option<&'a str>) -> results::Stored<'a> {
+    match fleet {
+        Some(url) => results::Stored::Fleet(url),
+        None => results::Stored::Local(local),
+    }
+}
+
+/// `results list`, `show`, `compare`, `export`, `import` and `upload`.
+fn results_action(db: Option<&Path>, fleet: Option<&str>, action: ResultsAction) -> CliResult<Output> {
+    let from = stored(db, fleet);
     let doc = match action {
-        ResultsAction::List { device, batch } => results::list(db, device.as_deref(), batch.as_deref())?,
-        ResultsAction::Show { id } => results::show(db, id)?,
-        ResultsAction::Compare { runs } => results::compare(db, &runs)?,
-        ResultsAction::Export { id } => return Ok(Output::Raw(results::export(db, id)?)),
+        ResultsAction::List { device, batch, host } => results::list(
+            from,
+            results::Filter {
+                device: device.as_deref(),
+                batch: batch.as_deref(),
+                host: host.as_deref(),
+            },
+        )?,
+        ResultsAction::Show { id } => results::show(from, id)?,
+        ResultsAction::Compare { runs } => results::compare(from, &runs)?,
+        ResultsAction::Export { id } => return Ok(Output::Raw(results::export(from, id)?)),
         ResultsAction::Import { file } => results::import(db, &file)?,
+        ResultsAction::Upload => match fleet {
+            Some(url) => results::upload(db, url)?,
+            None => {
+                return Err(crate::error::CliError::usage("results upload needs a fleet store")
+                    .hint("give --db postgres://USER@HOST/DB, or set FLASHLAB_DB to one"));
+            }
+        },
     };
     Ok(Output::Doc(Box::new(doc)))
 }
 
 /// `report`: the HTML report of stored runs or run documents.
-fn report(runs: Vec<String>, output: Option<PathBuf>, db: Option<&Path>) -> CliResult<RunDocument> {
+fn report(runs: Vec<String>, output: Option<PathBuf>, from: results::Stored<'_>) -> CliResult<RunDocument> {
     // A name from the runs where none is given (`report 1`
     // refused without -o): ids as they are, files by their stem.
     let output = output.unwrap_or_else(|| {
@@ -245,7 +272,7 @@ fn report(runs: Vec<String>, output: Option<PathBuf>, db: Option<&Path>) -> CliR
     output::check_report_path(&output, &[])?;
     let loaded = runs
         .iter()
-        .map(|w| results::load(db, w))
+        .map(|w| results::load(from, w))
         .collect::<CliResult<Vec<_>>>()?;
     // Not over the bytes of a device or file a run measured.
     let targets: Vec<&str> = loaded
@@ -372,6 +399,11 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
             None
         } else {
             at.places.store_or(a.db.as_deref())
+        },
+        fleet: if a.no_store {
+            None
+        } else {
+            at.places.fleet_or(a.db.as_deref())
         },
     })
 }

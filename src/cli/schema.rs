@@ -508,6 +508,10 @@ pub enum ResultsAction {
         /// Only the runs of this batch (`flashlab batch` prints its id).
         #[arg(long, value_name = "ID")]
         batch: Option<String>,
+        /// Only the runs of this host (its name; in a fleet store, the
+        /// station's host).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
     },
     /// A stored run, as its command printed it.
     #[command(after_help = "Examples:
@@ -536,6 +540,12 @@ pub enum ResultsAction {
         #[arg(value_parser = crate::args::run_id)]
         id: i64,
     },
+    /// Send the local store's runs to the fleet store (--db
+    /// postgres://... or FLASHLAB_DB): each run once, again only when it
+    /// changed; safe to repeat after a kill or a lost connection.
+    #[command(after_help = "Examples:
+  flashlab results upload --db postgres://lab@fleet.example/flashlab")]
+    Upload,
     /// Store a run document (from --json or `results export`); a run
     /// already stored is recognised and not stored twice.
     #[command(after_help = "Examples:
@@ -629,6 +639,7 @@ impl Command {
                 ResultsAction::Compare { .. } => CommandName::ResultsCompare,
                 ResultsAction::Export { .. } => CommandName::ResultsExport,
                 ResultsAction::Import { .. } => CommandName::ResultsImport,
+                ResultsAction::Upload => CommandName::ResultsUpload,
             },
             Command::Report { .. } => CommandName::Report,
             Command::Sim { action } => match action {

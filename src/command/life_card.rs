@@ -50,7 +50,7 @@ fn limit(l: &Option<Limit>, otherwise: u64) -> (u64, u64) {
 }
 
 fn from_run(id: i64, runs: Option<&Path>) -> CliResult<Vec<Model>> {
-    let doc = super::results::show(runs, id)?;
+    let doc = super::results::show(super::results::Stored::Local(runs), id)?;
     let Some(s) = doc.extras.summary.get() else {
         return Err(CliError::usage(format!("run {id} is not a probe (it is `{}`)", doc.command)).hint(HINT));
     };

@@ -37,22 +37,77 @@ fn open(db: Option<&Path>) -> CliResult<Store> {
     Store::open(&p).map_err(error)
 }
 
-pub fn list(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> CliResult<RunDocument> {
+/// Which store `results` and `report` read: a local SQLite file, or the
+/// fleet's PostgreSQL database (`--db postgres://...`).
+#[derive(Debug, Clone, Copy)]
+pub enum Stored<'a> {
+    Local(Option<&'a Path>),
+    Fleet(&'a str),
+}
+
+/// What `results list` keeps: `--device`, `--batch`, `--host`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    pub device: Option<&'a str>,
+    pub batch: Option<&'a str>,
+    pub host: Option<&'a str>,
+}
+
+pub fn list(from: Stored<'_>, filter: Filter<'_>) -> CliResult<RunDocument> {
     let mut doc = RunDocument::new(crate::document::CommandName::ResultsList, None);
-    doc.body = Body::Listing(listing(db, device, batch)?);
+    doc.body = Body::Listing(listing(from, filter)?);
     doc.finish(None);
     Ok(doc)
 }
 
-/// The stored runs, newest first, that `device` and `batch` keep.
-fn listing(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> CliResult<Listing> {
-    let s = open(db)?;
-    let mut runs = s.list(device).map_err(error)?;
-    let mut keep = Vec::with_capacity(runs.len());
-    for r in &mut runs {
+/// A store's name, and its runs with their documents where they read.
+type Rows = (String, Vec<(store::RunRow, Option<RunDocument>)>);
+
+/// The stored runs, newest first, with their documents where they read.
+fn rows(from: Stored<'_>, filter: Filter<'_>) -> CliResult<Rows> {
+    match from {
+        Stored::Local(db) => {
+            let s = open(db)?;
+            let runs = s.list(filter.device).map_err(error)?;
+            let rows = runs
+                .into_iter()
+                .map(|r| {
+                    let d = s.get(r.id).ok();
+                    (r, d)
+                })
+                .filter(|(r, _)| filter.host.is_none_or(|h| r.host.contains(h)))
+                .collect();
+            Ok((s.path().display().to_string(), rows))
+        }
+        Stored::Fleet(url) => {
+            let mut f = store::fleet::Fleet::connect(url).map_err(error)?;
+            let lower = filter.device.map(str::to_lowercase);
+            let rows = f
+                .list(filter.host, filter.batch)
+                .map_err(error)?
+                .into_iter()
+                .filter(|(r, _)| {
+                    lower.as_deref().is_none_or(|d| {
+                        [&r.device_key, &r.device, &r.target]
+                            .iter()
+                            .any(|x| x.to_lowercase().contains(d))
+                    })
+                })
+                .map(|(r, text)| (r, RunDocument::from_json(&text).ok()))
+                .collect();
+            Ok((store::fleet::shown(url), rows))
+        }
+    }
+}
+
+/// The stored runs, newest first, that the filter keeps, each with its
+/// findings and, for a batch's device, its slot and label.
+fn listing(from: Stored<'_>, filter: Filter<'_>) -> CliResult<Listing> {
+    let (store_name, rows) = rows(from, filter)?;
+    let mut runs = Vec::with_capacity(rows.len());
+    for (mut r, d) in rows {
         // A run whose document does not read back is listed without one;
         // `results show` names the fault.
-        let d = s.get(r.id).ok();
         if let Some(d) = &d {
             r.verdict = verdict(d);
             // A batch's device by its slot and label, beside its target.
@@ -64,21 +119,25 @@ fn listing(db: Option<&Path>, device: Option<&str>, batch: Option<&str>) -> CliR
             }
         }
         let tag = d.as_ref().and_then(|d| d.extras.batch.get().map(|t| t.id.clone()));
-        keep.push(batch.is_none() || tag.as_deref() == batch);
+        if filter.batch.is_none() || tag.as_deref() == filter.batch {
+            runs.push(r);
+        }
     }
-    let mut keep = keep.into_iter();
-    runs.retain(|_| keep.next().unwrap_or(false));
     Ok(Listing {
-        store: s.path().display().to_string(),
+        store: store_name,
         runs,
-        device_filter: device.map(str::to_string),
-        batch_filter: batch.map(str::to_string),
+        device_filter: filter.device.map(str::to_string),
+        batch_filter: filter.batch.map(str::to_string),
     })
 }
 
 /// The stored runs of batch `id`, in the order they were made.
-pub fn batch_runs(db: Option<&Path>, id: &str) -> CliResult<Vec<i64>> {
-    let mut ids: Vec<i64> = listing(db, None, Some(id))?.runs.iter().map(|r| r.id).collect();
+pub fn batch_runs(from: Stored<'_>, id: &str) -> CliResult<Vec<i64>> {
+    let filter = Filter {
+        batch: Some(id),
+        ..Filter::default()
+    };
+    let mut ids: Vec<i64> = listing(from, filter)?.runs.iter().map(|r| r.id).collect();
     if ids.is_empty() {
         return Err(CliError::usage(format!("no stored run belongs to batch {id}"))
             .hint("`flashlab batch` prints its id; `flashlab results list` shows each run's batch"));
@@ -157,14 +216,38 @@ fn first_clause(v: &str) -> &str {
 }
 
 /// A stored run, as its own command printed it.
-pub fn show(db: Option<&Path>, id: i64) -> CliResult<RunDocument> {
-    open(db)?.get(id).map_err(error)
+pub fn show(from: Stored<'_>, id: i64) -> CliResult<RunDocument> {
+    match from {
+        Stored::Local(db) => open(db)?.get(id).map_err(error),
+        Stored::Fleet(url) => store::fleet::Fleet::connect(url)
+            .and_then(|mut f| f.get(id))
+            .map_err(error),
+    }
 }
 
 /// The stored document, as `results import` takes it back.
-pub fn export(db: Option<&Path>, id: i64) -> CliResult<String> {
-    let doc = show(db, id)?;
+pub fn export(from: Stored<'_>, id: i64) -> CliResult<String> {
+    let doc = show(from, id)?;
     Ok(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()))
+}
+
+/// `results upload`: the local store's runs sent to the fleet at `url`.
+pub fn upload(db: Option<&Path>, url: &str) -> CliResult<RunDocument> {
+    let mut local = open(db)?;
+    let done = store::fleet::upload(&mut local, url).map_err(|e| {
+        CliError::usage(e.to_string())
+            .hint("the runs stay in the local store; run `flashlab results upload` again later")
+    })?;
+    let mut doc = RunDocument::new(crate::document::CommandName::ResultsUpload, None);
+    doc.body = Body::Uploaded(crate::document::bodies::UploadBody {
+        upload: crate::document::bodies::Upload {
+            fleet: store::fleet::shown(url),
+            sent: done.sent,
+            already: done.kept,
+        },
+    });
+    doc.finish(None);
+    Ok(doc)
 }
 
 /// A run document from a file: what `import` and `report FILE` read.
@@ -203,15 +286,15 @@ pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
 }
 
 /// A run named on the command line: a stored run's id, or a file.
-pub fn load(db: Option<&Path>, what: &str) -> CliResult<(String, RunDocument)> {
+pub fn load(from: Stored<'_>, what: &str) -> CliResult<(String, RunDocument)> {
     match what.parse::<i64>() {
-        Ok(id) => Ok((format!("#{id}"), show(db, id)?)),
+        Ok(id) => Ok((format!("#{id}"), show(from, id)?)),
         Err(_) => Ok((what.to_string(), read_document(Path::new(what))?)),
     }
 }
 
-pub fn compare(db: Option<&Path>, which: &[String]) -> CliResult<RunDocument> {
-    let runs: Vec<(String, RunDocument)> = which.iter().map(|w| load(db, w)).collect::<CliResult<_>>()?;
+pub fn compare(from: Stored<'_>, which: &[String]) -> CliResult<RunDocument> {
+    let runs: Vec<(String, RunDocument)> = which.iter().map(|w| load(from, w)).collect::<CliResult<_>>()?;
     let per: Vec<_> = runs.iter().map(|(_, d)| d.metrics()).collect();
     let mut doc = RunDocument::new(crate::document::CommandName::ResultsCompare, None);
     doc.body = Body::Comparison(Comparison {

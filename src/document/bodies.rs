@@ -234,6 +234,23 @@ pub enum Body {
     Emulating(EmulatingBody),
     Traced(Captured),
     Batch(super::batch::BatchBody),
+    Uploaded(UploadBody),
+}
+
+/// `results upload`: `{"upload": {...}}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UploadBody {
+    pub upload: Upload,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Upload {
+    /// The fleet store, without its password.
+    pub fleet: String,
+    /// Runs written now.
+    pub sent: usize,
+    /// Runs the fleet had already, as they are.
+    pub already: usize,
 }
 
 /// `emulate`: the device serving the card, printed when it is ready; with

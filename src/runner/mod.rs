@@ -110,16 +110,6 @@ pub struct Runner {
     stop: crate::safety::signals::Stop,
 }
 
-/// A number no other run has had: the clock's nanoseconds with the process
-/// id in the high bits, odd so it is never 0. The runner reads the clock;
-/// the tests take the number from it.
-fn run_nonce() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    t ^ (u64::from(std::process::id()) << 40) | 1
-}
-
 impl Runner {
     /// Open the target read-only (a bad target is refused here, before any
     /// test) and start the document of `command`; the store, if any,
@@ -179,7 +169,7 @@ impl Runner {
             announce: false,
             identity: std::cell::OnceCell::new(),
             writes: Vec::new(),
-            nonce: run_nonce(),
+            nonce: crate::random::nonce(),
             display: progress::Display::default(),
             stop: Default::default(),
         }

@@ -9,6 +9,7 @@
 //! listener), so a late failure keeps what completed; a store that cannot
 //! be opened or written costs a warning, never the run.
 
+pub mod fleet;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -160,6 +161,65 @@ impl Store {
                 Ok(self.conn.last_insert_rowid())
             }
         }
+    }
+
+    /// This station's name in a fleet store: the host's name and a
+    /// random part, made once and kept (two stations may share a
+    /// hostname).
+    pub fn station(&mut self) -> Result<String, StoreError> {
+        let kept: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'station'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        if let Some(s) = kept {
+            return Ok(s);
+        }
+        let host = crate::document::HostInfo::this().hostname;
+        let made = format!("{host}-{:08x}", crate::random::nonce() as u32);
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('station', ?1)",
+                params![made],
+            )
+            .map_err(|e| self.sql(e))?;
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = 'station'", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Every run's id and stored text, oldest first.
+    pub fn documents(&self) -> Result<Vec<(i64, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, document FROM runs ORDER BY id")
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.sql(e))
+    }
+
+    /// The checksum of the document of run `id` last sent to `fleet`.
+    pub fn uploaded_crc(&self, id: i64, fleet: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT document_crc FROM uploads WHERE run_id = ?1 AND fleet = ?2",
+                params![id, fleet],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    pub fn mark_uploaded(&mut self, id: i64, fleet: &str, crc: i64) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO uploads (run_id, fleet, document_crc) VALUES (?1, ?2, ?3)                  ON CONFLICT (run_id, fleet) DO UPDATE SET document_crc = excluded.document_crc",
+                params![id, fleet, crc],
+            )
+            .map(|_| ())
+            .map_err(|e| self.sql(e))
     }
 
     /// Store a document from elsewhere (`results import`): the id of the

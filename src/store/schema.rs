@@ -9,10 +9,13 @@
 //! - 2: the device (key and name), host and flashlab version as columns,
 //!   filled in from each stored document, and an index on the device, for
 //!   `results list --device`.
+//! - 3: this station's own facts (`meta`: its name in a fleet store), and
+//!   which runs went to which fleet store with which document (`uploads`),
+//!   so an upload sends each run once and again only when it changed.
 
 use rusqlite::{Connection, params};
 
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -101,6 +104,7 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
             match v {
                 0 => tx.execute_batch(V1)?,
                 1 => to_v2(&tx)?,
+                2 => tx.execute_batch(V3)?,
                 // readable() let through 0 to VERSION only; a version with
                 // no step is refused, never a panic.
                 other => return Err(MigrateError::Unknown(other)),
@@ -110,6 +114,15 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
         tx.commit()?;
     }
 }
+
+/// Version 3's tables.
+const V3: &str = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE uploads (
+    run_id INTEGER NOT NULL,
+    fleet TEXT NOT NULL,
+    document_crc INTEGER NOT NULL,
+    PRIMARY KEY (run_id, fleet)
+)";
 
 fn to_v2(tx: &rusqlite::Transaction) -> Result<(), MigrateError> {
     tx.execute_batch(

@@ -9,6 +9,7 @@ mod conformance;
 mod contract;
 mod decode;
 mod emulate;
+mod fleet;
 mod formats;
 mod import;
 mod info;

@@ -217,3 +217,8 @@ impl Drop for Mounted {
         let _ = Command::new("umount").arg(&self.dir).status();
     }
 }
+
+/// This machine's host name, as run documents record it.
+pub fn hostname() -> String {
+    rustix::system::uname().nodename().to_string_lossy().into_owned()
+}

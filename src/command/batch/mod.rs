@@ -50,6 +50,8 @@ pub struct Options {
     pub engine: EngineChoice,
     pub consent: Consent,
     pub store: Option<PathBuf>,
+    /// The fleet store the runs go to once they are kept in `store`.
+    pub fleet: Option<String>,
 }
 
 /// What one device's thread hands back.
@@ -73,7 +75,14 @@ struct Done {
 pub fn run(o: &Options) -> CliResult<RunDocument> {
     let targets = devices::gather(&o.devices, o.all_removable)?;
     let mut doc = RunDocument::new(CommandName::Batch, None);
-    let id = format!("{}-{}", doc.host.hostname, doc.started_unix);
+    // Host and second are not enough: three stations named alike started
+    // their batches in one second and shared an id.
+    let id = format!(
+        "{}-{}-{:06x}",
+        doc.host.hostname,
+        doc.started_unix,
+        (crate::random::nonce() >> 1) & 0xff_ffff
+    );
     let multi = indicatif::MultiProgress::new();
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     if terminal {
@@ -123,12 +132,38 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     let spans = timeline.spans();
     let batch = rows(id, done, &spans, timeline.now_s());
     let interrupted = crate::safety::signals::pending();
+    if let (Some(url), Some(local)) = (&o.fleet, &o.store) {
+        upload(&mut doc, local, url);
+    }
     doc.body = Body::Batch(BatchBody { batch });
     doc.finish(None);
     if let Some(signal) = interrupted {
         return Err(crate::error::interrupted(signal).with_document(doc));
     }
     Ok(doc)
+}
+
+/// Send the runs to the fleet, or say why they wait: a station cut off
+/// from the server has tested all the same.
+fn upload(doc: &mut RunDocument, local: &std::path::Path, url: &str) {
+    let shown = crate::store::fleet::shown(url);
+    let done = crate::store::Store::open(local).and_then(|mut s| crate::store::fleet::upload(&mut s, url));
+    match done {
+        Ok(u) => {
+            let line = format!("uploaded {} run(s) to {shown} ({} there already)", u.sent, u.kept);
+            crate::errln!("{line}");
+            doc.note(crate::document::NoteKind::Store, line, None);
+        }
+        Err(e) => {
+            let hint = "the runs are kept in the local store; `flashlab results upload` sends them later";
+            crate::errln!("warning: not uploaded: {e}\nhint: {hint}");
+            doc.warnings.push(crate::document::Note {
+                kind: crate::document::NoteKind::Store,
+                message: format!("not uploaded: {e}"),
+                hint: Some(hint.into()),
+            });
+        }
+    }
 }
 
 /// A labels file: `WHERE LABEL` a line (a device or a slot, then the

@@ -65,6 +65,7 @@ fn render(doc: &RunDocument) -> String {
             | CommandName::ResultsCompare
             | CommandName::ResultsExport
             | CommandName::ResultsImport
+            | CommandName::ResultsUpload
             | CommandName::SimList
             | CommandName::SimShow
             | CommandName::SimReproduce
@@ -95,6 +96,16 @@ fn render(doc: &RunDocument) -> String {
         // The device first, alone on its line, for `$(... | head -1)`.
         Body::Traced(c) => life::traced(&mut o, c),
         Body::Batch(b) => batch::batch(&mut o, &b.batch),
+        Body::Uploaded(u) => {
+            let u = &u.upload;
+            let line = format!(
+                "uploaded {} to {} ({} there already, unchanged)",
+                crate::units::count(u.sent as u64, "run", "runs"),
+                u.fleet,
+                u.already
+            );
+            let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
+        }
         Body::Emulating(e) => {
             let r = &e.emulate;
             let _ = writeln!(o, "{}", r.device);
