@@ -231,3 +231,16 @@ fn the_same_bytes_under_two_names_are_one_device() {
     );
     assert_eq!(crate::support::sha(&file), before, "every byte kept");
 }
+
+/// `--tests probe`: every step of probe on each device, its rows
+/// judged from probe's capacity and bench.
+#[test]
+fn probe_in_a_batch_runs_every_step() {
+    let v = json(&["batch", "sim:kingston-sa04g", WRAP, "--tests", "probe", "--no-store"]);
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    for key in ["align", "open_au", "fat", "capacity", "bench"] {
+        assert!(rows[0]["results"].get(key).is_some(), "{key} in {}", rows[0]["results"]);
+    }
+    assert_eq!(rows[1]["verdict"], "FAIL", "{}", rows[1]["why"]);
+    assert_eq!(rows[1]["usable_bytes"], 256u64 << 20);
+}

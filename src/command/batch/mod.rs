@@ -68,7 +68,8 @@ struct Done {
     ended: Option<(RowVerdict, String)>,
     claims: Vec<SdClass>,
     claimed_by: String,
-    run_id: Option<i64>,
+    /// Its run's id in the store, once the store's listener has it.
+    run_id: Arc<Mutex<Option<i64>>>,
     ended_s: f64,
 }
 
@@ -214,7 +215,7 @@ fn skipped(t: &TargetArg, name: &str, why: String) -> Done {
         ended: Some((RowVerdict::Skipped, why)),
         claims: Vec::new(),
         claimed_by: String::new(),
-        run_id: None,
+        run_id: Arc::default(),
         ended_s: 0.0,
     }
 }
@@ -241,6 +242,86 @@ fn one(
     id: &str,
     (buses, timeline, multi): (&Buses, &Timeline, &indicatif::MultiProgress),
 ) -> Done {
+    let (mut runner, mut done) = match start(o, t, name, id, multi) {
+        Ok(started) => started,
+        Err(skipped) => return *skipped,
+    };
+    if o.consent.write
+        && let Err(e) = runner.hold_for_writing()
+    {
+        done.ended = Some((RowVerdict::Skipped, refusal(&e)));
+        done.ended_s = timeline.now_s();
+        return done;
+    }
+    let lock = buses.lock_of(&done.bus);
+    let on_bus = OnBus {
+        lock: &lock,
+        timeline,
+        slot: done.slot.clone(),
+        bus: done.bus.clone(),
+    };
+    let outcome = if o.tests.probe {
+        let steps = crate::command::probe::ProbeSteps {
+            erase: None,
+            capacity_and_bench: true,
+        };
+        on_bus.run("probe", Use::Alone, || crate::command::probe::probe_with(runner, steps))
+    } else {
+        let mut r = Ok(());
+        if o.tests.capacity {
+            r = on_bus.run("capacity", Use::Shared, || capacity_step(&mut runner));
+        }
+        if o.tests.bench && r.is_ok() {
+            r = on_bus.run("bench", Use::Alone, || bench_step(&mut runner, o.runtime_ns));
+        }
+        let d = runner.finish();
+        r.map(|()| d.clone()).map_err(|e| e.with_document(d))
+    };
+    match outcome {
+        Ok(d) => done.doc = Some(d),
+        Err(mut e) => {
+            done.doc = e.partial.take().map(|d| *d);
+            done.ended = Some(ended_by(&e, &t.text));
+        }
+    }
+    done.ended_s = timeline.now_s();
+    done
+}
+
+/// A device's steps on its bus: each held as it asks, and its span kept.
+struct OnBus<'a> {
+    lock: &'a std::sync::RwLock<()>,
+    timeline: &'a Timeline,
+    slot: String,
+    bus: String,
+}
+
+impl OnBus<'_> {
+    fn run<R>(&self, step: &str, how: Use, f: impl FnOnce() -> R) -> R {
+        let _held = hold(self.lock, how);
+        let from_s = self.timeline.now_s();
+        let r = f();
+        self.timeline.record(Span {
+            slot: self.slot.clone(),
+            bus: self.bus.clone(),
+            step: step.into(),
+            how,
+            from_s,
+            to_s: self.timeline.now_s(),
+        });
+        r
+    }
+}
+
+/// The device's runner, opened and tagged with the batch, and its row as
+/// far as identification fills it; or its row, skipped with why.
+fn start(
+    o: &Options,
+    t: &TargetArg,
+    name: &str,
+    id: &str,
+    multi: &indicatif::MultiProgress,
+) -> Result<(Runner, Done), Box<Done>> {
     let resolved = Resolved {
         target: t.clone(),
         engine: o.engine,
@@ -248,10 +329,7 @@ fn one(
         store: None,
         store_named: false,
     };
-    let mut runner = match Runner::new(CommandName::Batch, &resolved) {
-        Ok(r) => r,
-        Err(e) => return skipped(t, name, refusal(&e)),
-    };
+    let mut runner = Runner::new(CommandName::Batch, &resolved).map_err(|e| Box::new(skipped(t, name, refusal(&e))))?;
     let info = runner.identify().ok();
     let place = info.as_ref().and_then(|i| i.place.clone()).unwrap_or_default();
     let slot = place.port.clone().unwrap_or_else(|| name.to_string());
@@ -265,7 +343,6 @@ fn one(
         .iter()
         .find(|(k, _)| *k == t.text || *k == slot || k == name)
         .map(|(_, l)| l.clone());
-    let identity = info.as_ref().map(|i| Identity::of(i, &t.text)).unwrap_or_default();
     let (claims, claimed_by) = claims_of(o, info.as_ref());
     runner.show_among(multi, &slot);
     runner.doc().extras.batch.set(BatchTag {
@@ -281,93 +358,21 @@ fn one(
             id: run_id.clone(),
         }));
     }
-    let announced = crate::measure::registry::Session::description(&runner).size_bytes;
-    let mut done = Done {
-        slot: slot.clone(),
+    let done = Done {
+        slot,
         device: t.text.clone(),
-        identity,
+        identity: info.as_ref().map(|i| Identity::of(i, &t.text)).unwrap_or_default(),
         label,
-        bus: bus.clone(),
-        announced,
+        bus,
+        announced: crate::measure::registry::Session::description(&runner).size_bytes,
         doc: None,
         ended: None,
         claims,
         claimed_by,
-        run_id: None,
+        run_id,
         ended_s: 0.0,
     };
-    if o.consent.write
-        && let Err(e) = runner.hold_for_writing()
-    {
-        done.ended = Some((RowVerdict::Skipped, refusal(&e)));
-        done.ended_s = timeline.now_s();
-        return done;
-    }
-    let lock = buses.lock_of(&bus);
-    let step = |name: &str, how: Use, runner: &mut Runner, f: &dyn Fn(&mut Runner) -> CliResult<()>| {
-        let _held = hold(&lock, how);
-        let from_s = timeline.now_s();
-        let r = f(runner);
-        timeline.record(Span {
-            slot: slot.clone(),
-            bus: bus.clone(),
-            step: name.into(),
-            how,
-            from_s,
-            to_s: timeline.now_s(),
-        });
-        r
-    };
-    let outcome = if o.tests.probe {
-        let _held = hold(&lock, Use::Alone);
-        let from_s = timeline.now_s();
-        let r = crate::command::probe::probe_with(
-            runner,
-            crate::command::probe::ProbeSteps {
-                erase: None,
-                capacity_and_bench: true,
-            },
-        );
-        timeline.record(Span {
-            slot: slot.clone(),
-            bus: bus.clone(),
-            step: "probe".into(),
-            how: Use::Alone,
-            from_s,
-            to_s: timeline.now_s(),
-        });
-        match r {
-            Ok(d) => Ok(d),
-            Err(mut e) => {
-                done.doc = e.partial.take().map(|d| *d);
-                Err(e)
-            }
-        }
-    } else {
-        let mut r = Ok(());
-        if o.tests.capacity {
-            r = step("capacity", Use::Shared, &mut runner, &capacity_step);
-        }
-        if o.tests.bench && r.is_ok() {
-            r = step("bench", Use::Alone, &mut runner, &|run: &mut Runner| {
-                bench_step(run, o.runtime_ns)
-            });
-        }
-        let d = runner.finish();
-        r.map(|()| d.clone()).map_err(|e| e.with_document(d))
-    };
-    match outcome {
-        Ok(d) => done.doc = Some(d),
-        Err(mut e) => {
-            if let Some(d) = e.partial.take() {
-                done.doc = Some(*d);
-            }
-            done.ended = Some(ended_by(&e, &t.text));
-        }
-    }
-    done.run_id = *run_id.lock().unwrap_or_else(|p| p.into_inner());
-    done.ended_s = timeline.now_s();
-    done
+    Ok((runner, done))
 }
 
 /// capacity with probe's defaults.
@@ -493,7 +498,7 @@ fn rows(id: String, done: Vec<Done>, spans: &[Span], wall_s: f64) -> Batch {
                     let c: Vec<String> = d.claims.iter().map(|c| c.to_string()).collect();
                     format!("{} ({})", c.join(", "), d.claimed_by)
                 }),
-                run_id: d.run_id,
+                run_id: *d.run_id.lock().unwrap_or_else(|p| p.into_inner()),
                 ended_s: d.ended_s,
                 results,
             }
