@@ -117,6 +117,13 @@ pub fn set_thread_prefix(prefix: Option<String>) {
     PREFIX.with(|p| *p.borrow_mut() = prefix);
 }
 
+/// This thread's lines share the screen with other runs' (a prefix is
+/// set): say each event in one line, leave lists to `--json` and the
+/// stored run (eight devices' range lists filled the screen).
+pub fn brief() -> bool {
+    PREFIX.with(|p| p.borrow().is_some())
+}
+
 /// Write to stderr; a failure is remembered for the exit code. On a
 /// terminal a line wider than it is wrapped between words, under its own
 /// indent and two more columns ("the original data i|s back");

@@ -205,12 +205,16 @@ impl Writable {
         // Counted in pieces, as the line after the test counts them (when
         // this line counted ranges, a run listed 31 and said "37 ranges"
         // after).
-        crate::errln!(
-            "will write {} of {spec} in {}, in these ranges:\n{}",
-            Iec(total),
-            crate::units::count(ranges.len() as u64, "piece", "pieces"),
-            listing(&ranges)
-        );
+        let pieces = crate::units::count(ranges.len() as u64, "piece", "pieces");
+        if crate::console::stdio::brief() {
+            crate::errln!("will write {} of {spec} in {pieces}", Iec(total));
+        } else {
+            crate::errln!(
+                "will write {} of {spec} in {pieces}, in these ranges:\n{}",
+                Iec(total),
+                listing(&ranges)
+            );
+        }
         if consent.no_preserve {
             crate::errln!(
                 "--no-preserve: no journal; {total} bytes ({}) of {spec} will be destroyed",

@@ -232,6 +232,36 @@ fn the_same_bytes_under_two_names_are_one_device() {
     assert_eq!(crate::support::sha(&file), before, "every byte kept");
 }
 
+/// A loop device is its backing file's bytes: named with the file, it is
+/// tested once. And a file's or a loop device's speeds (the page cache's)
+/// are never judged against the batch's median.
+#[test]
+fn a_loop_device_and_its_file_are_one_device() {
+    crate::support::require_loop_devices!();
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::support::random_file(dir.path(), "card.img", 64 << 20, 9);
+    let other = crate::support::random_file(dir.path(), "other.img", 64 << 20, 10);
+    let lo = crate::support::LoopDevice::attach(&file, None);
+    let v = json(&[
+        "batch",
+        lo.as_str(),
+        file.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--write",
+        "--runtime",
+        "1s",
+        "--no-store",
+        "--journal-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    assert_eq!(rows[1]["verdict"], "skipped");
+    assert_eq!(rows[1]["why"], format!("the same device as {}, given twice", lo.as_str()));
+    assert_eq!((rows[0]["verdict"].as_str(), rows[2]["verdict"].as_str()), (Some("PASS"), Some("PASS")));
+    assert!(v["batch"]["medians"]["read_mb_s"].is_null(), "{}", v["batch"]["medians"]);
+    assert!(rows[0]["read_mb_s"].as_f64().is_some(), "the figure is still shown");
+}
+
 /// `--tests probe`: every step of probe on each device, its rows
 /// judged from probe's capacity and bench.
 #[test]

@@ -45,11 +45,17 @@ fn bytes_of(t: &TargetArg) -> Option<(u64, u64)> {
         return None;
     };
     let m = std::fs::metadata(p).ok()?;
-    Some(if m.file_type().is_block_device() {
-        (u64::MAX, m.rdev())
-    } else {
-        (m.dev(), m.ino())
-    })
+    if !m.file_type().is_block_device() {
+        return Some((m.dev(), m.ino()));
+    }
+    // A loop device is its backing file's bytes: the file named beside it
+    // is the same card (it was refused as in use, after the other ran).
+    let (major, minor) = (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev()));
+    let backing = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/loop/backing_file")).ok();
+    match backing.and_then(|b| std::fs::metadata(b.trim()).ok()) {
+        Some(f) => Some((f.dev(), f.ino())),
+        None => Some((u64::MAX, m.rdev())),
+    }
 }
 
 /// Whole disks under `sys_block` a card reader or stick shows: marked

@@ -453,9 +453,15 @@ fn rows(id: String, done: Vec<Done>, spans: &[Span], wall_s: f64) -> Batch {
             .find(|t| t.rw == rw && t.block_size == 1 << 20 && !t.short_sample)
             .map(|t| t.bytes_per_sec / 1e6)
     };
+    // Speeds of flash only are judged: a file's or a loop device's are its
+    // page cache's, and a median of them says nothing of a card.
+    let flash = |d: &Done, rw: bench::Rw| {
+        let b = d.doc.as_ref()?.results.bench.get()?;
+        b.not_flash.is_none().then(|| speed(d, rw)).flatten()
+    };
     let medians = Medians {
-        read_mb_s: verdict::median(done.iter().filter_map(|d| speed(d, bench::Rw::Read)).collect()),
-        write_mb_s: verdict::median(done.iter().filter_map(|d| speed(d, bench::Rw::Write)).collect()),
+        read_mb_s: verdict::median(done.iter().filter_map(|d| flash(d, bench::Rw::Read)).collect()),
+        write_mb_s: verdict::median(done.iter().filter_map(|d| flash(d, bench::Rw::Write)).collect()),
     };
     let rows = done
         .into_iter()
@@ -470,8 +476,8 @@ fn rows(id: String, done: Vec<Done>, spans: &[Span], wall_s: f64) -> Batch {
                     &verdict::Measured {
                         capacity: cap,
                         bench: b,
-                        read_mb_s: read,
-                        write_mb_s: write,
+                        read_mb_s: flash(&d, bench::Rw::Read),
+                        write_mb_s: flash(&d, bench::Rw::Write),
                         claims: &d.claims,
                         claimed_by: &d.claimed_by,
                         failed: ended.as_ref().map(|(_, w)| w.as_str()),
