@@ -202,6 +202,14 @@ fn bad_input_is_refused_with_a_hint_and_nothing_saved() {
     }
 }
 
+/// `batch DEVICES --write`, its journals in `dir`, a second of each of
+/// bench's tests: the document.
+fn written(dir: &std::path::Path, devices: &[&str]) -> serde_json::Value {
+    let d = dir.to_str().unwrap();
+    let opts = ["--write", "--runtime", "1s", "--no-store", "--journal-dir", d];
+    json(&[&["batch"], devices, &opts[..]].concat())
+}
+
 /// The same card named twice (a file and a hard link to it) is tested
 /// once; the second row says which it repeats.
 #[test]
@@ -211,17 +219,7 @@ fn the_same_bytes_under_two_names_are_one_device() {
     let link = dir.path().join("alias.img");
     std::fs::hard_link(&file, &link).unwrap();
     let before = crate::support::sha(&file);
-    let v = json(&[
-        "batch",
-        file.to_str().unwrap(),
-        link.to_str().unwrap(),
-        "--write",
-        "--runtime",
-        "1s",
-        "--no-store",
-        "--journal-dir",
-        dir.path().to_str().unwrap(),
-    ]);
+    let v = written(dir.path(), &[file.to_str().unwrap(), link.to_str().unwrap()]);
     let rows = v["batch"]["rows"].as_array().unwrap();
     assert_eq!(rows[0]["verdict"], "PASS", "{}", rows[0]["why"]);
     assert_eq!(rows[1]["verdict"], "skipped");
@@ -242,23 +240,25 @@ fn a_loop_device_and_its_file_are_one_device() {
     let file = crate::support::random_file(dir.path(), "card.img", 64 << 20, 9);
     let other = crate::support::random_file(dir.path(), "other.img", 64 << 20, 10);
     let lo = crate::support::LoopDevice::attach(&file, None);
-    let v = json(&[
-        "batch",
-        lo.as_str(),
-        file.to_str().unwrap(),
-        other.to_str().unwrap(),
-        "--write",
-        "--runtime",
-        "1s",
-        "--no-store",
-        "--journal-dir",
-        dir.path().to_str().unwrap(),
-    ]);
+    let v = written(
+        dir.path(),
+        &[lo.as_str(), file.to_str().unwrap(), other.to_str().unwrap()],
+    );
     let rows = v["batch"]["rows"].as_array().unwrap();
     assert_eq!(rows[1]["verdict"], "skipped");
-    assert_eq!(rows[1]["why"], format!("the same device as {}, given twice", lo.as_str()));
-    assert_eq!((rows[0]["verdict"].as_str(), rows[2]["verdict"].as_str()), (Some("PASS"), Some("PASS")));
-    assert!(v["batch"]["medians"]["read_mb_s"].is_null(), "{}", v["batch"]["medians"]);
+    assert_eq!(
+        rows[1]["why"],
+        format!("the same device as {}, given twice", lo.as_str())
+    );
+    assert_eq!(
+        (rows[0]["verdict"].as_str(), rows[2]["verdict"].as_str()),
+        (Some("PASS"), Some("PASS"))
+    );
+    assert!(
+        v["batch"]["medians"]["read_mb_s"].is_null(),
+        "{}",
+        v["batch"]["medians"]
+    );
     assert!(rows[0]["read_mb_s"].as_f64().is_some(), "the figure is still shown");
 }
 
