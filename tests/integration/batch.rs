@@ -228,6 +228,16 @@ fn the_same_bytes_under_two_names_are_one_device() {
         format!("the same device as {}, given twice", file.display())
     );
     assert_eq!(crate::support::sha(&file), before, "every byte kept");
+    let out = flashlab()
+        .args(["batch", file.to_str().unwrap(), link.to_str().unwrap(), "--no-store"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with("alias.img")).unwrap();
+    assert!(
+        row.split_whitespace().nth(2) == Some("-") && row.ends_with("skipped"),
+        "{text}"
+    );
 }
 
 /// A loop device is its backing file's bytes: named with the file, it is

@@ -9,14 +9,16 @@ pub fn batch(o: &mut String, b: &Batch) {
     // One line a device and its reason under it, not a bordered grid: a
     // grid of identity names and reasons took five lines a card at 80
     // columns.
+    // The slot whole, so it copies in one piece ("alias.i…" did not).
+    let w = b.rows.iter().map(|r| r.slot.chars().count()).max().unwrap_or(0).max(8);
     let _ = writeln!(
         o,
-        "{:<8} {:<18} {:<18} {:>11}  verdict",
+        "{:<w$} {:<18} {:<18} {:>11}  verdict",
         "slot", "card", "size", "MB/s r/w"
     );
     for r in &b.rows {
         let c = cells(r);
-        let _ = writeln!(o, "{:<8} {:<18} {:<18} {:>11}  {}", c[0], c[1], c[2], c[3], c[4]);
+        let _ = writeln!(o, "{:<w$} {:<18} {:<18} {:>11}  {}", c[0], c[1], c[2], c[3], c[4]);
         let _ = writeln!(o, "{}", crate::console::wrap(&c[5], "  ", "  "));
     }
     let counts: Vec<String> = [
@@ -64,8 +66,10 @@ fn cells(r: &Row) -> Vec<String> {
             s
         }
     };
+    // A row skipped before its device was opened knows no size.
     let size = match r.usable_bytes {
         Some(u) if u != r.announced_bytes => format!("{} of {}", Iec(u), Iec(r.announced_bytes)),
+        None if r.announced_bytes == 0 => "-".to_string(),
         _ => Iec(r.announced_bytes).to_string(),
     };
     let speed = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
@@ -74,7 +78,7 @@ fn cells(r: &Row) -> Vec<String> {
         why.push_str(&format!(" (run {id})"));
     }
     vec![
-        cut(r.slot.clone(), 8),
+        r.slot.clone(),
         cut(card, 18),
         cut(size, 18),
         format!("{}/{}", speed(r.read_mb_s), speed(r.write_mb_s)),
