@@ -418,7 +418,8 @@ pub enum Command {
   sudo flashlab emulate sim:demo,capacity=1G --time-scale 0.1   ten times faster than the card
   sudo flashlab emulate sim:demo --backing card.img   the data survives a restart
   sudo flashlab emulate --cleanup                     remove what a killed emulation left
-  sudo flashlab emulate --cleanup --force PID         end a stopped emulation that hangs its device")]
+  sudo flashlab emulate --cleanup --force PID         end a stopped emulation that hangs its device
+  sudo kill -USR1 PID; sudo kill -USR2 PID            pull the card out of its slot, put it back")]
     Emulate {
         /// The card: sim:PROFILE[,key=value...] (`flashlab sim list`).
         #[arg(value_name = "SPEC", required_unless_present = "cleanup", value_parser = crate::args::sim_card)]

@@ -51,6 +51,7 @@ pub fn cleanup(dir: &std::path::Path, force: Option<u32>) -> CliResult<()> {
 /// and to `stopped` as the same document with what the card saw.
 pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn Fn(&RunDocument)) -> CliResult<()> {
     crate::safety::signals::install();
+    crate::safety::signals::install_medium();
     let em = emulate::start(o).map_err(cli)?;
     let r = &em.ready;
     let mut doc = RunDocument::new(crate::document::CommandName::Emulate, None);

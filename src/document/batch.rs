@@ -67,6 +67,10 @@ pub struct Row {
     pub run_id: Option<i64>,
     /// Wall seconds from the batch's start to this row's end.
     pub ended_s: f64,
+    /// What an earlier run of this card (pulled mid-test, or stopped by a
+    /// crash) left in its journal, put back before its tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restored: Option<String>,
     /// Each test's result under its usual key.
     pub results: Results,
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -23,7 +23,7 @@ use crate::targets::{AlignedBuf, Op, Request as Io};
 
 /// The name of the one file, under the mount point.
 pub const CARD_FILE: &str = "card";
-const CARD_INO: INodeNo = INodeNo(2);
+pub(super) const CARD_INO: INodeNo = INodeNo(2);
 /// How long the kernel may cache the attributes: for good, as they never
 /// change. Once they expire, the kernel asks the daemon again whenever
 /// anyone asks a loop device over the card what it shows (`losetup -a`,
@@ -120,6 +120,9 @@ pub struct Card {
     calibrating: Mutex<Calibrating>,
     pub order: Order,
     in_flight: AtomicU64,
+    /// Whether the card is in its slot ([`super::medium`]): out of it, the
+    /// file shows 0 bytes and every request fails with ENOMEDIUM.
+    pub present: AtomicBool,
     pub stats: Mutex<Stats>,
 }
 
@@ -138,6 +141,7 @@ impl Card {
             calibrating: Mutex::new(Calibrating::default()),
             order: Order::default(),
             in_flight: AtomicU64::new(0),
+            present: AtomicBool::new(true),
             stats: Mutex::new(Stats::default()),
         }
     }
@@ -174,6 +178,7 @@ impl Card {
     /// Discard `len` bytes at `offset` (or, `zero`, write zeroes there),
     /// in its turn among the requests, and do the same to a backing file.
     fn discard(&self, offset: u64, len: u64, zero: bool, arrived: Instant, unique: u64) -> Result<(), Errno> {
+        self.in_slot(unique)?;
         let ss = u64::from(self.sector.max(1));
         if offset.checked_add(len).is_none_or(|e| e > self.size)
             || !offset.is_multiple_of(ss)
@@ -230,7 +235,17 @@ impl Card {
         Ok(())
     }
 
+    /// ENOMEDIUM (its number seen) while the card is out of its slot.
+    fn in_slot(&self, unique: u64) -> Result<(), Errno> {
+        if self.present.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.order.seen(unique);
+        Err(Errno::from_i32(libc::ENOMEDIUM))
+    }
+
     fn serve(&self, io: Io, buf: &mut AlignedBuf, arrived: Instant, unique: u64) -> Result<(), Errno> {
+        self.in_slot(unique)?;
         let len = u64::from(io.len);
         let ss = u64::from(self.sector.max(1));
         if io.offset.checked_add(len).is_none_or(|e| e > self.size)
@@ -323,10 +338,15 @@ impl Card {
 
     fn attr(&self, ino: INodeNo) -> FileAttr {
         let file = ino == CARD_INO;
+        let size = if file && self.present.load(Ordering::SeqCst) {
+            self.size
+        } else {
+            0
+        };
         FileAttr {
             ino,
-            size: if file { self.size } else { 0 },
-            blocks: if file { self.size.div_ceil(512) } else { 0 },
+            size,
+            blocks: size.div_ceil(512),
             atime: UNIX_EPOCH,
             mtime: UNIX_EPOCH,
             ctime: UNIX_EPOCH,

@@ -14,6 +14,7 @@
 //! ([`stale`]), so one killed with SIGKILL is cleaned up by the next.
 
 mod fs;
+mod medium;
 mod order;
 pub mod stale;
 mod timing;
@@ -606,7 +607,8 @@ fn in_use(dev: &str) -> bool {
         .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
 }
 
-/// Wait, printing counters every `every`, until SIGINT or SIGTERM. While
+/// Wait, printing counters every `every`, until SIGINT or SIGTERM; pull
+/// the card out on SIGUSR1 and put it back on SIGUSR2 ([`medium`]). While
 /// the device is mounted, the first signal only warns: stopping would fail
 /// the filesystem's I/O under it; a second one stops anyway.
 pub fn run_until_signal(em: &Emulation, every: Duration) -> i32 {
@@ -626,6 +628,19 @@ pub fn run_until_signal(em: &Emulation, every: Duration) -> i32 {
             crate::errln!("{}", crate::console::wrap(&line, "", "  "));
             warned = true;
             crate::safety::signals::clear();
+        }
+        if let Some(sig) = crate::safety::signals::take_medium() {
+            let present = sig == libc::SIGUSR2;
+            let line = match em.set_present(present) {
+                Ok(()) if present => format!("{}: the card is back in its slot", em.ready.device),
+                Ok(()) => format!(
+                    "{}: the card is out of its slot (0 bytes, every request fails with \"no medium\"); SIGUSR2 \
+                     puts it back",
+                    em.ready.device
+                ),
+                Err(e) => format!("warning: {e}"),
+            };
+            crate::errln!("{}", crate::console::wrap(&line, "", "  "));
         }
         std::thread::sleep(Duration::from_millis(50));
         if tick.elapsed() >= every {

@@ -28,6 +28,36 @@ pub fn install() {
     }
 }
 
+/// The last of SIGUSR1 and SIGUSR2 received and not yet taken.
+static MEDIUM: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn record_medium(sig: libc::c_int) {
+    MEDIUM.store(sig, Ordering::SeqCst);
+}
+
+/// Catch SIGUSR1 and SIGUSR2 from now on (emulate: a card pulled out of
+/// its reader and put back), for [`take_medium`].
+pub fn install_medium() {
+    // SAFETY: as in `install`: the handler only stores to an atomic, and
+    // the sigaction struct is fully initialised before use.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = record_medium as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        for sig in [libc::SIGUSR1, libc::SIGUSR2] {
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// SIGUSR1 or SIGUSR2, whichever came last since the last call, if any.
+pub fn take_medium() -> Option<i32> {
+    match MEDIUM.swap(0, Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
 /// The signal received since [`install`], if any.
 pub fn pending() -> Option<i32> {
     match PENDING.load(Ordering::SeqCst) {

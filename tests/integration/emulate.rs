@@ -140,6 +140,14 @@ impl Emu {
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    /// Send `sig` and give the emulation 300 ms to act on it.
+    fn signal(&self, sig: i32) {
+        let child = self.child.as_ref().expect("running");
+        // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
     /// Send `sig` and say whether the emulation is still running 500 ms later.
     fn survives(&mut self, sig: i32) -> bool {
         let child = self.child.as_mut().expect("running");

@@ -71,6 +71,8 @@ struct Done {
     /// Its run's id in the store, once the store's listener has it.
     run_id: Arc<Mutex<Option<i64>>>,
     ended_s: f64,
+    /// What an earlier run left in its journal and was put back first.
+    restored: Option<String>,
 }
 
 pub fn run(o: &Options) -> CliResult<RunDocument> {
@@ -217,6 +219,7 @@ fn skipped(t: &TargetArg, name: &str, why: String) -> Done {
         claimed_by: String::new(),
         run_id: Arc::default(),
         ended_s: 0.0,
+        restored: None,
     }
 }
 
@@ -242,10 +245,15 @@ fn one(
     id: &str,
     (buses, timeline, multi): (&Buses, &Timeline, &indicatif::MultiProgress),
 ) -> Done {
+    let restored = match returned(o, t) {
+        Ok(r) => r,
+        Err(why) => return skipped(t, name, why),
+    };
     let (mut runner, mut done) = match start(o, t, name, id, multi) {
         Ok(started) => started,
         Err(skipped) => return *skipped,
     };
+    done.restored = restored;
     if o.consent.write
         && let Err(e) = runner.hold_for_writing()
     {
@@ -371,8 +379,44 @@ fn start(
         claimed_by,
         run_id,
         ended_s: 0.0,
+        restored: None,
     };
     Ok((runner, done))
+}
+
+/// A card back in its slot (pulled mid-test, or left by a crash or a
+/// power cut) whose earlier run's journal still waits: that journal is
+/// restored first, with every identity check of `flashlab restore` (the
+/// bytes it rests on, size, serial, the fingerprint of blocks the test
+/// never writes), so another card in the slot is never written with this
+/// one's data. What was put back, or why the row is skipped (the journal
+/// waits).
+fn returned(o: &Options, t: &TargetArg) -> Result<Option<String>, String> {
+    let crate::args::Resolved::Path(path) = &t.resolved else {
+        return Ok(None);
+    };
+    if !o.consent.write || crate::runner::writable::pending_journal(path, &o.consent).is_none() {
+        return Ok(None);
+    }
+    let doc = crate::command::restore::run(
+        Some(&t.text),
+        false,
+        false,
+        o.consent.journal_dir.as_deref(),
+        &o.consent.default_journal_dir,
+        o.engine,
+    )
+    .map_err(|e| format!("its earlier run's journal waits: {}", refusal(&e)))?;
+    let Body::Restored(list) = &doc.body else {
+        return Ok(None);
+    };
+    let bytes: u64 = list.restored.iter().map(|r| r.bytes_restored).sum();
+    Ok(Some(format!(
+        "{} an earlier run left in {} journal{} put back and verified first",
+        crate::units::Iec(bytes),
+        list.restored.len(),
+        if list.restored.len() == 1 { "" } else { "s" }
+    )))
 }
 
 /// capacity with probe's defaults.
@@ -424,7 +468,10 @@ fn ended_by(e: &CliError, device: &str) -> (RowVerdict, String) {
     match e.exit {
         _ if gone => (
             RowVerdict::Removed,
-            format!("{}; `flashlab restore` puts its data back when it returns", e.message),
+            format!(
+                "it went away mid-test; its journal waits, and its data is put back when it returns (a batch \
+                 with --write on it, or `flashlab restore {device}`)"
+            ),
         ),
         Exit::Usage => (RowVerdict::Skipped, refusal(e)),
         Exit::Interrupted | Exit::Terminated => (RowVerdict::Skipped, e.message.clone()),
@@ -506,6 +553,7 @@ fn rows(id: String, done: Vec<Done>, spans: &[Span], wall_s: f64) -> Batch {
                 }),
                 run_id: *d.run_id.lock().unwrap_or_else(|p| p.into_inner()),
                 ended_s: d.ended_s,
+                restored: d.restored,
                 results,
             }
         })

@@ -74,6 +74,9 @@ fn cells(r: &Row) -> Vec<String> {
     };
     let speed = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
     let mut why = r.why.clone();
+    if let Some(back) = &r.restored {
+        why.push_str(&format!("; {back}"));
+    }
     if let Some(id) = r.run_id {
         why.push_str(&format!(" (run {id})"));
     }

@@ -122,3 +122,86 @@ fn eight_devices_at_once_give_right_rows_and_keep_every_byte() {
     drop(loops);
     drop(emus);
 }
+
+/// A card pulled out of its reader mid-test (the emulation's SIGUSR1: the
+/// disk shows 0 bytes and its I/O fails, as a USB reader's does) is
+/// "removed", its journal waits, and when the same card is back in its slot
+/// (SIGUSR2) the next batch puts its data back before testing it: every
+/// byte as it was. The other device of the batch goes on untouched.
+#[test]
+fn a_card_pulled_mid_test_is_removed_and_restored_when_it_returns() {
+    require_emulation!();
+    let _one = timed();
+    let dir = tempfile::tempdir().unwrap();
+    let mut emu = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.5"]);
+    let file = crate::support::random_file(dir.path(), "stick.img", 64 << 20, 7);
+    let other = LoopDevice::attach(&file, None);
+    let card = Path::new(&emu.device).to_path_buf();
+    let before = (sha(&card), sha(Path::new(other.as_str())));
+    let journals = dir.path().join("journals");
+    std::fs::create_dir_all(&journals).unwrap();
+    let batch = |devices: &[&str]| {
+        let mut c = flashlab_in(dir.path());
+        c.arg("batch")
+            .args(devices)
+            .args([
+                "--write",
+                "--tests",
+                "capacity",
+                "--json",
+                "--no-store",
+                "--journal-dir",
+            ])
+            .arg(&journals);
+        c
+    };
+    let child = batch(&[&emu.device, other.as_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Pulled once its journal holds data: the test has written by then.
+    let held = |min: u64| {
+        std::fs::read_dir(&journals)
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.metadata().is_ok_and(|m| m.len() > min))
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !held(1 << 20) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    emu.signal(libc::SIGUSR1);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["verdict"], "removed", "{}\n{err}", rows[0]["why"]);
+    assert!(
+        rows[0]["why"].as_str().unwrap().contains("its journal waits"),
+        "{}",
+        rows[0]["why"]
+    );
+    assert_eq!(rows[1]["verdict"], "PASS", "{}", rows[1]["why"]);
+    assert!(held(0), "the pulled card's journal waits");
+    assert_eq!(
+        sha(Path::new(other.as_str())),
+        before.1,
+        "the other device keeps every byte"
+    );
+
+    emu.signal(libc::SIGUSR2);
+    let again = batch(&[&emu.device]).output().unwrap();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    let row = &v["batch"]["rows"][0];
+    assert_eq!(row["verdict"], "PASS", "{}\n{err}", row["why"]);
+    let restored = row["restored"].as_str().unwrap_or_default();
+    assert!(restored.contains("put back and verified first"), "{row}");
+    assert_eq!(sha(&card), before.0, "the card has every byte back");
+    assert!(!held(0), "no journal is left");
+    drop(other);
+    assert!(emu.stop().contains("stopped by SIGTERM"));
+}
