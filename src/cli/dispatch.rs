@@ -400,6 +400,7 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
         } else {
             at.places.store_or(a.db.as_deref())
         },
+        watch: a.watch,
         fleet: if a.no_store {
             None
         } else {

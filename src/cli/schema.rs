@@ -71,6 +71,11 @@ pub struct BatchArgs {
     /// never loop or RAM devices).
     #[arg(long)]
     pub all_removable: bool,
+    /// A station: test each card as it is put in (into DEVICE's slot, or
+    /// any removable disk with none named) until Ctrl-C or SIGTERM, then
+    /// print one table of every card.
+    #[arg(long, conflicts_with = "all_removable")]
+    pub watch: bool,
     /// What each device gets: capacity, bench (the quick preset), probe
     /// (every step; capacity and bench among them).
     #[arg(
@@ -356,6 +361,7 @@ pub enum Command {
     #[command(after_help = "Examples:
   sudo flashlab batch /dev/sdb /dev/sdc /dev/sdd --write
   sudo flashlab batch --all-removable --write --claims C10 --labels shelf.txt
+  sudo flashlab batch --watch --write                  a station: each card as it is put in
   flashlab batch sim:demo sim:demo,capacity=8G,real_capacity=1G   simulated cards")]
     Batch(BatchArgs),
     /// Simulated cards: list the built-in profiles, show one's parameters, and

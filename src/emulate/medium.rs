@@ -1,8 +1,8 @@
 //! A card pulled out of its reader and put back. A USB card reader keeps
 //! its disk when the card goes: the disk shows 0 bytes and every request
 //! fails with "no medium" until a card is put back, which is what a batch
-//! station sees when a card is pulled mid-test (Linux sysfs ABI,
-//! `/sys/block/<disk>/size`; docs/SOURCES.md). The emulation does the same
+//! station sees when a card is pulled mid-test: `/sys/block/<disk>/size`
+//! reads 0 (Linux sysfs ABI; docs/SOURCES.md). The emulation does the same
 //! on SIGUSR1 (pulled) and SIGUSR2 (put back), keeping the card's data, so
 //! a test can pull a card and bring the same card back.
 

@@ -8,6 +8,7 @@ pub mod slot;
 pub mod stack;
 pub mod sysfs;
 pub mod transport;
+pub mod uevent;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;

@@ -189,6 +189,8 @@ fn bad_input_is_refused_with_a_hint_and_nothing_saved() {
             "labels file",
         ),
         (vec!["batch", "sim:demo,capacity=-1"], "error"),
+        (vec!["batch", "--watch", "sim:demo"], "sim:demo is not a block device"),
+        (vec!["batch", "--watch", "--all-removable"], "cannot be used with"),
     ] {
         let out = flashlab().args(&args).arg("--db").arg(&db).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

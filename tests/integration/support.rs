@@ -222,3 +222,32 @@ impl Drop for Mounted {
 pub fn hostname() -> String {
     rustix::system::uname().nodename().to_string_lossy().into_owned()
 }
+
+/// A child's output, line by line as it comes, read on a thread of its own.
+pub fn lines_of(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Take lines until one contains `what`; panics with the lines taken when
+/// none has within `within`.
+pub fn wait_for_line(lines: &std::sync::mpsc::Receiver<String>, what: &str, within: std::time::Duration) {
+    let until = std::time::Instant::now() + within;
+    let mut seen = Vec::new();
+    while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(l) if l.contains(what) => return,
+            Ok(l) => seen.push(l),
+            Err(_) => break,
+        }
+    }
+    panic!("no line with {what:?} within {within:?}; saw:\n{}", seen.join("\n"));
+}

@@ -58,36 +58,53 @@ fn bytes_of(t: &TargetArg) -> Option<(u64, u64)> {
     }
 }
 
-/// Whole disks under `sys_block` a card reader or stick shows: marked
-/// removable, or on USB or an SD host, with media in them. Loop, RAM and
-/// mapped devices are never picked.
+/// Whole disks under `sys_block` a card reader or stick shows
+/// ([`is_removable`]) with media in them.
 pub fn removable(sys_block: &Path) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(sys_block) else {
         return Vec::new();
     };
     let mut out: Vec<String> = rd
         .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let virt = ["loop", "ram", "zram", "dm-", "md", "nbd", "sr"];
-            if virt.iter().any(|v| name.starts_with(v)) {
-                return None;
-            }
-            let dir = e.path();
-            let read = |f: &str| std::fs::read_to_string(dir.join(f)).map(|s| s.trim().to_string()).ok();
-            let canonical = std::fs::canonicalize(&dir).ok()?.display().to_string();
-            let transport = crate::identify::Transport::of_disk(&name, &canonical);
-            let flagged = read("removable").as_deref() == Some("1");
-            let media = read("size").and_then(|s| s.parse::<u64>().ok()).unwrap_or(0) > 0;
-            let reader = matches!(
-                transport,
-                crate::identify::Transport::Usb | crate::identify::Transport::Mmc
-            );
-            ((flagged || reader) && media).then(|| format!("/dev/{name}"))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| is_removable(sys_block, name))
+        .filter(|name| {
+            let size = std::fs::read_to_string(sys_block.join(name).join("size")).unwrap_or_default();
+            size.trim().parse::<u64>().unwrap_or(0) > 0
         })
+        .map(|name| format!("/dev/{name}"))
         .collect();
     out.sort();
     out
+}
+
+/// Whether the disk `name` under `sys_block` is a card reader's or a
+/// stick's: marked removable, or on USB or an SD host. Loop, RAM and
+/// mapped devices never are.
+pub fn is_removable(sys_block: &Path, name: &str) -> bool {
+    let virt = ["loop", "ram", "zram", "dm-", "md", "nbd", "sr"];
+    if name.is_empty() || virt.iter().any(|v| name.starts_with(v)) {
+        return false;
+    }
+    let dir = sys_block.join(name);
+    let Ok(canonical) = std::fs::canonicalize(&dir) else {
+        return false;
+    };
+    let transport = crate::identify::Transport::of_disk(name, &canonical.display().to_string());
+    let flagged = std::fs::read_to_string(dir.join("removable")).is_ok_and(|s| s.trim() == "1");
+    flagged
+        || matches!(
+            transport,
+            crate::identify::Transport::Usb | crate::identify::Transport::Mmc
+        )
+}
+
+/// Whether a named device is a block device (a slot a station can watch).
+pub fn is_block_device(t: &TargetArg) -> bool {
+    match &t.resolved {
+        crate::args::Resolved::Path(p) => std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()),
+        crate::args::Resolved::Sim(_) => false,
+    }
 }
 
 /// A block device's size in bytes from sysfs (`/dev/NAME`): 0 once its

@@ -7,13 +7,15 @@
 //! batch's medians ([`verdict`]).
 
 mod devices;
+mod rows;
 pub mod verdict;
+mod watch;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::args::TargetArg;
-use crate::document::batch::{Batch, BatchBody, BatchTag, Identity, Medians, Row, RowVerdict};
+use crate::document::batch::{BatchBody, BatchTag, Identity, RowVerdict};
 use crate::document::bodies::Body;
 use crate::document::{CommandName, RunDocument};
 use crate::error::{CliError, CliResult, Exit};
@@ -50,6 +52,9 @@ pub struct Options {
     pub engine: EngineChoice,
     pub consent: Consent,
     pub store: Option<PathBuf>,
+    /// A station: test each card as it is put in, until Ctrl-C or SIGTERM
+    /// ([`watch`]).
+    pub watch: bool,
     /// The fleet store the runs go to once they are kept in `store`.
     pub fleet: Option<String>,
 }
@@ -76,7 +81,13 @@ struct Done {
 }
 
 pub fn run(o: &Options) -> CliResult<RunDocument> {
-    let targets = devices::gather(&o.devices, o.all_removable)?;
+    // Refused before anything starts: a device that cannot be tested, a
+    // station that cannot hear the kernel.
+    let targets = match o.watch {
+        false => devices::gather(&o.devices, o.all_removable)?,
+        true => Vec::new(),
+    };
+    let station = o.watch.then(|| watch::listen(&o.devices)).transpose()?;
     let mut doc = RunDocument::new(CommandName::Batch, None);
     // Host and second are not enough: three stations named alike started
     // their batches in one second and shared an id.
@@ -94,47 +105,30 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         multi.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     crate::safety::signals::install();
-    let buses = Buses::default();
     let timeline = Timeline::new();
-    let done: Vec<Done> = std::thread::scope(|scope| {
-        let handles: Vec<_> = targets
-            .iter()
-            .enumerate()
-            .map(|(n, (t, dup))| {
-                let (buses, timeline, multi, id) = (&buses, &timeline, &multi, &id);
-                let name = short(t, n);
-                scope.spawn(move || {
-                    crate::console::stdio::set_thread_prefix(Some(name.clone()));
-                    let r = match dup {
-                        Some(first) => skipped(t, &name, format!("the same device as {first}, given twice")),
-                        None => one(o, t, &name, id, (buses, timeline, multi)),
-                    };
-                    crate::console::stdio::set_thread_prefix(None);
-                    r
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .zip(targets.iter().enumerate())
-            .map(|(h, (n, (t, _)))| {
-                h.join().unwrap_or_else(|_| {
-                    skipped(
-                        t,
-                        &short(t, n),
-                        "its thread panicked; its journal, if any, waits".into(),
-                    )
-                })
-            })
-            .collect()
-    });
+    let shared = Shared {
+        o,
+        id: &id,
+        buses: &Buses::default(),
+        timeline: &timeline,
+        multi: &multi,
+    };
+    let (done, stopped_tests) = match &station {
+        Some(station) => watch::station(&shared, station),
+        None => (at_once(&shared, &targets), true),
+    };
     if terminal {
         crate::console::stdio::set_spinner(None);
     }
     let _ = multi.clear();
     let spans = timeline.spans();
-    let batch = rows(id, done, &spans, timeline.now_s());
-    let interrupted = crate::safety::signals::pending();
+    let batch = rows::batch(id, &done, &spans, timeline.now_s());
+    // A station ends by a signal: an interruption only where it stopped a
+    // test.
+    let interrupted = crate::safety::signals::pending().filter(|_| stopped_tests);
+    if interrupted.is_none() {
+        crate::safety::signals::clear();
+    }
     if let (Some(url), Some(local)) = (&o.fleet, &o.store) {
         upload(&mut doc, local, url);
     }
@@ -144,6 +138,56 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         return Err(crate::error::interrupted(signal).with_document(doc));
     }
     Ok(doc)
+}
+
+/// What every device's thread shares.
+struct Shared<'a> {
+    o: &'a Options,
+    id: &'a str,
+    buses: &'a Buses,
+    timeline: &'a Timeline,
+    multi: &'a indicatif::MultiProgress,
+}
+
+/// Every device at once, each on its thread; their outcomes in order.
+fn at_once(shared: &Shared, targets: &[(TargetArg, Option<String>)]) -> Vec<Done> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .enumerate()
+            .map(|(n, (t, dup))| spawn(scope, shared, t.clone(), short(t, n), dup.clone()))
+            .collect();
+        handles
+            .into_iter()
+            .zip(targets.iter().enumerate())
+            .map(|(h, (n, (t, _)))| joined(h, t, &short(t, n)))
+            .collect()
+    })
+}
+
+/// One device's thread, its lines named `name`.
+fn spawn<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    shared: &'scope Shared,
+    t: TargetArg,
+    name: String,
+    dup: Option<String>,
+) -> std::thread::ScopedJoinHandle<'scope, Done> {
+    scope.spawn(move || {
+        crate::console::stdio::set_thread_prefix(Some(name.clone()));
+        let r = match dup {
+            Some(first) => skipped(&t, &name, format!("the same device as {first}, given twice")),
+            None => one(shared, &t, &name),
+        };
+        crate::console::stdio::set_thread_prefix(None);
+        r
+    })
+}
+
+/// A device's outcome once its thread ends; a row of its own if it panicked.
+fn joined(h: std::thread::ScopedJoinHandle<'_, Done>, t: &TargetArg, name: &str) -> Done {
+    h.join()
+        .unwrap_or_else(|_| skipped(t, name, "its thread panicked; its journal, if any, waits".into()))
 }
 
 /// Send the runs to the fleet, or say why they wait: a station cut off
@@ -238,13 +282,14 @@ impl Listener for Saving {
 }
 
 /// One device, start to end, on its own thread.
-fn one(
-    o: &Options,
-    t: &TargetArg,
-    name: &str,
-    id: &str,
-    (buses, timeline, multi): (&Buses, &Timeline, &indicatif::MultiProgress),
-) -> Done {
+fn one(shared: &Shared, t: &TargetArg, name: &str) -> Done {
+    let Shared {
+        o,
+        id,
+        buses,
+        timeline,
+        multi,
+    } = *shared;
     let restored = match returned(o, t) {
         Ok(r) => r,
         Err(why) => return skipped(t, name, why),
@@ -488,80 +533,5 @@ fn claims_of(o: &Options, info: Option<&crate::identify::DeviceInfo>) -> (Vec<Sd
     match ssr.map(SdClass::claimed_by) {
         Some(c) if !c.is_empty() => (c, "its SSR".into()),
         _ => (Vec::new(), String::new()),
-    }
-}
-
-/// The rows, each judged against the batch's medians, in the order given.
-fn rows(id: String, done: Vec<Done>, spans: &[Span], wall_s: f64) -> Batch {
-    let speed = |d: &Done, rw: bench::Rw| {
-        let b = d.doc.as_ref()?.results.bench.get()?;
-        b.tests
-            .iter()
-            .find(|t| t.rw == rw && t.block_size == 1 << 20 && !t.short_sample)
-            .map(|t| t.bytes_per_sec / 1e6)
-    };
-    // Speeds of flash only are judged: a file's or a loop device's are its
-    // page cache's, and a median of them says nothing of a card.
-    let flash = |d: &Done, rw: bench::Rw| {
-        let b = d.doc.as_ref()?.results.bench.get()?;
-        b.not_flash.is_none().then(|| speed(d, rw)).flatten()
-    };
-    let medians = Medians {
-        read_mb_s: verdict::median(done.iter().filter_map(|d| flash(d, bench::Rw::Read)).collect()),
-        write_mb_s: verdict::median(done.iter().filter_map(|d| flash(d, bench::Rw::Write)).collect()),
-    };
-    let rows = done
-        .into_iter()
-        .map(|d| {
-            let (read, write) = (speed(&d, bench::Rw::Read), speed(&d, bench::Rw::Write));
-            let results = d.doc.as_ref().map(|x| x.results.clone()).unwrap_or_default();
-            let cap = results.capacity.get();
-            let b = results.bench.get();
-            let (verdict, why) = match &d.ended {
-                Some((v @ (RowVerdict::Skipped | RowVerdict::Removed), why)) => (*v, why.clone()),
-                ended => verdict::judge(
-                    &verdict::Measured {
-                        capacity: cap,
-                        bench: b,
-                        read_mb_s: flash(&d, bench::Rw::Read),
-                        write_mb_s: flash(&d, bench::Rw::Write),
-                        claims: &d.claims,
-                        claimed_by: &d.claimed_by,
-                        failed: ended.as_ref().map(|(_, w)| w.as_str()),
-                    },
-                    &medians,
-                ),
-            };
-            Row {
-                beside: crate::runner::many::beside(spans, &d.slot),
-                slot: d.slot,
-                device: d.device,
-                identity: d.identity,
-                label: d.label,
-                bus: d.bus,
-                announced_bytes: cap.map_or(d.announced, |c| c.announced_bytes),
-                usable_bytes: cap.map(|c| c.usable_bytes),
-                fake_kind: cap.and_then(|c| c.kind),
-                verdict,
-                why,
-                read_mb_s: read,
-                write_mb_s: write,
-                classes: b.map(|b| bench::classes::met(&b.classes)).unwrap_or_default(),
-                claims: (!d.claims.is_empty()).then(|| {
-                    let c: Vec<String> = d.claims.iter().map(|c| c.to_string()).collect();
-                    format!("{} ({})", c.join(", "), d.claimed_by)
-                }),
-                run_id: *d.run_id.lock().unwrap_or_else(|p| p.into_inner()),
-                ended_s: d.ended_s,
-                restored: d.restored,
-                results,
-            }
-        })
-        .collect();
-    Batch {
-        id,
-        rows,
-        medians,
-        wall_s,
     }
 }

@@ -205,3 +205,72 @@ fn a_card_pulled_mid_test_is_removed_and_restored_when_it_returns() {
     drop(other);
     assert!(emu.stop().contains("stopped by SIGTERM"));
 }
+
+/// `batch --watch` as a station: the card in the slot is tested at once;
+/// pulled and put back, it is tested again; pulled mid-test, its row is
+/// "removed"; put back, its data comes back first and it passes. SIGTERM
+/// ends the station with one table of the three tests, exit 0.
+#[test]
+fn a_station_tests_each_card_as_it_is_put_in() {
+    require_emulation!();
+    let _one = timed();
+    let dir = tempfile::tempdir().unwrap();
+    let mut emu = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.5"]);
+    let card = Path::new(&emu.device).to_path_buf();
+    let before = sha(&card);
+    let journals = dir.path().join("journals");
+    std::fs::create_dir_all(&journals).unwrap();
+    let mut station = flashlab_in(dir.path())
+        .args(["batch", "--watch", &emu.device])
+        .args([
+            "--write",
+            "--tests",
+            "capacity",
+            "--json",
+            "--no-store",
+            "--journal-dir",
+        ])
+        .arg(&journals)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = crate::support::lines_of(station.stderr.take().unwrap());
+    let wait_for = |what: &str| crate::support::wait_for_line(&lines, what, std::time::Duration::from_secs(60));
+    wait_for("loop");
+    wait_for(": PASS: genuine 128 MiB");
+    emu.signal(libc::SIGUSR1);
+    wait_for("the card is out");
+    emu.signal(libc::SIGUSR2);
+    wait_for("testing it (card 2)");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_dir(&journals)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.metadata().is_ok_and(|m| m.len() > 1 << 20))
+        && std::time::Instant::now() < until
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    emu.signal(libc::SIGUSR1);
+    wait_for(": removed: it went away mid-test");
+    emu.signal(libc::SIGUSR2);
+    wait_for("testing it (card 3)");
+    wait_for(": PASS: genuine 128 MiB");
+    // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+    unsafe { libc::kill(station.id() as i32, libc::SIGTERM) };
+    let out = station.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a station ends cleanly between tests");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    let verdicts: Vec<&str> = rows.iter().filter_map(|r| r["verdict"].as_str()).collect();
+    assert_eq!(verdicts, ["PASS", "removed", "PASS"], "{v}");
+    assert!(
+        rows[2]["restored"].as_str().is_some_and(|r| r.contains("put back")),
+        "{}",
+        rows[2]
+    );
+    assert!(rows.iter().all(|r| r["device"] == emu.device.as_str()));
+    assert_eq!(sha(&card), before, "the card has every byte back");
+    assert!(emu.stop().contains("stopped by SIGTERM"));
+}
