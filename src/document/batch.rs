@@ -71,6 +71,10 @@ pub struct Row {
     /// crash) left in its journal, put back before its tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restored: Option<String>,
+    /// The earlier row whose card held the same content (its slot): the
+    /// same card moved to another slot, or a copy of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_content_as: Option<String>,
     /// Each test's result under its usual key.
     pub results: Results,
 }
@@ -121,6 +125,11 @@ pub struct Identity {
     pub port: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lun: Option<u32>,
+    /// What the card holds, read before any test wrote: the same in
+    /// another slot for the same card moved (or a copy of it). None for a
+    /// blank card, whose blocks say nothing of which it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 impl Identity {
@@ -152,6 +161,7 @@ impl Identity {
             usb,
             port,
             lun,
+            fingerprint: None,
         }
     }
 }

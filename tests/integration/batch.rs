@@ -286,3 +286,71 @@ fn probe_in_a_batch_runs_every_step() {
     assert_eq!(rows[1]["verdict"], "FAIL", "{}", rows[1]["why"]);
     assert_eq!(rows[1]["usable_bytes"], 256u64 << 20);
 }
+
+/// A card known by what it holds. One whose run was cut (here by a crash)
+/// and that shows up under another name (a copy stands for the card moved
+/// to another reader) is not tested there: its earlier journal waits, and
+/// testing it would journal the crashed run's pattern as its original.
+/// Back under its own name, its data comes back first and it passes. Two
+/// cards that hold the same blocks say so.
+#[test]
+fn a_card_moved_while_its_journal_waits_is_recognised_by_its_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let card = crate::support::random_file(dir.path(), "card.img", 64 << 20, 11);
+    let before = crate::support::sha(&card);
+    let crashed = flashlab()
+        .args([
+            "batch",
+            card.to_str().unwrap(),
+            "--write",
+            "--tests",
+            "capacity",
+            "--no-store",
+        ])
+        .args(["--journal-dir", d])
+        .env("FLASHLAB_CRASH_AT", "device write#3")
+        .output()
+        .unwrap();
+    assert_eq!(crashed.status.code(), None, "killed at the crash point");
+    let moved = dir.path().join("moved.img");
+    std::fs::copy(&card, &moved).unwrap();
+    let moved_sha = crate::support::sha(&moved);
+    let v = json(&[
+        "batch",
+        moved.to_str().unwrap(),
+        "--write",
+        "--tests",
+        "capacity",
+        "--no-store",
+        "--journal-dir",
+        d,
+    ]);
+    let row = &v["batch"]["rows"][0];
+    assert_eq!(row["verdict"], "skipped", "{row}");
+    let why = row["why"].as_str().unwrap();
+    assert!(
+        why.contains(&format!("this card's earlier run, in {}", card.display())),
+        "{why}"
+    );
+    assert_eq!(crate::support::sha(&moved), moved_sha, "nothing written to it");
+
+    let v = written(dir.path(), &[card.to_str().unwrap()]);
+    let row = &v["batch"]["rows"][0];
+    assert_eq!(row["verdict"], "PASS", "{row}");
+    assert!(
+        row["restored"].as_str().is_some_and(|r| r.contains("put back")),
+        "{row}"
+    );
+    assert_eq!(crate::support::sha(&card), before, "its data is back");
+
+    let copy = dir.path().join("copy.img");
+    std::fs::copy(&card, &copy).unwrap();
+    let v = written(dir.path(), &[card.to_str().unwrap(), copy.to_str().unwrap()]);
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    let fp = rows[0]["identity"]["fingerprint"].as_str().unwrap();
+    assert!(fp.starts_with("crc32:"), "{fp}");
+    assert_eq!(rows[1]["identity"]["fingerprint"], fp);
+    assert_eq!(rows[1]["same_content_as"], rows[0]["slot"]);
+    assert_eq!(rows[0].get("same_content_as"), None);
+}

@@ -6,6 +6,7 @@
 //! ([`crate::runner::many`]). The rows' verdicts come last, against the
 //! batch's medians ([`verdict`]).
 
+mod content;
 mod devices;
 mod rows;
 pub mod verdict;
@@ -294,11 +295,20 @@ fn one(shared: &Shared, t: &TargetArg, name: &str) -> Done {
         Ok(r) => r,
         Err(why) => return skipped(t, name, why),
     };
+    if o.consent.write
+        && restored.is_none()
+        && let Some(why) = content::moved_here(t, o.engine, &o.consent)
+    {
+        return skipped(t, name, why);
+    }
+    // Read before any test writes, and after a restore put it back.
+    let content = content::Content::read(t, o.engine);
     let (mut runner, mut done) = match start(o, t, name, id, multi) {
         Ok(started) => started,
         Err(skipped) => return *skipped,
     };
     done.restored = restored;
+    done.identity.fingerprint = content.and_then(|c| c.shown());
     if o.consent.write
         && let Err(e) = runner.hold_for_writing()
     {

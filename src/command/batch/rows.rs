@@ -34,9 +34,20 @@ pub(super) fn medians<'a>(done: impl Iterator<Item = &'a Done> + Clone) -> Media
 /// given.
 pub(super) fn batch(id: String, done: &[Done], spans: &[Span], wall_s: f64) -> Batch {
     let medians = medians(done.iter());
+    let mut rows: Vec<Row> = done.iter().map(|d| row(d, &medians, spans)).collect();
+    for i in 1..rows.len() {
+        let (before, here) = rows.split_at_mut(i);
+        let r = &mut here[0];
+        r.same_content_as = before
+            .iter()
+            .find(|b| {
+                b.slot != r.slot && b.identity.fingerprint.is_some() && b.identity.fingerprint == r.identity.fingerprint
+            })
+            .map(|b| b.slot.clone());
+    }
     Batch {
         id,
-        rows: done.iter().map(|d| row(d, &medians, spans)).collect(),
+        rows,
         medians,
         wall_s,
     }
@@ -85,6 +96,7 @@ pub(super) fn row(d: &Done, medians: &Medians, spans: &[Span]) -> Row {
         run_id: *d.run_id.lock().unwrap_or_else(|p| p.into_inner()),
         ended_s: d.ended_s,
         restored: d.restored.clone(),
+        same_content_as: None,
         results,
     }
 }

@@ -77,6 +77,11 @@ fn cells(r: &Row) -> Vec<String> {
     if let Some(back) = &r.restored {
         why.push_str(&format!("; {back}"));
     }
+    if let Some(slot) = &r.same_content_as {
+        why.push_str(&format!(
+            "; it holds what the card in {slot} held (moved here, or a copy)"
+        ));
+    }
     if let Some(id) = r.run_id {
         why.push_str(&format!(" (run {id})"));
     }
