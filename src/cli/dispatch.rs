@@ -49,6 +49,11 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resol
             at.places.store_or(common.db.as_deref())
         },
         store_named: common.db.is_some() || at.places.store_named,
+        fleet: if common.no_store {
+            None
+        } else {
+            at.places.fleet_or(common.db.as_deref())
+        },
     }
 }
 

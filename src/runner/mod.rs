@@ -67,6 +67,7 @@ impl Listener for crate::store::Saver {
             let line = format!("saved as run {id}{place} (`flashlab results show {id}`, `flashlab report {id}`)");
             crate::errln!("{}", crate::console::wrap(&line, "", ""));
         }
+        self.upload(doc);
     }
 }
 
@@ -82,6 +83,9 @@ pub struct Resolved {
     /// The user chose the store (`--db`, `FLASHLAB_DB`; see
     /// [`crate::places::Places::store_named`]).
     pub store_named: bool,
+    /// The fleet store the run goes to once it is kept in `store`
+    /// (`--db postgres://...`).
+    pub fleet: Option<String>,
 }
 
 pub struct Runner {
@@ -142,6 +146,7 @@ impl Runner {
         if let Some(p) = &r.store {
             let mut saver = crate::store::Saver::open(p);
             saver.named = r.store_named;
+            saver.fleet = r.fleet.clone();
             runner.listen(Box::new(saver));
         }
         runner.stamp_device();

@@ -205,6 +205,29 @@ pub fn upload(local: &mut Store, url: &str) -> Result<Uploaded, StoreError> {
     Ok(done)
 }
 
+/// Send a station's runs to the fleet and say so in `doc` (and on
+/// stderr), or say why they wait: a station cut off from the server has
+/// tested all the same, and `flashlab results upload` sends them later.
+pub fn upload_and_say(local: &mut Store, url: &str, doc: &mut RunDocument) {
+    let shown = shown(url);
+    match upload(local, url) {
+        Ok(u) => {
+            let line = format!("uploaded {} run(s) to {shown} ({} there already)", u.sent, u.kept);
+            crate::errln!("{line}");
+            doc.note(crate::document::NoteKind::Store, line, None);
+        }
+        Err(e) => {
+            let hint = "the runs are kept in the local store; `flashlab results upload` sends them later";
+            crate::errln!("warning: not uploaded: {e}\nhint: {hint}");
+            doc.warnings.push(crate::document::Note {
+                kind: crate::document::NoteKind::Store,
+                message: format!("not uploaded: {e}"),
+                hint: Some(hint.into()),
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

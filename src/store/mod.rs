@@ -312,6 +312,8 @@ pub struct Saver {
     /// The user chose this store (`--db`, `FLASHLAB_DB`): the line that
     /// says where the run went names it.
     pub named: bool,
+    /// The fleet store the run goes to once saved here.
+    pub fleet: Option<String>,
 }
 
 impl Saver {
@@ -325,6 +327,7 @@ impl Saver {
                 warned: false,
                 failed: None,
                 named: false,
+                fleet: None,
             },
             Err(e) => {
                 let mut s = Saver {
@@ -333,6 +336,7 @@ impl Saver {
                     warned: false,
                     failed: None,
                     named: false,
+                    fleet: None,
                 };
                 s.warn(&e);
                 s
@@ -348,6 +352,14 @@ impl Saver {
                  --no-store skips it; the results below are complete"
             );
             self.failed = Some(e.to_string());
+        }
+    }
+
+    /// Send the saved runs to the fleet store, if there is one, and say
+    /// so in `doc` (local first: a run not saved here is not sent).
+    pub fn upload(&mut self, doc: &mut RunDocument) {
+        if let (Some(url), Some(s), Some(_)) = (&self.fleet, self.store.as_mut(), self.id) {
+            fleet::upload_and_say(s, url, doc);
         }
     }
 

@@ -224,6 +224,18 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
         .output()
         .unwrap();
     assert_eq!(json_of(&out)["runs"].as_array().map(Vec::len), Some(0));
+    // A single run with a fleet store goes there too, kept locally first.
+    let out = station(&home("d"))
+        .args(["bench", "sim:demo", "--preset", "quick", "--json", "--db", &pg.url])
+        .output()
+        .unwrap();
+    let one = json_of(&out);
+    assert!(
+        one["notes"].to_string().contains("uploaded 1 run(s)"),
+        "{}",
+        one["notes"]
+    );
+    assert_eq!(count(&pg.url), 7);
 }
 
 /// Without a fleet, upload says what it needs; an unreachable fleet is an

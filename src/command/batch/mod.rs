@@ -191,24 +191,16 @@ fn joined(h: std::thread::ScopedJoinHandle<'_, Done>, t: &TargetArg, name: &str)
         .unwrap_or_else(|_| skipped(t, name, "its thread panicked; its journal, if any, waits".into()))
 }
 
-/// Send the runs to the fleet, or say why they wait: a station cut off
-/// from the server has tested all the same.
+/// Send the runs to the fleet, or say why they wait.
 fn upload(doc: &mut RunDocument, local: &std::path::Path, url: &str) {
-    let shown = crate::store::fleet::shown(url);
-    let done = crate::store::Store::open(local).and_then(|mut s| crate::store::fleet::upload(&mut s, url));
-    match done {
-        Ok(u) => {
-            let line = format!("uploaded {} run(s) to {shown} ({} there already)", u.sent, u.kept);
-            crate::errln!("{line}");
-            doc.note(crate::document::NoteKind::Store, line, None);
-        }
+    match crate::store::Store::open(local) {
+        Ok(mut s) => crate::store::fleet::upload_and_say(&mut s, url, doc),
         Err(e) => {
-            let hint = "the runs are kept in the local store; `flashlab results upload` sends them later";
-            crate::errln!("warning: not uploaded: {e}\nhint: {hint}");
+            crate::errln!("warning: not uploaded: {e}");
             doc.warnings.push(crate::document::Note {
                 kind: crate::document::NoteKind::Store,
                 message: format!("not uploaded: {e}"),
-                hint: Some(hint.into()),
+                hint: Some("--db PATH or FLASHLAB_DB chooses another local store".into()),
             });
         }
     }
@@ -291,6 +283,15 @@ fn one(shared: &Shared, t: &TargetArg, name: &str) -> Done {
         timeline,
         multi,
     } = *shared;
+    // Every test of a batch writes (capacity, bench's write tests, probe):
+    // one line says so, not each range a refusal would list.
+    if !o.consent.write && matches!(t.resolved, crate::args::Resolved::Path(_)) {
+        return skipped(
+            t,
+            name,
+            "its tests write to it: add --write to consent (what they overwrite is journalled and put back)".into(),
+        );
+    }
     let restored = match returned(o, t) {
         Ok(r) => r,
         Err(why) => return skipped(t, name, why),
@@ -391,6 +392,8 @@ fn start(
         consent: o.consent.clone(),
         store: None,
         store_named: false,
+        // The batch uploads every device's run once, at its end.
+        fleet: None,
     };
     let mut runner = Runner::new(CommandName::Batch, &resolved).map_err(|e| Box::new(skipped(t, name, refusal(&e))))?;
     let info = runner.identify().ok();
