@@ -399,13 +399,20 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
         claims: a.claims,
         runtime_ns: a.runtime,
         engine: engine(a.engine, at.before),
-        consent: Consent::new(&a.write, &at.places),
+        consent: {
+            // --destructive is its own consent: to writing, with no journal.
+            let mut c = Consent::new(&a.write, &at.places);
+            c.write |= a.destructive;
+            c.no_preserve |= a.destructive;
+            c
+        },
         store: if a.no_store {
             None
         } else {
             at.places.store_or(a.db.as_deref())
         },
         watch: a.watch,
+        destructive: a.destructive,
         fleet: if a.no_store {
             None
         } else {

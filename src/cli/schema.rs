@@ -76,6 +76,12 @@ pub struct BatchArgs {
     /// print one table of every card.
     #[arg(long, conflicts_with = "all_removable")]
     pub watch: bool,
+    /// Also write and read back every block of each device first, as
+    /// f3write/f3read and H2testw do: its data is DESTROYED, not
+    /// journalled (this flag is that consent; --write is not). Simulated
+    /// cards are left out.
+    #[arg(long)]
+    pub destructive: bool,
     /// What each device gets: capacity, bench (the quick preset), probe
     /// (every step; capacity and bench among them).
     #[arg(

@@ -75,6 +75,9 @@ pub struct Row {
     /// same card moved to another slot, or a copy of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub same_content_as: Option<String>,
+    /// The full write-and-verify of every block (`--destructive`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<crate::measure::capacity::fill::FillResult>,
     /// Each test's result under its usual key.
     pub results: Results,
 }

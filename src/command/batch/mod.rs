@@ -53,6 +53,9 @@ pub struct Options {
     pub engine: EngineChoice,
     pub consent: Consent,
     pub store: Option<PathBuf>,
+    /// Write and read back every block of each real device first
+    /// (`--destructive`: its data is destroyed, nothing is journalled).
+    pub destructive: bool,
     /// A station: test each card as it is put in, until Ctrl-C or SIGTERM
     /// ([`watch`]).
     pub watch: bool,
@@ -79,6 +82,8 @@ struct Done {
     ended_s: f64,
     /// What an earlier run left in its journal and was put back first.
     restored: Option<String>,
+    /// The full write-and-verify (`--destructive`).
+    fill: Option<crate::measure::capacity::fill::FillResult>,
 }
 
 pub fn run(o: &Options) -> CliResult<RunDocument> {
@@ -257,6 +262,7 @@ fn skipped(t: &TargetArg, name: &str, why: String) -> Done {
         run_id: Arc::default(),
         ended_s: 0.0,
         restored: None,
+        fill: None,
     }
 }
 
@@ -332,7 +338,12 @@ fn one(shared: &Shared, t: &TargetArg, name: &str) -> Done {
         on_bus.run("probe", Use::Alone, || crate::command::probe::probe_with(runner, steps))
     } else {
         let mut r = Ok(());
-        if o.tests.capacity {
+        // First, each device's bus shared: every destructive fill of a
+        // batch runs at once, and the speed tests come after them.
+        if o.destructive && matches!(t.resolved, crate::args::Resolved::Path(_)) {
+            r = on_bus.run("fill", Use::Shared, || fill_step(&mut runner, o, &mut done));
+        }
+        if o.tests.capacity && r.is_ok() {
             r = on_bus.run("capacity", Use::Shared, || capacity_step(&mut runner));
         }
         if o.tests.bench && r.is_ok() {
@@ -438,6 +449,7 @@ fn start(
         run_id,
         ended_s: 0.0,
         restored: None,
+        fill: None,
     };
     Ok((runner, done))
 }
@@ -475,6 +487,18 @@ fn returned(o: &Options, t: &TargetArg) -> Result<Option<String>, String> {
         list.restored.len(),
         if list.restored.len() == 1 { "" } else { "s" }
     )))
+}
+
+/// Every block written and read back ([`crate::measure::capacity::fill`]),
+/// within `--budget` where one was given.
+fn fill_step(r: &mut Runner, o: &Options, done: &mut Done) -> CliResult<()> {
+    use crate::measure::registry::Session;
+    let test = crate::measure::capacity::fill::Fill {
+        nonce: r.nonce(),
+        budget_ns: o.consent.budget_s.map(|s| crate::measure::budget_ns(Some(s))),
+    };
+    done.fill = Some(r.run(&test)?);
+    Ok(())
 }
 
 /// capacity with probe's defaults.

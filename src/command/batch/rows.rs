@@ -70,6 +70,7 @@ pub(super) fn row(d: &Done, medians: &Medians, spans: &[Span]) -> Row {
                 claims: &d.claims,
                 claimed_by: &d.claimed_by,
                 failed: ended.as_ref().map(|(_, w)| w.as_str()),
+                fill: d.fill.as_ref(),
             },
             medians,
         ),
@@ -97,6 +98,7 @@ pub(super) fn row(d: &Done, medians: &Medians, spans: &[Span]) -> Row {
         ended_s: d.ended_s,
         restored: d.restored.clone(),
         same_content_as: None,
+        fill: d.fill.clone(),
         results,
     }
 }

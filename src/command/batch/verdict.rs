@@ -6,6 +6,7 @@
 use crate::document::batch::{Medians, RowVerdict};
 use crate::measure::bench::BenchResult;
 use crate::measure::bench::classes::SdClass;
+use crate::measure::capacity::fill::FillResult;
 use crate::measure::capacity::{CapacityResult, Verdict};
 use crate::units::Iec;
 
@@ -29,10 +30,27 @@ pub struct Measured<'a> {
     pub claimed_by: &'a str,
     /// A test that failed, in words.
     pub failed: Option<&'a str>,
+    /// The full write-and-verify (`--destructive`).
+    pub fill: Option<&'a FillResult>,
 }
 
 /// The verdict and why.
 pub fn judge(m: &Measured<'_>, medians: &Medians) -> (RowVerdict, String) {
+    if let Some(f) = m.fill.filter(|f| f.bad_bytes() > 0) {
+        let foreign = match f.foreign_bytes {
+            0 => String::new(),
+            n => format!("; {} came back from other addresses (a wrap)", Iec(n)),
+        };
+        return (
+            RowVerdict::Fail,
+            format!(
+                "every block written and read back: {} of {} did not read back as written, the first at byte {}{foreign}",
+                Iec(f.bad_bytes()),
+                Iec(f.verified_bytes),
+                f.first_bad_offset.unwrap_or(0)
+            ),
+        );
+    }
     if let Some(c) = m.capacity {
         if c.verdict == Verdict::Fake {
             let kind = c.kind.map_or("fake".to_string(), |k| format!("fake ({})", k.as_str()));
@@ -101,6 +119,15 @@ pub fn judge(m: &Measured<'_>, medians: &Medians) -> (RowVerdict, String) {
     if let Some(c) = m.capacity {
         said.push(format!("genuine {}", Iec(c.usable_bytes)));
     }
+    match m.fill {
+        Some(f) if f.complete => said.push(format!("every block of {} written and read back", Iec(f.size_bytes))),
+        Some(f) => said.push(format!(
+            "the first {} of {} written and read back (the budget ended)",
+            Iec(f.verified_bytes),
+            Iec(f.size_bytes)
+        )),
+        None => {}
+    }
     if !m.claims.is_empty() && m.bench.is_some() {
         let met: Vec<String> = m.claims.iter().map(|c| c.to_string()).collect();
         said.push(format!("meets {}", met.join(", ")));
@@ -139,6 +166,7 @@ mod tests {
             claims: &[],
             claimed_by: "",
             failed: None,
+            fill: None,
         }
     }
 

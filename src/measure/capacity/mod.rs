@@ -32,6 +32,7 @@
 
 mod boundary;
 mod command;
+pub mod fill;
 mod layout;
 mod show;
 mod stage;

@@ -274,3 +274,64 @@ fn a_station_tests_each_card_as_it_is_put_in() {
     assert_eq!(sha(&card), before, "the card has every byte back");
     assert!(emu.stop().contains("stopped by SIGTERM"));
 }
+
+/// `--destructive`: every block of each device written and read back
+/// first. A wrapping fake's blocks past its real flash come back from
+/// other addresses, counted to the byte; a genuine card reads back whole.
+/// No journal is kept (the flag is that consent).
+#[test]
+fn destructive_writes_and_verifies_every_block() {
+    require_emulation!();
+    let _one = timed();
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Emu::start(
+        dir.path(),
+        "sim:demo,capacity=256M,real_capacity=64M,fake_mode=wrap",
+        &["--time-scale", "0.1"],
+    );
+    let genuine = Emu::start(dir.path(), "sim:demo,capacity=128M", &["--time-scale", "0.1"]);
+    let journals = dir.path().join("journals");
+    let out = flashlab_in(dir.path())
+        .args([
+            "batch",
+            &fake.device,
+            &genuine.device,
+            "--destructive",
+            "--runtime",
+            "1s",
+        ])
+        .args(["--json", "--no-store", "--journal-dir"])
+        .arg(&journals)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    let f = &rows[0]["fill"];
+    assert_eq!(rows[0]["verdict"], "FAIL", "{}", rows[0]["why"]);
+    assert!(
+        rows[0]["why"].as_str().unwrap().contains("did not read back"),
+        "{}",
+        rows[0]["why"]
+    );
+    assert_eq!(
+        (
+            f["good_bytes"].as_u64(),
+            f["foreign_bytes"].as_u64(),
+            f["complete"].as_bool()
+        ),
+        (Some(64 << 20), Some(192 << 20), Some(true)),
+        "{f}"
+    );
+    let g = &rows[1]["fill"];
+    assert_eq!(rows[1]["verdict"], "PASS", "{}", rows[1]["why"]);
+    assert_eq!(
+        (g["good_bytes"].as_u64(), g["verified_bytes"].as_u64()),
+        (Some(128 << 20), Some(128 << 20))
+    );
+    assert!(g["write_mb_s"].as_f64().is_some_and(|w| w > 0.0));
+    let kept = std::fs::read_dir(&journals).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(kept, 0, "nothing journalled");
+    assert!(err.contains("no journal"), "the run says its data goes: {err}");
+}
