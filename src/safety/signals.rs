@@ -16,13 +16,20 @@ pub fn name(sig: i32) -> &'static str {
 
 /// Catch SIGINT and SIGTERM from now on.
 pub fn install() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe;
-    // the sigaction struct is fully initialised before use.
+    catch(&[libc::SIGINT, libc::SIGTERM], record);
+}
+
+/// Send `signals` to `handler` from now on. Every handler given here only
+/// stores to an atomic.
+fn catch(signals: &[libc::c_int], handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: the handlers only store to an atomic, which is
+    // async-signal-safe; the sigaction struct is fully initialised before
+    // use.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = record as *const () as usize;
+        sa.sa_sigaction = handler as *const () as usize;
         libc::sigemptyset(&mut sa.sa_mask);
-        for sig in [libc::SIGINT, libc::SIGTERM] {
+        for &sig in signals {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
@@ -38,16 +45,7 @@ extern "C" fn record_medium(sig: libc::c_int) {
 /// Catch SIGUSR1 and SIGUSR2 from now on (emulate: a card pulled out of
 /// its reader and put back), for [`take_medium`].
 pub fn install_medium() {
-    // SAFETY: as in `install`: the handler only stores to an atomic, and
-    // the sigaction struct is fully initialised before use.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = record_medium as *const () as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        for sig in [libc::SIGUSR1, libc::SIGUSR2] {
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+    catch(&[libc::SIGUSR1, libc::SIGUSR2], record_medium);
 }
 
 /// SIGUSR1 or SIGUSR2, whichever came last since the last call, if any.

@@ -160,17 +160,8 @@ fn a_card_pulled_mid_test_is_removed_and_restored_when_it_returns() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Pulled once its journal holds data: the test has written by then.
-    let held = |min: u64| {
-        std::fs::read_dir(&journals)
-            .unwrap()
-            .filter_map(Result::ok)
-            .any(|e| e.metadata().is_ok_and(|m| m.len() > min))
-    };
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !held(1 << 20) && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let held = |min: u64| journal_over(&journals, min);
+    wait_for_journal_data(&journals);
     emu.signal(libc::SIGUSR1);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -243,15 +234,7 @@ fn a_station_tests_each_card_as_it_is_put_in() {
     wait_for("the card is out");
     emu.signal(libc::SIGUSR2);
     wait_for("testing it (card 2)");
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !std::fs::read_dir(&journals)
-        .unwrap()
-        .filter_map(Result::ok)
-        .any(|e| e.metadata().is_ok_and(|m| m.len() > 1 << 20))
-        && std::time::Instant::now() < until
-    {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_journal_data(&journals);
     emu.signal(libc::SIGUSR1);
     wait_for(": removed: it went away mid-test");
     emu.signal(libc::SIGUSR2);
@@ -334,4 +317,21 @@ fn destructive_writes_and_verifies_every_block() {
     let kept = std::fs::read_dir(&journals).map(|d| d.count()).unwrap_or(0);
     assert_eq!(kept, 0, "nothing journalled");
     assert!(err.contains("no journal"), "the run says its data goes: {err}");
+}
+
+/// Whether a journal in `dir` holds more than `min` bytes.
+fn journal_over(dir: &Path, min: u64) -> bool {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.metadata().is_ok_and(|m| m.len() > min))
+}
+
+/// Wait (a minute at most) until a journal in `dir` holds a MiB: the
+/// test has written by then, so a card pulled now leaves data to restore.
+fn wait_for_journal_data(dir: &Path) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !journal_over(dir, 1 << 20) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
