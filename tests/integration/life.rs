@@ -252,3 +252,57 @@ fn a_stored_probe_is_a_card() {
     refused(&["life", f, "--card", "2", "--db", db], "not a probe");
     refused(&["life", f, "--card", "9", "--db", db], "no run 9");
 }
+
+/// A probe stopped by its budget before the open-AU and FAT steps settled
+/// (erase block and page sure, the rest unsure) is two cards: its unsure
+/// verdicts at their worst (one AU open each way, no FAT area) and at
+/// their best. The answer is the range between them, the worst end doing
+/// at least the flash work of the best; and the true card lies within.
+#[test]
+fn an_unsure_probe_is_replayed_at_both_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let db = db.to_str().unwrap();
+    let probe = json(&["probe", "sim:kingston-sa04g", "--budget", "1", "--db", db]);
+    let open = &probe["summary"]["open_aus"];
+    assert_eq!(
+        (
+            open["linear"]["unsure"].as_bool(),
+            probe["summary"]["erase_block"]["unsure"].as_bool()
+        ),
+        (Some(true), Some(false)),
+        "{open}"
+    );
+    let f = fixture("randw.blktrace.0.zst");
+    let doc = json(&[
+        "life",
+        f.to_str().unwrap(),
+        "--card",
+        "1",
+        "--card",
+        "sim:kingston-sa04g",
+        "--start",
+        "fresh",
+        "--no-store",
+        "--db",
+        db,
+    ]);
+    let l = &doc["life"];
+    let worst = l["card"].as_str().unwrap();
+    assert!(worst.starts_with("run 1 (AU 4 MiB, page 16 KiB, 1 open in order, 1 random, FAT area 0 AUs, its unsure verdicts at their worst"), "{worst}");
+    let others = l["other_cards"].as_array().unwrap();
+    let best = others
+        .iter()
+        .find(|c| c["card"].as_str().unwrap().contains("at their best"))
+        .expect("the best end");
+    let truth = others.iter().find(|c| c["card"] == "sim:kingston-sa04g").unwrap();
+    let bytes = |v: &serde_json::Value| v["flash_bytes_written"].as_u64().unwrap();
+    assert!(bytes(l) >= bytes(best), "worst {} best {}", bytes(l), bytes(best));
+    assert!(
+        (bytes(best)..=bytes(l)).contains(&bytes(truth)),
+        "the card itself lies within: {} in {}..={}",
+        bytes(truth),
+        bytes(best),
+        bytes(l)
+    );
+}
