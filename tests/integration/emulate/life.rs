@@ -268,3 +268,44 @@ fn blkparse_reads_the_capture_and_agrees_with_life() {
     assert_eq!(parsed["flash_bytes_written"], binary["flash_bytes_written"]);
     assert_eq!(parsed["erases"], binary["erases"]);
 }
+
+/// A capture killed with SIGKILL (no drop runs) leaves the kernel's tracer
+/// set to `blk`; the next capture puts it back from the record the first
+/// one wrote, says so, and traces; its own end leaves the tracer `nop`.
+#[test]
+fn a_capture_killed_leaves_the_tracer_to_the_next() {
+    require_loop_devices!();
+    let _tracer = TRACER.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::support::random_file(dir.path(), "disk.img", 16 << 20, 3);
+    let disk = crate::support::LoopDevice::attach(&file, None);
+    let tracer = || std::fs::read_to_string("/sys/kernel/tracing/current_tracer").map(|t| t.trim().to_string());
+    let first = dir.path().join("first");
+    std::fs::create_dir(&first).unwrap();
+    let mut killed = Capture::start(&first, disk.as_str());
+    let child = killed.0.take().unwrap();
+    let how = tracer();
+    // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(libc::SIGKILL)
+    );
+    if how.as_deref().ok() != Some("blk") {
+        // blktrace's relay files traced it: no tracer to leave behind.
+        return crate::support::skip(&format!("the capture did not use ftrace's blk tracer ({how:?})"));
+    }
+    assert_eq!(tracer().unwrap(), "blk", "the killed capture left it");
+    let second = dir.path().join("second");
+    std::fs::create_dir(&second).unwrap();
+    // Before the record, this capture was refused: "the kernel's tracer
+    // is busy".
+    let doc = Capture::start(&second, disk.as_str()).stop();
+    assert_eq!(doc["how"], "ftrace's blk tracer", "{doc}");
+    assert_eq!(tracer().unwrap(), "nop", "put back at the second's end");
+    assert!(
+        !std::path::Path::new("/run/flashlab-trace.json").exists(),
+        "no record is left"
+    );
+}
