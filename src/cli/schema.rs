@@ -78,7 +78,7 @@ pub struct BatchArgs {
     pub watch: bool,
     /// Also write and read back every block of each device first, as
     /// f3write/f3read and H2testw do: its data is DESTROYED, not
-    /// journalled (this flag is that consent; --write is not). Simulated
+    /// journalled (this flag is its consent; --write does not give it). Simulated
     /// cards are left out.
     #[arg(long)]
     pub destructive: bool,
