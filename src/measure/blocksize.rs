@@ -138,18 +138,14 @@ impl Registered for Presenter {
     type Output = BlocksizeResult;
 
     fn text(r: &BlocksizeResult, device_s: f64, o: &mut String) {
-        let rows: Vec<Vec<String>> = r
-            .sizes
-            .iter()
-            .map(|s| {
-                vec![
-                    Iec(s.block_bytes).to_string(),
-                    duration_ns(s.median_ns),
-                    mb_per_s(s.bytes_per_sec),
-                ]
-            })
-            .collect();
-        let _ = writeln!(o, "{}", table::grid(&["read size", "median time", "rate"], &rows));
+        let sizes = table::grid_of(&["read size", "median time", "rate"], &r.sizes, |s| {
+            vec![
+                Iec(s.block_bytes).to_string(),
+                duration_ns(s.median_ns),
+                mb_per_s(s.bytes_per_sec),
+            ]
+        });
+        let _ = writeln!(o, "{sizes}");
         let line = format!(
             "{} random reads of each size in {} from byte {}",
             r.reads_per_size,

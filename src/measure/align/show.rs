@@ -41,26 +41,19 @@ impl Registered for Presenter {
     type Output = AlignResult;
 
     fn text(r: &AlignResult, device_s: f64, o: &mut String) {
-        let rows: Vec<Vec<String>> = r
-            .rows
-            .iter()
-            .map(|row| {
-                vec![
-                    Iec(row.boundary_bytes).to_string(),
-                    duration_ns(row.pre_ns),
-                    duration_ns(row.on_ns),
-                    duration_ns(row.post_ns),
-                    duration_ns(row.diff_ns),
-                    duration_ns(row.diff_spread_ns),
-                    row.samples.to_string(),
-                ]
-            })
-            .collect();
-        let _ = writeln!(
-            o,
-            "{}",
-            table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
-        );
+        let header = ["boundary", "pre", "on", "post", "diff", "spread", "samples"];
+        let steps = table::grid_of(&header, &r.rows, |row| {
+            vec![
+                Iec(row.boundary_bytes).to_string(),
+                duration_ns(row.pre_ns),
+                duration_ns(row.on_ns),
+                duration_ns(row.post_ns),
+                duration_ns(row.diff_ns),
+                duration_ns(row.diff_spread_ns),
+                row.samples.to_string(),
+            ]
+        });
+        let _ = writeln!(o, "{steps}");
         for e in &r.evidence {
             let _ = writeln!(o, "{}", wrap(e, "  ", "  "));
         }

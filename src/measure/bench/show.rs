@@ -119,31 +119,23 @@ impl Registered for Presenter {
 /// figures mean and the notes: a step of its own because every bench has
 /// it, where the classes below come only from a preset that judges them.
 fn tests_text(r: &BenchResult, device_s: f64, o: &mut String) {
-    let rows: Vec<Vec<String>> = r
-        .tests
-        .iter()
-        .map(|t| {
-            let l = &t.latency_ns;
-            vec![
-                // A short sample's figures are its own, not the card's.
-                if t.short_sample {
-                    format!("{} *", t.name)
-                } else {
-                    t.name.clone()
-                },
-                format!("{:.0}", t.iops),
-                mb_per_s(t.bytes_per_sec),
-                duration_ns(l.p50 as f64),
-                duration_ns(l.p99 as f64),
-                duration_ns(l.max as f64),
-            ]
-        })
-        .collect();
-    let _ = writeln!(
-        o,
-        "{}",
-        table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
-    );
+    let tests = table::grid_of(&["test", "IOPS", "rate", "p50", "p99", "max"], &r.tests, |t| {
+        let l = &t.latency_ns;
+        vec![
+            // A short sample's figures are its own, not the card's.
+            if t.short_sample {
+                format!("{} *", t.name)
+            } else {
+                t.name.clone()
+            },
+            format!("{:.0}", t.iops),
+            mb_per_s(t.bytes_per_sec),
+            duration_ns(l.p50 as f64),
+            duration_ns(l.p99 as f64),
+            duration_ns(l.max as f64),
+        ]
+    });
+    let _ = writeln!(o, "{tests}");
     for t in &r.tests {
         if let Some(short) = t.short() {
             let line = format!(
@@ -198,10 +190,14 @@ fn classes_text(r: &BenchResult, o: &mut String) {
             best == Some(name) || missed == Some(name)
         }
     };
-    let rows: Vec<Vec<String>> = classes::names()
+    let figures: Vec<_> = classes::names()
         .filter(|&name| shown(name))
         .filter_map(|name| Some((r.class_figures.get(&name)?, r.classes.get(&name)?)))
-        .map(|(f, met)| {
+        .collect();
+    let met = table::grid_of(
+        &["class", "met", "needs (read / write)", "measured"],
+        &figures,
+        |&(f, met)| {
             let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.is_iops()).collect();
             let mb = f.figures.iter().find(|x| !x.what.is_iops());
             let side = |pick: &dyn Fn(&ClassFigure) -> f64| {
@@ -221,20 +217,16 @@ fn classes_text(r: &BenchResult, o: &mut String) {
                 side(&|x| x.needed),
                 side(&|x| x.measured),
             ]
-        })
-        .collect();
-    let _ = writeln!(
-        o,
-        "{}",
-        table::grid(&["class", "met", "needs (read / write)", "measured"], &rows)
+        },
     );
+    let _ = writeln!(o, "{met}");
     let _ = writeln!(
         o,
         "{}",
         wrap(
             &format!(
                 "(IOPS: random 4 KiB; MB/s: the slowest stretch of the longest sequential write{})",
-                if all || rows.len() == judged.len() {
+                if all || figures.len() == judged.len() {
                     ""
                 } else {
                     "; each family's best met and first missed, -v lists every class"

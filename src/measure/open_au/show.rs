@@ -22,28 +22,19 @@ impl Registered for Presenter {
         let (erase, chunk) = (r.erase_size_bytes, r.chunk_bytes);
         for (name, sweep) in [("linear", &r.linear), ("random", &r.random)] {
             let Some(sw) = sweep else { continue };
-            let rows: Vec<Vec<String>> = sw
-                .runs
-                .iter()
-                .flat_map(|run| {
-                    run.levels.iter().map(move |l| {
-                        vec![
-                            run.open_aus.to_string(),
-                            Iec(l.chunk_bytes).to_string(),
-                            mb_per_s(l.bytes_per_sec),
-                            l.writes.to_string(),
-                            // A count stops as soon as it has collapsed.
-                            if l.collapsed { "collapsed".into() } else { String::new() },
-                        ]
-                    })
-                })
-                .collect();
+            let levels = sw.runs.iter().flat_map(|run| run.levels.iter().map(move |l| (run, l)));
+            let rates = table::grid_of(&["open AUs", "chunk", "rate", "writes", ""], levels, |(run, l)| {
+                vec![
+                    run.open_aus.to_string(),
+                    Iec(l.chunk_bytes).to_string(),
+                    mb_per_s(l.bytes_per_sec),
+                    l.writes.to_string(),
+                    // A count stops as soon as it has collapsed.
+                    if l.collapsed { "collapsed".into() } else { String::new() },
+                ]
+            });
             let _ = writeln!(o, "{name}:");
-            let _ = writeln!(
-                o,
-                "{}",
-                table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows)
-            );
+            let _ = writeln!(o, "{rates}");
             let noted = r.notes.iter().any(|n| n.starts_with(name));
             let sure = if noted {
                 format!("confidence {:.2}, see the note", sw.confidence)
