@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use io_uring::{IoUring, opcode, types};
 
-use crate::targets::{AlignedBuf, Completion, Op, Request, TargetError};
+use crate::targets::{AlignedBuf, Completion, Completions, Op, Request, TargetError};
 
 pub struct Uring {
     ring: IoUring,
@@ -151,12 +151,7 @@ impl Uring {
         }
     }
 
-    pub fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
+    pub fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
         // Its queue may hold entries into a buffer freed since: entering
         // the kernel would hand them over.
         if self.poisoned {
