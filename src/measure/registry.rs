@@ -162,17 +162,17 @@ pub trait Settle {
 
 /// Where a test's arguments say it runs (the target, the engine, the
 /// store) and what the user allowed a writing test to do. Made by
-/// [`arguments!`], from the `common` and `write` groups every test's
-/// `Args` flattens.
+/// [`arguments!`] for each line of the table, from the `common` and `write`
+/// groups every test's `Args` flattens.
 pub trait Arguments {
     fn common(&self) -> &crate::args::Common;
     /// None: the test only reads.
     fn consent(&self) -> Option<&crate::args::WriteArgs>;
 }
 
-/// `arguments!(Args, reads)` or `arguments!(Args, writes)`: the
-/// [`Arguments`] of a test's `Args`, from its `common` and (writing)
-/// `write` fields.
+/// `arguments!(Args, reads)` or `arguments!(Args, writes)`, as the
+/// table says the test does: the [`Arguments`] of a test's `Args`, from
+/// its `common` and (writing) `write` fields.
 macro_rules! arguments {
     ($args:ty, reads) => {
         impl $crate::measure::registry::Arguments for $args {
@@ -207,7 +207,10 @@ pub trait Steps: Arguments {
 /// The table's expansion, in the module that invokes it: `self::$module`
 /// is that module's child, every other name is spelt from the crate root.
 macro_rules! registry {
-    ($( $field:ident : $module:ident :: $args:ident as $variant:ident ),* $(,)?) => {
+    ($( $field:ident : $module:ident :: $args:ident as $variant:ident, $access:ident );* $(;)?) => {
+        $( $crate::measure::registry::arguments!(self::$module::$args, $access); )*
+
+
         /// Every test's result, typed, one field per test under the test's
         /// own key: what the run document carries at its top level.
         #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
