@@ -3,7 +3,7 @@
 //! as a user's flashbench session ([`super::render`]) and read back. The
 //! property test and `examples/flashbench_import.rs` share it.
 
-use super::judge::{self, Input};
+use super::judge;
 use super::render::{UserRuns, render};
 use crate::measure::confidence::Score;
 use crate::measure::{CONFIDENT, Results};
@@ -128,15 +128,7 @@ pub fn assess(trials: &[Trial]) -> Outcome {
             o.confident_wrong.push(format!("{}: does not parse", t.spec));
             continue;
         };
-        let mut tables = Vec::new();
-        let j = judge::judge(
-            &[Input {
-                name: "-",
-                parsed: &parsed,
-            }],
-            None,
-            &mut tables,
-        );
+        let j = judge::judge_one(&parsed);
         let mut r = Results::default();
         if let Some(a) = j.align.clone() {
             r.align.set(a);
@@ -197,15 +189,7 @@ pub fn assess(trials: &[Trial]) -> Outcome {
                 align: vec![run.clone()],
                 ..super::Parsed::default()
             };
-            let mut tables = Vec::new();
-            let j = judge::judge(
-                &[Input {
-                    name: "-",
-                    parsed: &one,
-                }],
-                None,
-                &mut tables,
-            );
+            let j = judge::judge_one(&one);
             if let Some(a) = j.align.filter(|a| a.confidence >= CONFIDENT) {
                 said.push(a.erase_size_bytes);
             }
