@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::classes::{self, Figure as ClassFigure, SdClass};
-use super::{BenchResult, FLOOR_REQUESTS, Rw};
+use super::{BenchResult, BenchTest, FLOOR_REQUESTS, Rw};
 use crate::console::{table, wrap};
 use crate::measure::Results;
 use crate::measure::claim::not_claimed;
@@ -69,14 +69,9 @@ impl Registered for Presenter {
                 x_scale: Scale::Linear,
                 y_scale: Scale::Linear,
                 kind: Kind::Line,
-                series: b
-                    .tests
-                    .iter()
-                    .map(|t| Series {
-                        label: t.name.clone(),
-                        points: t.timeline.iter().map(|p| (p.t_s, p.bytes_per_sec / 1e6)).collect(),
-                    })
-                    .collect(),
+                series: per_test(b, |t| {
+                    t.timeline.iter().map(|p| (p.t_s, p.bytes_per_sec / 1e6)).collect()
+                }),
                 x_unit: Quantity::Number("s"),
                 y_unit: Quantity::Number("MB/s"),
                 clip_y: None,
@@ -293,6 +288,18 @@ fn speeds(b: &BenchResult) -> Option<String> {
     }
 }
 
+/// A line for each test, named as the test, of the points `points` draws
+/// from it.
+fn per_test(b: &BenchResult, points: impl Fn(&BenchTest) -> Vec<(f64, f64)>) -> Vec<Series> {
+    b.tests
+        .iter()
+        .map(|t| Series {
+            label: t.name.clone(),
+            points: points(t),
+        })
+        .collect()
+}
+
 /// Each test's throughput as a bar, its value on it.
 fn throughput_by_test(b: &BenchResult) -> Chart {
     Chart {
@@ -339,19 +346,13 @@ fn latency_distribution(b: &BenchResult) -> Chart {
         x_scale: Scale::Log10,
         y_scale: Scale::Linear,
         kind: Kind::Line,
-        series: b
-            .tests
-            .iter()
-            .map(|t| Series {
-                label: t.name.clone(),
-                points: t
-                    .latency_ns
-                    .curve()
-                    .into_iter()
-                    .map(|(ns, q)| (ns, q * 100.0))
-                    .collect(),
-            })
-            .collect(),
+        series: per_test(b, |t| {
+            t.latency_ns
+                .curve()
+                .into_iter()
+                .map(|(ns, q)| (ns, q * 100.0))
+                .collect()
+        }),
         x_unit: Quantity::Ns,
         y_unit: Quantity::Number("%"),
         clip_y: None,
