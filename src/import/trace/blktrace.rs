@@ -210,7 +210,6 @@ pub(super) struct CpuFile {
     big_endian: bool,
     action: u32,
     peeked: Option<Head>,
-    dropped: Option<String>,
 }
 
 impl CpuFile {
@@ -224,7 +223,6 @@ impl CpuFile {
                 Events::Queue => ACT_QUEUE,
             },
             peeked: None,
-            dropped: None,
         })
     }
 
@@ -233,7 +231,7 @@ impl CpuFile {
     }
 
     pub(super) fn cut(&self) -> Option<String> {
-        self.input.cut_with(self.dropped.clone())
+        self.input.truncated()
     }
 
     /// The next record of any kind, its payload skipped.
@@ -243,7 +241,7 @@ impl CpuFile {
         let b = match self.input.take(HEADER)? {
             Take::End => return Ok(None),
             Take::Short(n) => {
-                self.dropped = Some(format!("its last record is cut mid-header, {n} bytes dropped"));
+                self.input.dropped = Some(format!("its last record is cut mid-header, {n} bytes dropped"));
                 return Ok(None);
             }
             Take::Bytes(b) => b,
@@ -260,7 +258,7 @@ impl CpuFile {
         let skipped = self.input.skip(pdu_len)?;
         if skipped < pdu_len {
             let n = HEADER + skipped;
-            self.dropped = Some(format!("its last record is cut mid-payload, {n} bytes dropped"));
+            self.input.dropped = Some(format!("its last record is cut mid-payload, {n} bytes dropped"));
             return Ok(None);
         }
         Ok(Some(head))

@@ -141,8 +141,6 @@ fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
 pub(super) struct Reader {
     input: Input,
     state: State,
-    done: bool,
-    dropped: Option<String>,
 }
 
 impl Reader {
@@ -163,21 +161,16 @@ impl Reader {
                 added: Vec::new(),
                 io_file: None,
             },
-            done: false,
-            dropped: None,
         })
     }
 
     pub(super) fn cut(&self) -> Option<String> {
-        self.input.cut_with(self.dropped.clone())
+        self.input.truncated()
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        if self.done {
-            return Ok(None);
-        }
         let state = &mut self.state;
-        let r = self.input.next_request(&mut self.dropped, HINT, |l| {
+        self.input.next_request(HINT, |l| {
             state.parse(l).map_err(|what| {
                 let hint = if what.contains("one device") {
                     "a replay is of one device: keep one file's lines (grep ' FILE ' LOG), or log a job whose file \
@@ -187,9 +180,7 @@ impl Reader {
                 };
                 (what, hint)
             })
-        })?;
-        self.done = r.is_none();
-        Ok(r)
+        })
     }
 }
 
