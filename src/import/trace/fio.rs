@@ -204,11 +204,19 @@ mod tests {
             .collect()
     }
 
+    /// A request's time, flush and I/O.
+    type Timed = (u64, bool, Option<(TraceOp, u64, u64)>);
+
+    /// A whole log read from the start, request by request.
+    fn timed(v3: bool, lines: &[&str]) -> Vec<Timed> {
+        let got = run(&mut state(v3), lines);
+        got.iter().map(|r| (r.time_ns, r.flush, r.io)).collect()
+    }
+
     #[test]
     fn version_2_waits_set_the_time_in_milliseconds_since_the_start() {
-        let mut s = state(false);
-        let got = run(
-            &mut s,
+        let got = timed(
+            false,
             &[
                 "/dev/sdb add",
                 "/dev/sdb open",
@@ -230,15 +238,13 @@ mod tests {
             (5_000_000, true, None),
             (5_000_000, true, None),
         ];
-        let got: Vec<_> = got.iter().map(|r| (r.time_ns, r.flush, r.io)).collect();
         assert_eq!(got, want);
     }
 
     #[test]
     fn version_3_times_are_microseconds() {
-        let mut s = state(true);
-        let got = run(
-            &mut s,
+        let got = timed(
+            true,
             &[
                 "31 /dev/loop0 add",
                 "167 /dev/loop0 open",
@@ -250,7 +256,6 @@ mod tests {
                 "20139 /dev/loop0 close",
             ],
         );
-        let got: Vec<_> = got.iter().map(|r| (r.time_ns, r.flush, r.io)).collect();
         assert_eq!(
             got,
             [
