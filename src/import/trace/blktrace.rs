@@ -16,19 +16,19 @@ const VERSION: u32 = 7;
 const HEADER: usize = 48;
 
 // Action codes, the low 16 bits of `action`.
-const ACT_QUEUE: u32 = 1;
-const ACT_ISSUE: u32 = 7;
+pub(super) const ACT_QUEUE: u32 = 1;
+pub(super) const ACT_ISSUE: u32 = 7;
 
 // Category bits, the high 16 bits of `action`.
-const TC_WRITE: u32 = 1 << 1;
-const TC_FLUSH: u32 = 1 << 2;
+pub(super) const TC_WRITE: u32 = 1 << 1;
+pub(super) const TC_FLUSH: u32 = 1 << 2;
 /// Passthrough (SCSI) commands: no sector range (blkparse_fmt.c prints their
 /// payload instead).
-const TC_PC: u32 = 1 << 9;
+pub(super) const TC_PC: u32 = 1 << 9;
 /// Process names and clock notes, not I/O; their action codes overlap the
 /// I/O ones (a timestamp note is 1, as Q is), so the category comes first.
-const TC_NOTIFY: u32 = 1 << 10;
-const TC_DISCARD: u32 = 1 << 13;
+pub(super) const TC_NOTIFY: u32 = 1 << 10;
+pub(super) const TC_DISCARD: u32 = 1 << 13;
 /// The one note blkparse keeps among the records (`BLK_TN_MESSAGE`), so it
 /// counts for the start of time (`ms_prime` in blkparse.c).
 const TN_MESSAGE: u32 = (TC_NOTIFY << 16) | 2;
