@@ -46,34 +46,12 @@ pub fn trials(n: usize, seed: u64, wrong: usize) -> Vec<Trial> {
             (t, spec, truth, s, w)
         })
         .collect();
-    let threads = std::thread::available_parallelism().map_or(2, usize::from);
-    let chunk = plans.len().div_ceil(threads).max(1);
-    let mut plans = plans;
-    let mut out: Vec<Trial> = Vec::with_capacity(n);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = plans
-            .chunks_mut(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter_mut()
-                        .map(|(t, spec, truth, s, w)| Trial {
-                            spec: spec.clone(),
-                            truth: truth.clone(),
-                            text: render(t, s),
-                            wrong_erasesize: *w,
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
-    out
+    generate::on_every_core(plans, |(mut t, spec, truth, s, w)| Trial {
+        text: render(&mut t, &s),
+        spec,
+        truth,
+        wrong_erasesize: w,
+    })
 }
 
 /// The reading of the trials.
