@@ -176,10 +176,7 @@ impl Registered for Presenter {
         })]
     }
 
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(r) = all.blocksize.get() else {
-            return Vec::new();
-        };
+    fn metrics(r: &BlocksizeResult, _: &Results) -> Vec<Metric> {
         let at = |b: u64| r.sizes.iter().find(|s| s.block_bytes == b);
         [4096, 4 << 20]
             .into_iter()

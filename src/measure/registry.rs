@@ -132,17 +132,19 @@ pub trait Registered {
     /// Its result as its command prints it (`device_s`: the run's device
     /// time).
     fn text(r: &Self::Output, device_s: f64, o: &mut String);
-    /// Its lines of probe's one-screen summary, `(label, value)`; it may
-    /// read other tests' results (the erase block is align's and au's).
-    fn summary(_all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
+    /// Its lines of probe's one-screen summary, `(label, value)`, where it
+    /// ran; it may read other tests' results too (the erase block is
+    /// align's and au's).
+    fn summary(_r: &Self::Output, _all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         Vec::new()
     }
     /// Its plots and notes in the HTML report.
     fn figures(_r: &Self::Output) -> Vec<Figure> {
         Vec::new()
     }
-    /// The figures `results compare` and the report set side by side.
-    fn metrics(_all: &Results) -> Vec<Metric> {
+    /// The figures `results compare` and the report set side by side,
+    /// where it ran; it may read other tests' results too.
+    fn metrics(_r: &Self::Output, _all: &Results) -> Vec<Metric> {
         Vec::new()
     }
     /// Its points as CSV, where that means something (scatter).
@@ -300,7 +302,11 @@ macro_rules! registry {
             /// Probe's summary lines, test by test in the table's order.
             pub fn summary(&self) -> Vec<($crate::measure::topic::Topic, String)> {
                 let mut out = Vec::new();
-                $( out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::summary(self)); )*
+                $(
+                    if let Some(r) = self.$field.get() {
+                        out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::summary(r, self));
+                    }
+                )*
                 out
             }
 
@@ -318,7 +324,11 @@ macro_rules! registry {
             /// The comparable figures, in the table's order.
             pub fn metrics(&self) -> Vec<$crate::measure::metrics::Metric> {
                 let mut out = Vec::new();
-                $( out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::metrics(self)); )*
+                $(
+                    if let Some(r) = self.$field.get() {
+                        out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::metrics(r, self));
+                    }
+                )*
                 out
             }
 

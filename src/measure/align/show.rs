@@ -79,10 +79,7 @@ impl Registered for Presenter {
 
     /// The erase block and page as probe states them: reads and writes
     /// together (au's and page's results, where they ran).
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(a) = all.align.get() else {
-            return Vec::new();
-        };
+    fn summary(a: &AlignResult, all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         if let Some(refused) = a.claim.short_text() {
             return vec![(crate::measure::topic::Topic::Geometry, refused)];
         }
@@ -135,10 +132,7 @@ impl Registered for Presenter {
     }
 
     /// The erase block and page, where claimed with confidence.
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(a) = all.align.get() else {
-            return Vec::new();
-        };
+    fn metrics(a: &AlignResult, all: &Results) -> Vec<Metric> {
         if let Some(why) = a.claim.why() {
             return [MetricId::EraseBlock, MetricId::Page]
                 .map(|id| refused(id, Unit::Bytes, Better::Neither, why))

@@ -27,10 +27,7 @@ impl Registered for Presenter {
         }
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(b) = all.bench.get() else {
-            return Vec::new();
-        };
+    fn summary(b: &BenchResult, _: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let mut out = Vec::new();
         if let Some(why) = &b.not_flash {
             out.push((
@@ -82,10 +79,7 @@ impl Registered for Presenter {
 
     /// Each test's IOPS, rate and p99; "not claimed" where a test is a
     /// short sample.
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(b) = all.bench.get() else {
-            return Vec::new();
-        };
+    fn metrics(b: &BenchResult, _: &Results) -> Vec<Metric> {
         b.tests
             .iter()
             .flat_map(|t| {
