@@ -41,23 +41,21 @@ pub fn read_small_bytes(path: &Path, max: u64) -> Result<Vec<u8>, String> {
 /// report renamed over it would replace a device node (`/dev/full`), a FIFO,
 /// a symbolic link or a directory.
 pub fn not_a_regular_file(path: &Path) -> Option<&'static str> {
+    use std::fs::FileType;
     use std::os::unix::fs::FileTypeExt;
+    type Is = fn(&FileType) -> bool;
+    let kinds: [(Is, &'static str); 6] = [
+        (FileType::is_symlink, "a symbolic link"),
+        (FileType::is_dir, "a directory"),
+        (FileType::is_block_device, "a block device"),
+        (FileType::is_char_device, "a character device"),
+        (FileType::is_fifo, "a FIFO"),
+        (FileType::is_socket, "a socket"),
+    ];
     let t = std::fs::symlink_metadata(path).ok()?.file_type();
     if t.is_file() {
-        None
-    } else if t.is_symlink() {
-        Some("a symbolic link")
-    } else if t.is_dir() {
-        Some("a directory")
-    } else if t.is_block_device() {
-        Some("a block device")
-    } else if t.is_char_device() {
-        Some("a character device")
-    } else if t.is_fifo() {
-        Some("a FIFO")
-    } else if t.is_socket() {
-        Some("a socket")
-    } else {
-        Some("not a regular file")
+        return None;
     }
+    let kind = kinds.iter().find(|(is, _)| is(&t));
+    Some(kind.map_or("not a regular file", |&(_, name)| name))
 }

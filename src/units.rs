@@ -204,32 +204,40 @@ mod tests {
 
     #[test]
     fn durations_parse_as_fio_takes_them() {
-        assert_eq!(parse_duration_ns("10"), Ok(10_000_000_000));
-        assert_eq!(parse_duration_ns("10s"), Ok(10_000_000_000));
-        assert_eq!(parse_duration_ns("500ms"), Ok(500_000_000));
-        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
-        assert_eq!(parse_duration_ns("1.5s"), Ok(1_500_000_000));
-        assert!(parse_duration_ns("0").is_err());
-        assert!(parse_duration_ns("2d").is_err());
-        assert!(parse_duration_ns("1e9").is_err());
-        assert!(parse_duration_ns("25h").is_err());
-        assert!(parse_duration_ns("").is_err());
+        let ns = [
+            ("10", 10_000_000_000),
+            ("10s", 10_000_000_000),
+            ("500ms", 500_000_000),
+            ("2m", 120_000_000_000),
+            ("1.5s", 1_500_000_000),
+        ];
+        for (text, ns) in ns {
+            assert_eq!(parse_duration_ns(text), Ok(ns), "{text}");
+        }
+        for bad in ["0", "2d", "1e9", "25h", ""] {
+            assert!(parse_duration_ns(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
     fn binary_suffixes() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("4k"), Ok(4096));
-        assert_eq!(parse_size("4K"), Ok(4096));
-        assert_eq!(parse_size("16KiB"), Ok(16384));
-        assert_eq!(parse_size("1M"), Ok(1 << 20));
-        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
-        assert_eq!(parse_size("3m"), Ok(3 << 20));
-        assert_eq!(parse_size("2G"), Ok(2 << 30));
-        assert_eq!(parse_size("1T"), Ok(1 << 40));
-        assert_eq!(parse_size("512B"), Ok(512));
-        assert_eq!(parse_size("0x1000"), Ok(4096));
-        assert_eq!(parse_size(" 8k "), Ok(8192));
+        let bytes = [
+            ("4096", 4096),
+            ("4k", 4096),
+            ("4K", 4096),
+            ("16KiB", 16384),
+            ("1M", 1 << 20),
+            ("1MiB", 1 << 20),
+            ("3m", 3 << 20),
+            ("2G", 2 << 30),
+            ("1T", 1 << 40),
+            ("512B", 512),
+            ("0x1000", 4096),
+            (" 8k ", 8192),
+        ];
+        for (text, bytes) in bytes {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
     }
 
     #[test]

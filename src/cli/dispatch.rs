@@ -360,14 +360,18 @@ fn emulate(
 fn life(a: super::schema::LifeArgs, places: &Places) -> CliResult<RunDocument> {
     crate::command::life::run(&crate::command::life::Options {
         trace: a.trace,
-        cards: a.card,
-        start: a.start.into(),
-        events: match a.events {
-            TraceEvents::D => crate::import::trace::Events::Dispatch,
-            TraceEvents::Q => crate::import::trace::Events::Queue,
+        read: crate::import::trace::TraceOptions {
+            events: match a.events {
+                TraceEvents::D => crate::import::trace::Events::Dispatch,
+                TraceEvents::Q => crate::import::trace::Events::Queue,
+            },
         },
         offset: a.offset,
-        pe: a.pe,
+        cards: a.card,
+        replay: crate::measure::life::Replay {
+            start: a.start.into(),
+            pe: a.pe,
+        },
         coalesce_ns: a.coalesce,
         shift: a.shift,
         no_discard: a.no_discard,

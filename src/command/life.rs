@@ -9,21 +9,23 @@ use crate::args::Card;
 use crate::document::device::DeviceId;
 use crate::document::{CommandName, RunDocument};
 use crate::error::{CliError, CliResult};
-use crate::import::trace::{Events, Trace, TraceError, TraceOptions};
-use crate::measure::life::{self, CardLife, Life, LifeError, Replay, Source, Start, TraceSummary, Variant, WhatIf};
+use crate::import::trace::{Trace, TraceError, TraceOptions};
+use crate::measure::life::{self, CardLife, Life, LifeError, Replay, Source, TraceSummary, Variant, WhatIf};
 use crate::sim::SimTarget;
 use crate::sim::replay::{ReplayError, TraceRecord};
 
 /// What `life` was asked.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The trace, how it is read (which events are the device's), and the
+    /// bytes added to every offset: the partition's start.
     pub trace: PathBuf,
-    pub cards: Vec<Card>,
-    pub start: Start,
-    pub events: Events,
-    /// Bytes added to every offset: the partition's start.
+    pub read: TraceOptions,
     pub offset: u64,
-    pub pe: Option<u64>,
+    /// The cards, and how each replays the trace.
+    pub cards: Vec<Card>,
+    pub replay: Replay,
+    /// The what-ifs, on the first card.
     pub coalesce_ns: Option<u64>,
     pub shift: Option<u64>,
     pub no_discard: bool,
@@ -104,7 +106,7 @@ impl Source for TraceFile<'_> {
 pub fn run(o: &Options) -> CliResult<RunDocument> {
     let mut source = TraceFile {
         path: &o.trace,
-        opts: TraceOptions { events: o.events },
+        opts: o.read,
         offset: o.offset,
     };
     let trace = source.summary()?;
@@ -114,12 +116,14 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
                 .hint("with blktrace, D events are read (--events q for Q); a capture of an idle device holds none"),
         );
     }
-    let how = Replay {
-        start: o.start,
-        pe: o.pe,
-    };
     let one = |card: &Model, source: &mut TraceFile<'_>, variant: &Variant| -> CliResult<CardLife> {
-        life::card_life(&card.0, SimTarget::new(&card.0, card.1.clone()), source, variant, how)
+        life::card_life(
+            &card.0,
+            SimTarget::new(&card.0, card.1.clone()),
+            source,
+            variant,
+            o.replay,
+        )
     };
     let mut models = Vec::new();
     for c in &o.cards {

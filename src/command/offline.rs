@@ -10,21 +10,15 @@ use crate::sim::params::KEYS;
 use crate::sim::{profiles, reproduce};
 
 pub fn sim_list() -> RunDocument {
-    let entry = |name: &str, summary: &str, source: &str| Described {
-        name: name.into(),
-        summary: summary.into(),
-        source: source.into(),
+    let entry = |p: &crate::sim::hosts::Preset| Described {
+        name: p.name.into(),
+        summary: p.summary.into(),
+        source: p.source.into(),
     };
     let mut doc = RunDocument::new(crate::document::CommandName::SimList, None);
     doc.body = Body::SimList(SimList {
-        profiles: profiles::PROFILES
-            .iter()
-            .map(|p| entry(p.name, p.summary, p.source))
-            .collect(),
-        hosts: crate::sim::hosts::HOSTS
-            .iter()
-            .map(|h| entry(h.name, h.summary, h.source))
-            .collect(),
+        profiles: profiles::PROFILES.iter().map(entry).collect(),
+        hosts: crate::sim::hosts::HOSTS.iter().map(entry).collect(),
     });
     doc.finish(None);
     doc

@@ -33,27 +33,10 @@ pub fn probe_cards(
     cards: &[(crate::sim::SimTarget, String, crate::sim::generate::Truth)],
     steps: ProbeSteps,
 ) -> Vec<(String, CliResult<RunDocument>, crate::sim::generate::Truth)> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let chunk = cards.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = cards
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(t, spec, truth)| {
-                            let card = crate::sim::SimTarget::new(spec, t.params.clone());
-                            let doc = probe_with(Runner::for_sim(crate::document::CommandName::Probe, card), steps);
-                            (spec.clone(), doc, truth.clone())
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a probe worker does not panic"))
-            .collect()
+    crate::sim::generate::on_every_core(cards.iter().collect(), |(t, spec, truth)| {
+        let card = crate::sim::SimTarget::new(spec, t.params.clone());
+        let doc = probe_with(Runner::for_sim(crate::document::CommandName::Probe, card), steps);
+        (spec.clone(), doc, truth.clone())
     })
 }
 

@@ -16,6 +16,17 @@ pub fn grid<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
     layout(Some(header), &rows)
 }
 
+/// A table with a header row and one row for each item, in order: what
+/// most tables are, a list of results with a cell for each figure.
+pub fn grid_of<T, S: AsRef<str>>(
+    header: &[&str],
+    items: impl IntoIterator<Item = T>,
+    row: impl FnMut(T) -> Vec<S>,
+) -> String {
+    let rows: Vec<Vec<S>> = items.into_iter().map(row).collect();
+    grid(header, &rows)
+}
+
 /// A table whose cells wrap only between words, so a key, a path or a
 /// command is never cut in two ("partial_page_writ|e_ns",
 /// "cali|bration/...csv", a journal path split four ways); where the

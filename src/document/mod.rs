@@ -61,49 +61,51 @@ pub struct ErrorBody {
     pub hint: Option<String>,
 }
 
-/// What the runner and probe put beside the tests' results.
+/// What the runner and probe put beside the tests' results: each absent
+/// unless set, and then left out of the JSON.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Extras {
     /// Which device this is, so the store lists runs of one card together.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub device: Slot<DeviceId>,
     /// Identification (`info`, and probe's first step).
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub info: Slot<DeviceInfo>,
     /// Steps probe left out, each with why.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub skipped: Slot<Vec<String>>,
     /// probe left every writing step out for want of `--write`: the run
     /// only read (`results list` says "read-only"). Absent otherwise.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub read_only: Slot<bool>,
     /// probe's advice, drawn from confident verdicts only.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub advice: Slot<Vec<Advice>>,
     /// What each writing test did to a real target.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub writes: Slot<Vec<WriteRecord>>,
     /// Each step's device time, in order.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub steps: Slot<Vec<StepTime>>,
     /// probe's combined verdicts, as its text summary states them.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub summary: Slot<crate::measure::summary::Summary>,
     /// A simulated card's flash work over the run, by cause: absent where
     /// nothing was written or the target is not simulated.
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub flash_work: Slot<crate::sim::ftl::FlashReport>,
     /// Where an imported run came from (`import flashbench`).
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub import: Slot<crate::import::flashbench::Source>,
     /// How long the card lasts under a trace (`life`).
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub life: Slot<crate::measure::life::Life>,
     /// The batch a device's run belongs to (`batch`).
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub batch: Slot<batch::BatchTag>,
     /// Why the command failed (`--json` on a failure).
-    #[serde(default, skip_serializing_if = "Slot::is_absent")]
+    #[serde(skip_serializing_if = "Slot::is_absent")]
     pub error: Slot<ErrorBody>,
 }
 

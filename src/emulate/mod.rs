@@ -703,6 +703,13 @@ mod tests {
         }
     }
 
+    /// The summary's timing says one thing, which starts with `words`.
+    fn says_only(s: &Summary, words: &str) {
+        let lines = timing_lines(s);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with(words), "{}", lines[0]);
+    }
+
     #[test]
     fn timing_lines_say_late_answers_and_waiting_programs_and_nothing_else() {
         assert!(timing_lines(&summary()).is_empty());
@@ -712,43 +719,28 @@ mod tests {
             late_max_ns: 1_200_000,
             ..summary()
         };
-        let lines = timing_lines(&late);
-        assert_eq!(lines.len(), 1);
         // The words scripts/probe-vs-emulate.sh and emulate-vs-model.sh grep.
-        assert!(
-            lines[0].starts_with("12 of 5000 answers late (a mean 85.1 µs past their moment, the latest 1.20 ms)"),
-            "{}",
-            lines[0]
+        says_only(
+            &late,
+            "12 of 5000 answers late (a mean 85.1 µs past their moment, the latest 1.20 ms)",
         );
         let overtaken = Summary {
             overtaken: 3,
             ..summary()
         };
-        let lines = timing_lines(&overtaken);
-        assert_eq!(lines.len(), 1);
-        assert!(
-            lines[0].starts_with("3 requests reached the card after later ones"),
-            "{}",
-            lines[0]
-        );
-        let one = timing_lines(&Summary {
+        says_only(&overtaken, "3 requests reached the card after later ones");
+        let one = Summary {
             overtaken: 1,
             ..summary()
-        });
-        assert!(
-            one[0].starts_with("1 request reached the card after later ones"),
-            "{}",
-            one[0]
-        );
+        };
+        says_only(&one, "1 request reached the card after later ones");
         let waiting = Summary {
             idle_wait_mean_ns: 480_000,
             ..summary()
         };
-        let lines = timing_lines(&waiting);
-        assert!(
-            lines[0].starts_with("5000 requests came while none was in flight, a mean 480.0 µs later"),
-            "{}",
-            lines[0]
+        says_only(
+            &waiting,
+            "5000 requests came while none was in flight, a mean 480.0 µs later",
         );
         let few = Summary {
             idle_arrivals: 20,

@@ -278,6 +278,17 @@ fn reported(queue: &Path, devdir: &Path, device: &Path, disk: &Path) -> Result<R
     })
 }
 
+/// For tests: the files of a made-up /sys or /proc under `dir`, each a
+/// path below it and its text, their folders made.
+#[cfg(test)]
+pub(crate) fn fake_files(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let p = dir.join(name);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,52 +298,68 @@ mod tests {
     fn kingston_tree(root: &Path, ssr: Option<&str>) -> Roots {
         let sys = root.join("sys");
         let disk = sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa/block/mmcblk1");
-        let w = |p: PathBuf, s: &str| {
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, s).unwrap();
-        };
-        w(disk.join("size"), "7626752\n");
-        w(disk.join("ro"), "0\n");
-        w(disk.join("dev"), "179:8\n");
-        w(disk.join("queue/logical_block_size"), "512\n");
-        w(disk.join("queue/physical_block_size"), "512\n");
-        w(disk.join("queue/minimum_io_size"), "512\n");
-        w(disk.join("queue/optimal_io_size"), "0\n");
-        w(disk.join("queue/discard_granularity"), "4194304\n");
-        w(disk.join("queue/rotational"), "0\n");
+        fake_files(
+            &disk,
+            &[
+                ("size", "7626752\n"),
+                ("ro", "0\n"),
+                ("dev", "179:8\n"),
+                ("queue/logical_block_size", "512\n"),
+                ("queue/physical_block_size", "512\n"),
+                ("queue/minimum_io_size", "512\n"),
+                ("queue/optimal_io_size", "0\n"),
+                ("queue/discard_granularity", "4194304\n"),
+                ("queue/rotational", "0\n"),
+            ],
+        );
         // Linux's mmcblk device/ is the card: registers from mmc_registers.csv.
         let card = sys.join("devices/platform/mmc_host/mmc1/mmc1:aaaa");
-        w(card.join("type"), "SD\n");
-        w(card.join("name"), "SA04G\n");
-        w(card.join("cid"), "02544d5341303447113533890900d371\n");
-        w(card.join("csd"), "400e00325b5900001d177f800a40008d\n");
-        w(card.join("scr"), "0235800001000000\n");
-        w(card.join("date"), "03/2013\n");
-        w(card.join("erase_size"), "512\n");
-        w(card.join("preferred_erase_size"), "4194304\n");
-        w(card.join("serial"), "0x35338909\n");
-        w(card.join("fwrev"), "0x1\n");
+        fake_files(
+            &card,
+            &[
+                ("type", "SD\n"),
+                ("name", "SA04G\n"),
+                ("cid", "02544d5341303447113533890900d371\n"),
+                ("csd", "400e00325b5900001d177f800a40008d\n"),
+                ("scr", "0235800001000000\n"),
+                ("date", "03/2013\n"),
+                ("erase_size", "512\n"),
+                ("preferred_erase_size", "4194304\n"),
+                ("serial", "0x35338909\n"),
+                ("fwrev", "0x1\n"),
+            ],
+        );
         if let Some(ssr) = ssr {
-            w(card.join("ssr"), ssr);
+            fake_files(&card, &[("ssr", ssr)]);
         }
         std::os::unix::fs::symlink(&card, disk.join("device")).unwrap();
         let part = disk.join("mmcblk1p1");
-        w(part.join("partition"), "1\n");
-        w(part.join("start"), "8192\n");
-        w(part.join("size"), "7618560\n");
-        w(part.join("dev"), "179:9\n");
-        w(part.join("ro"), "0\n");
+        fake_files(
+            &part,
+            &[
+                ("partition", "1\n"),
+                ("start", "8192\n"),
+                ("size", "7618560\n"),
+                ("dev", "179:9\n"),
+                ("ro", "0\n"),
+            ],
+        );
         fs::create_dir_all(part.join("holders")).unwrap();
         fs::create_dir_all(disk.join("holders")).unwrap();
         fs::create_dir_all(sys.join("dev/block")).unwrap();
         std::os::unix::fs::symlink(&disk, sys.join("dev/block/179:8")).unwrap();
         std::os::unix::fs::symlink(&part, sys.join("dev/block/179:9")).unwrap();
         let proc = root.join("proc");
-        w(
-            proc.join("self/mountinfo"),
-            "30 1 179:9 / /media/card rw - vfat /dev/mmcblk1p1 rw\n",
+        fake_files(
+            &proc,
+            &[
+                (
+                    "self/mountinfo",
+                    "30 1 179:9 / /media/card rw - vfat /dev/mmcblk1p1 rw\n",
+                ),
+                ("swaps", "Filename Type Size Used Priority\n"),
+            ],
         );
-        w(proc.join("swaps"), "Filename Type Size Used Priority\n");
         Roots {
             sys,
             proc,

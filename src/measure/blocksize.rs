@@ -120,8 +120,6 @@ pub struct Args {
     pub common: crate::args::Common,
 }
 
-crate::measure::registry::arguments!(Args, reads);
-
 impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         s.run(&Blocksize)?;
@@ -138,18 +136,14 @@ impl Registered for Presenter {
     type Output = BlocksizeResult;
 
     fn text(r: &BlocksizeResult, device_s: f64, o: &mut String) {
-        let rows: Vec<Vec<String>> = r
-            .sizes
-            .iter()
-            .map(|s| {
-                vec![
-                    Iec(s.block_bytes).to_string(),
-                    duration_ns(s.median_ns),
-                    mb_per_s(s.bytes_per_sec),
-                ]
-            })
-            .collect();
-        let _ = writeln!(o, "{}", table::grid(&["read size", "median time", "rate"], &rows));
+        let sizes = table::grid_of(&["read size", "median time", "rate"], &r.sizes, |s| {
+            vec![
+                Iec(s.block_bytes).to_string(),
+                duration_ns(s.median_ns),
+                mb_per_s(s.bytes_per_sec),
+            ]
+        });
+        let _ = writeln!(o, "{sizes}");
         let line = format!(
             "{} random reads of each size in {} from byte {}",
             r.reads_per_size,
@@ -182,10 +176,7 @@ impl Registered for Presenter {
         })]
     }
 
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(r) = all.blocksize.get() else {
-            return Vec::new();
-        };
+    fn metrics(r: &BlocksizeResult, _: &Results) -> Vec<Metric> {
         let at = |b: u64| r.sizes.iter().find(|s| s.block_bytes == b);
         [4096, 4 << 20]
             .into_iter()

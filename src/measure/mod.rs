@@ -39,18 +39,19 @@ use crate::units::Iec;
 pub use registry::Slot;
 
 // The one table of measuring tests (see [`registry`] for why it lives
-// here). The order is the summary's reading order: is it genuine, how
-// fast, then its geometry.
+// here), each with whether it writes (its `Args` then take consent). The
+// order is the summary's reading order: is it genuine, how fast, then its
+// geometry.
 registry::registry! {
-    capacity: capacity::Args as Capacity,
-    bench: bench::Args as Bench,
-    align: align::Args as Align,
-    scatter: scatter::Args as Scatter,
-    au: au::Args as Au,
-    page: page::Args as Page,
-    open_au: open_au::Args as OpenAu,
-    fat: fat::Args as Fat,
-    blocksize: blocksize::Args as Blocksize,
+    capacity: capacity::Args as Capacity, writes;
+    bench: bench::Args as Bench, writes;
+    align: align::Args as Align, reads;
+    scatter: scatter::Args as Scatter, reads;
+    au: au::Args as Au, writes;
+    page: page::Args as Page, writes;
+    open_au: open_au::Args as OpenAu, writes;
+    fat: fat::Args as Fat, writes;
+    blocksize: blocksize::Args as Blocksize, reads;
 }
 
 /// Where a test says how far it is: `done` of `total` units of its own

@@ -132,17 +132,19 @@ pub trait Registered {
     /// Its result as its command prints it (`device_s`: the run's device
     /// time).
     fn text(r: &Self::Output, device_s: f64, o: &mut String);
-    /// Its lines of probe's one-screen summary, `(label, value)`; it may
-    /// read other tests' results (the erase block is align's and au's).
-    fn summary(_all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
+    /// Its lines of probe's one-screen summary, `(label, value)`, where it
+    /// ran; it may read other tests' results too (the erase block is
+    /// align's and au's).
+    fn summary(_r: &Self::Output, _all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         Vec::new()
     }
     /// Its plots and notes in the HTML report.
     fn figures(_r: &Self::Output) -> Vec<Figure> {
         Vec::new()
     }
-    /// The figures `results compare` and the report set side by side.
-    fn metrics(_all: &Results) -> Vec<Metric> {
+    /// The figures `results compare` and the report set side by side,
+    /// where it ran; it may read other tests' results too.
+    fn metrics(_r: &Self::Output, _all: &Results) -> Vec<Metric> {
         Vec::new()
     }
     /// Its points as CSV, where that means something (scatter).
@@ -162,17 +164,17 @@ pub trait Settle {
 
 /// Where a test's arguments say it runs (the target, the engine, the
 /// store) and what the user allowed a writing test to do. Made by
-/// [`arguments!`], from the `common` and `write` groups every test's
-/// `Args` flattens.
+/// [`arguments!`] for each line of the table, from the `common` and `write`
+/// groups every test's `Args` flattens.
 pub trait Arguments {
     fn common(&self) -> &crate::args::Common;
     /// None: the test only reads.
     fn consent(&self) -> Option<&crate::args::WriteArgs>;
 }
 
-/// `arguments!(Args, reads)` or `arguments!(Args, writes)`: the
-/// [`Arguments`] of a test's `Args`, from its `common` and (writing)
-/// `write` fields.
+/// `arguments!(Args, reads)` or `arguments!(Args, writes)`, as the
+/// table says the test does: the [`Arguments`] of a test's `Args`, from
+/// its `common` and (writing) `write` fields.
 macro_rules! arguments {
     ($args:ty, reads) => {
         impl $crate::measure::registry::Arguments for $args {
@@ -207,7 +209,10 @@ pub trait Steps: Arguments {
 /// The table's expansion, in the module that invokes it: `self::$module`
 /// is that module's child, every other name is spelt from the crate root.
 macro_rules! registry {
-    ($( $field:ident : $module:ident :: $args:ident as $variant:ident ),* $(,)?) => {
+    ($( $field:ident : $module:ident :: $args:ident as $variant:ident, $access:ident );* $(;)?) => {
+        $( $crate::measure::registry::arguments!(self::$module::$args, $access); )*
+
+
         /// Every test's result, typed, one field per test under the test's
         /// own key: what the run document carries at its top level.
         #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -297,7 +302,11 @@ macro_rules! registry {
             /// Probe's summary lines, test by test in the table's order.
             pub fn summary(&self) -> Vec<($crate::measure::topic::Topic, String)> {
                 let mut out = Vec::new();
-                $( out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::summary(self)); )*
+                $(
+                    if let Some(r) = self.$field.get() {
+                        out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::summary(r, self));
+                    }
+                )*
                 out
             }
 
@@ -315,7 +324,11 @@ macro_rules! registry {
             /// The comparable figures, in the table's order.
             pub fn metrics(&self) -> Vec<$crate::measure::metrics::Metric> {
                 let mut out = Vec::new();
-                $( out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::metrics(self)); )*
+                $(
+                    if let Some(r) = self.$field.get() {
+                        out.extend(<self::$module::Presenter as $crate::measure::registry::Registered>::metrics(r, self));
+                    }
+                )*
                 out
             }
 

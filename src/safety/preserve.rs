@@ -13,7 +13,7 @@ use super::ranges::Range;
 use super::registry::Registry;
 use super::signals::{self, crash_point};
 use super::{Outcome, SafetyError};
-use crate::targets::{AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError};
+use crate::targets::{AlignedBuf, Completions, Op, Request, Target, TargetDescription, TargetError};
 
 /// A target that journals before it writes. Reads pass straight through.
 pub struct PreservingTarget<'a> {
@@ -394,12 +394,7 @@ impl Target for PreservingTarget<'_> {
     /// Run a batch, refusing the whole batch before any I/O if one write lies
     /// outside the declared ranges or a signal is pending (reads too); ranges written for
     /// the first time are journalled and committed first.
-    fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
+    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
         let mut bytes = 0;
         let mut first = Vec::new();
         for r in requests.iter().filter(|r| r.op == Op::Write) {

@@ -161,3 +161,26 @@ pub fn card_of(family: Family, rng: &mut u64) -> (SimTarget, String, Truth) {
         },
     )
 }
+/// `work` on each of many cards, spread over every core, the answers in
+/// the cards' order: how the calibration, the property tests and the
+/// flashbench scoring get through hundreds of generated cards. A panic in
+/// `work` is raised again here.
+pub fn on_every_core<T: Send, R: Send>(cards: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+    let chunk = cards.len().div_ceil(threads).max(1);
+    let mut left = cards.into_iter();
+    let parts: Vec<Vec<T>> = std::iter::from_fn(|| Some(left.by_ref().take(chunk).collect::<Vec<T>>()))
+        .take_while(|part| !part.is_empty())
+        .collect();
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| scope.spawn(move || part.into_iter().map(work).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
+}

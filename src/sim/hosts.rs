@@ -1,16 +1,22 @@
 //! Host controller presets, applied by the `host` key, each with the seed it
 //! is modelled on. Plain data: [`super::params`] applies them.
 
-/// A named host controller preset, applied by the `host` key.
-pub struct HostPreset {
+/// A named set of key/value settings, with what it is and the seed it is
+/// modelled on: a host preset (over a card's settings, by the `host` key)
+/// or a built-in card (`profiles`, over [`Params::default`]). Here, below
+/// both: the card parameters apply host presets, and the cards use them.
+///
+/// [`Params::default`]: super::params::Params
+pub struct Preset {
     pub name: &'static str,
     pub summary: &'static str,
     pub source: &'static str,
     pub settings: &'static [(&'static str, &'static str)],
 }
 
-pub const HOSTS: &[HostPreset] = &[
-    HostPreset {
+/// The host controller presets, applied by the `host` key.
+pub const HOSTS: &[Preset] = &[
+    Preset {
         name: "generic",
         summary: "4-bit 50 MHz SD host, multi-block with CMD23",
         source: "SD spec high-speed mode defaults",
@@ -28,7 +34,7 @@ pub const HOSTS: &[HostPreset] = &[
             ("in_flight", "1"),
         ],
     },
-    HostPreset {
+    Preset {
         name: "uhs1-sdr104",
         summary: "UHS-I SDR104: 4-bit 208 MHz, CMD23, one interrupt per request",
         source: "SD Physical Layer spec 3.01 bus speed modes",
@@ -38,7 +44,7 @@ pub const HOSTS: &[HostPreset] = &[
             ("host_overhead_ns", "15000"),
         ],
     },
-    HostPreset {
+    Preset {
         name: "am335x-hsmmc",
         summary: "TI AM335x omap_hsmmc on a BeagleBone: 4-bit 48 MHz high speed, 512 KiB requests",
         source: "Andrew Bradford's blog post \"Flashbenching\" (May 2014) (white BeagleBone); AM335x MMCHS maximum clock",
@@ -49,7 +55,7 @@ pub const HOSTS: &[HostPreset] = &[
             ("max_blocks_per_cmd", "1024"),
         ],
     },
-    HostPreset {
+    Preset {
         name: "at91-mci",
         summary: "Atmel AT91RM9200 at91_mci: 30 MHz 1-bit, single-block, interrupt per block",
         source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011); override bus_width=4,clock_hz=15000000 or max_blocks_per_cmd=64 for the patched driver",
@@ -69,7 +75,7 @@ pub const HOSTS: &[HostPreset] = &[
             ("in_flight", "1"),
         ],
     },
-    HostPreset {
+    Preset {
         name: "sdhci-hs400",
         summary: "sdhci in HS400: 8-bit 200 MHz DDR, one request at a time",
         source: "Baolin Wang's patch series \"Add MMC software queue support\" v5 (linux-mmc, October 2019), without hsq",
@@ -88,13 +94,13 @@ pub const HOSTS: &[HostPreset] = &[
             ("in_flight", "1"),
         ],
     },
-    HostPreset {
+    Preset {
         name: "sdhci-hs400-hsq",
         summary: "sdhci in HS400 with the host software queue: depth 32, 2 in flight",
         source: "Baolin Wang's patch series \"Add MMC software queue support\" v5 (linux-mmc, October 2019), with hsq",
         settings: &[("host", "sdhci-hs400"), ("queue_depth", "32"), ("in_flight", "2")],
     },
-    HostPreset {
+    Preset {
         name: "netbsd-ata-pio",
         summary: "NetBSD wd/ata_wdc, CompactFlash PIO, one command per sector",
         source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004), calibration/cf_ata_timeline.csv (300 us command to interrupt, 250 us PIO per sector)",
@@ -115,7 +121,7 @@ pub const HOSTS: &[HostPreset] = &[
             ("ata_next_sector_ns", "11000"),
         ],
     },
-    HostPreset {
+    Preset {
         name: "netbsd-ata-pio-multi",
         summary: "NetBSD wd/ata_wdc patched for READ/WRITE MULTIPLE: 32 sectors per command",
         source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004) (the ata.diff patch)",
@@ -127,6 +133,6 @@ pub const HOSTS: &[HostPreset] = &[
     },
 ];
 
-pub fn find(name: &str) -> Option<&'static HostPreset> {
+pub fn find(name: &str) -> Option<&'static Preset> {
     HOSTS.iter().find(|h| h.name == name)
 }

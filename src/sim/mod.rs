@@ -17,7 +17,8 @@ pub mod store;
 use serde::{Deserialize, Serialize};
 
 use crate::targets::{
-    AlignedBuf, Completion, Op, Request, Target, TargetDescription, TargetError, TargetKind, check_requests,
+    AlignedBuf, Completion, Completions, Op, Request, Target, TargetDescription, TargetError, TargetKind,
+    check_requests,
 };
 use params::{Erased, FakeMode, ParamError, Params, Protocol};
 
@@ -567,12 +568,7 @@ impl Target for SimTarget {
         self.params.keep_data
     }
 
-    fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
+    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
         check_requests(&self.desc, requests, queue_depth, buf.len(), true)?;
         // The program keeps `queue_depth` requests outstanding; the host
         // takes at most its own queue's worth, and the rest wait in the block

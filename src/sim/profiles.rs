@@ -4,16 +4,11 @@
 
 use super::params::{ParamError, Params};
 
-/// A named card: key/value settings over [`Params::default`].
-pub struct Profile {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub source: &'static str,
-    pub settings: &'static [(&'static str, &'static str)],
-}
+use super::hosts::Preset;
 
-pub const PROFILES: &[Profile] = &[
-    Profile {
+/// The built-in cards: each a preset over [`Params::default`].
+pub const PROFILES: &[Preset] = &[
+    Preset {
         name: "demo",
         summary: "present-day 32 GB A1 microSDHC on a UHS-I host: 4 MiB AU, 6 open AUs in order and 24 for random writes, 2-AU FAT area",
         source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no published measurement of it. \
@@ -41,7 +36,7 @@ pub const PROFILES: &[Profile] = &[
             ),
         ],
     },
-    Profile {
+    Preset {
         name: "kingston-sa04g",
         summary: "Kingston 4 GB microSDHC (SA04G, 2013): 4 MiB AU, 16 KiB page, 3 open AUs, no FAT area",
         source: "Andrew Bradford's blog post \"Flashbenching\" (May 2014); registers from calibration/mmc_registers.csv",
@@ -71,7 +66,7 @@ pub const PROFILES: &[Profile] = &[
             ("scr", "0235800001000000"),
         ],
     },
-    Profile {
+    Preset {
         name: "sandisk-512mb",
         summary: "SanDisk 512 MB SD (c. 2006): 32-block (16 KiB) erase block, small-block NAND",
         source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011), 'erase_blocks=32'",
@@ -89,7 +84,7 @@ pub const PROFILES: &[Profile] = &[
             ("write_commit_ns", "475000"),
         ],
     },
-    Profile {
+    Preset {
         name: "sandisk-2gb",
         summary: "SanDisk 2 GB SD (2011): 8192-block (4 MiB) erase block",
         source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011), 'erase_blocks=8192'",
@@ -109,7 +104,7 @@ pub const PROFILES: &[Profile] = &[
             ("csd", "002600325f5a83aefefbcfff928040de"),
         ],
     },
-    Profile {
+    Preset {
         name: "toshiba-7au",
         summary: "Toshiba eMMC/SD part keeping 7 AUs open, disliking writes under 32 KiB",
         source: "Arnd Bergmann's post 'MMC quirks relating to performance/lifetime' (linaro-dev, February 2011)",
@@ -126,7 +121,7 @@ pub const PROFILES: &[Profile] = &[
             ("copy_page_ns", "2300000"),
         ],
     },
-    Profile {
+    Preset {
         name: "sandisk-20au",
         summary: "SanDisk eMMC/SD part keeping 20 AUs open",
         source: "Arnd Bergmann's post 'MMC quirks relating to performance/lifetime' (linaro-dev, February 2011)",
@@ -144,7 +139,7 @@ pub const PROFILES: &[Profile] = &[
             ("write_commit_ns", "5300000"),
         ],
     },
-    Profile {
+    Preset {
         name: "emmc-hs400",
         summary: "eMMC HBG4a2 29.1 GiB in HS400 enhanced strobe",
         source: "Baolin Wang's patch series 'Add MMC software queue support' v5 (linux-mmc, October 2019)",
@@ -167,7 +162,7 @@ pub const PROFILES: &[Profile] = &[
             ("random_write_ns", "46600"),
         ],
     },
-    Profile {
+    Preset {
         name: "cf-sandisk-ultra2",
         summary: "SanDisk Ultra II CompactFlash in PIO mode",
         source: "Artem Belevich's post 'CompactFlash performance improvement' (NetBSD tech-kern, March 2004)",
@@ -186,7 +181,7 @@ pub const PROFILES: &[Profile] = &[
             ("au_erase_ns", "1500000"),
         ],
     },
-    Profile {
+    Preset {
         name: "cf-simpletech-oem",
         summary: "SimpleTech/OEM CompactFlash in PIO mode (slow writes: ~3 ms per sector)",
         source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004), calibration/cf_ata_timeline.csv",
@@ -209,7 +204,7 @@ pub const PROFILES: &[Profile] = &[
     },
 ];
 
-pub fn profile(name: &str) -> Option<&'static Profile> {
+pub fn profile(name: &str) -> Option<&'static Preset> {
     PROFILES.iter().find(|p| p.name == name)
 }
 

@@ -78,6 +78,11 @@ pub struct Completion {
     pub errno: Option<i32>,
 }
 
+/// What running a batch gives: a completion for each request, in request
+/// order, or why the batch as a whole could not run. Every engine and
+/// every wrapping target returns it, so it has one name.
+pub type Completions = Result<Vec<Completion>, TargetError>;
+
 /// Why a batch could not run. Request-level I/O errors are not here: they come
 /// back per request in [`Completion::errno`] so a test can map bad ranges.
 #[derive(Debug, thiserror::Error)]
@@ -135,12 +140,7 @@ pub trait Target: Send {
 
     /// Run `requests` keeping up to `queue_depth` in flight, and return one
     /// completion per request, in request order.
-    fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError>;
+    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions;
 
     /// Time the device has spent on requests so far (virtual for a simulation).
     fn device_time_ns(&self) -> u64;
@@ -198,7 +198,7 @@ macro_rules! forward_target {
                 requests: &[Request],
                 queue_depth: usize,
                 buf: &mut AlignedBuf,
-            ) -> Result<Vec<Completion>, TargetError> {
+            ) -> Completions {
                 (**self).run(requests, queue_depth, buf)
             }
 
@@ -234,12 +234,7 @@ forward_target!(&mut T, Box<T>);
 /// Run a batch and turn the first failed request into an error: for callers
 /// that cannot interpret a partial batch (the journal, a restore, the
 /// writing tests).
-pub fn run_all(
-    target: &mut dyn Target,
-    requests: &[Request],
-    queue_depth: usize,
-    buf: &mut AlignedBuf,
-) -> Result<Vec<Completion>, TargetError> {
+pub fn run_all(target: &mut dyn Target, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
     let done = target.run(requests, queue_depth, buf)?;
     if let Some((r, errno)) = requests.iter().zip(&done).find_map(|(r, c)| c.errno.map(|e| (r, e))) {
         return Err(TargetError::Io {

@@ -94,26 +94,19 @@ fn format_num(v: f64) -> String {
 /// (`total`: cells within 15%, cells, largest error).
 pub fn sim_reproduce(o: &mut String, reports: &[Report], total: Option<(usize, usize, f64)>) {
     for r in reports {
-        let rows: Vec<Vec<String>> = r
-            .rows
-            .iter()
-            .map(|row| {
-                vec![
-                    row.label.clone(),
-                    row.metric.clone(),
-                    row.unit.clone(),
-                    format_num(row.published),
-                    format_num(row.simulated),
-                    format!("{:+.1}%", row.error_pct),
-                ]
-            })
-            .collect();
+        let header = ["what", "metric", "unit", "published", "simulated", "error"];
+        let cells = table::grid_of(&header, &r.rows, |row| {
+            vec![
+                row.label.clone(),
+                row.metric.clone(),
+                row.unit.clone(),
+                format_num(row.published),
+                format_num(row.simulated),
+                format!("{:+.1}%", row.error_pct),
+            ]
+        });
         let _ = writeln!(o, "== {}", r.experiment);
-        let _ = writeln!(
-            o,
-            "{}",
-            table::grid(&["what", "metric", "unit", "published", "simulated", "error"], &rows)
-        );
+        let _ = writeln!(o, "{cells}");
         let _ = writeln!(
             o,
             "{} of {} cells within 15%; largest error {:.1}%",
@@ -202,34 +195,27 @@ pub fn restore(o: &mut String, l: &PendingList) {
         );
         return;
     }
-    let rows: Vec<Vec<String>> = pending
-        .iter()
-        .map(|p| {
-            vec![
-                p.target.clone().unwrap_or_else(|| "?".into()),
-                p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
-                p.created_unix.map(crate::units::date_time).unwrap_or_default(),
-                p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
-                // The error names the journal itself ("journal PATH: why"),
-                // under a column that says "journal" already.
-                match (
-                    p.error.as_deref().map(|e| e.strip_prefix("journal ").unwrap_or(e)),
-                    p.live,
-                    p.damaged,
-                ) {
-                    (Some(e), _, true) => format!("DAMAGED: {e}"),
-                    (Some(e), _, false) => e.to_string(),
-                    (None, true, _) => format!("{} (live: its run is still going)", p.journal),
-                    (None, false, _) => p.journal.clone(),
-                },
-            ]
-        })
-        .collect();
-    let _ = writeln!(
-        o,
-        "{}",
-        table::grid(&["target", "size", "created", "journalled", "journal"], &rows)
-    );
+    let journals = table::grid_of(&["target", "size", "created", "journalled", "journal"], pending, |p| {
+        vec![
+            p.target.clone().unwrap_or_else(|| "?".into()),
+            p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
+            p.created_unix.map(crate::units::date_time).unwrap_or_default(),
+            p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
+            // The error names the journal itself ("journal PATH: why"),
+            // under a column that says "journal" already.
+            match (
+                p.error.as_deref().map(|e| e.strip_prefix("journal ").unwrap_or(e)),
+                p.live,
+                p.damaged,
+            ) {
+                (Some(e), _, true) => format!("DAMAGED: {e}"),
+                (Some(e), _, false) => e.to_string(),
+                (None, true, _) => format!("{} (live: its run is still going)", p.journal),
+                (None, false, _) => p.journal.clone(),
+            },
+        ]
+    });
+    let _ = writeln!(o, "{journals}");
     let _ = writeln!(
         o,
         "restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`"

@@ -24,25 +24,17 @@ pub fn list(o: &mut String, l: &Listing) {
         let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
         return;
     }
-    let rows: Vec<Vec<String>> = l
-        .runs
-        .iter()
-        .map(|r| {
-            vec![
-                r.id.to_string(),
-                date_time(r.started_unix).trim_end_matches(" UTC").to_string(),
-                r.command.to_string(),
-                // The spec as given: sim overrides and paths show.
-                r.target.clone(),
-                r.verdict.clone(),
-            ]
-        })
-        .collect();
-    let _ = writeln!(
-        o,
-        "{}",
-        table::grid(&["id", "when (UTC)", "command", "target", "found"], &rows)
-    );
+    let runs = table::grid_of(&["id", "when (UTC)", "command", "target", "found"], &l.runs, |r| {
+        vec![
+            r.id.to_string(),
+            date_time(r.started_unix).trim_end_matches(" UTC").to_string(),
+            r.command.to_string(),
+            // The spec as given: sim overrides and paths show.
+            r.target.clone(),
+            r.verdict.clone(),
+        ]
+    });
+    let _ = writeln!(o, "{runs}");
     let line = format!(
         "{} run{} in {}; `flashlab results show ID`, `flashlab results compare ID ID`, `flashlab report ID`",
         l.runs.len(),

@@ -581,6 +581,7 @@ pub fn device_of_path(roots: &Roots, path: &Path) -> Option<(u32, u32)> {
 mod tests {
     use super::loop_ioctl::kernel_decode_dev;
     use super::*;
+    use crate::identify::sysfs::fake_files;
 
     #[test]
     fn parses_device_numbers_and_keys_files() {
@@ -617,33 +618,35 @@ mod tests {
     /// dm-0 over loop2p1; sda with two partitions.
     fn fake(tmp: &Path) -> (Roots, PathBuf) {
         let sys = tmp.join("sys");
-        let w = |p: PathBuf, s: &str| {
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, s).unwrap();
-        };
         let backing = tmp.join("disk.img");
         std::fs::File::create(&backing).unwrap().set_len(4 << 20).unwrap();
         let loop2 = sys.join("devices/virtual/block/loop2");
-        w(loop2.join("dev"), "7:2\n");
-        w(loop2.join("size"), "8192\n");
-        w(loop2.join("loop/backing_file"), &format!("{}\n", backing.display()));
-        w(loop2.join("loop2p1/dev"), "259:0\n");
-        w(loop2.join("loop2p1/partition"), "1\n");
-        w(loop2.join("loop2p1/start"), "2048\n");
-        w(loop2.join("loop2p1/size"), "4096\n");
+        fake_files(
+            &loop2,
+            &[
+                ("dev", "7:2\n"),
+                ("size", "8192\n"),
+                ("loop/backing_file", &format!("{}\n", backing.display())),
+                ("loop2p1/dev", "259:0\n"),
+                ("loop2p1/partition", "1\n"),
+                ("loop2p1/start", "2048\n"),
+                ("loop2p1/size", "4096\n"),
+            ],
+        );
         let dm = sys.join("devices/virtual/block/dm-0");
-        w(dm.join("dev"), "253:0\n");
-        w(dm.join("size"), "4096\n");
+        fake_files(&dm, &[("dev", "253:0\n"), ("size", "4096\n")]);
         std::fs::create_dir_all(dm.join("slaves")).unwrap();
         std::os::unix::fs::symlink(loop2.join("loop2p1"), dm.join("slaves/loop2p1")).unwrap();
         let sda = sys.join("devices/pci/host0/block/sda");
-        w(sda.join("dev"), "8:0\n");
-        w(sda.join("size"), "100000\n");
+        fake_files(&sda, &[("dev", "8:0\n"), ("size", "100000\n")]);
         for (p, start, dev) in [("sda1", "2048", "8:1"), ("sda2", "50000", "8:2")] {
-            w(sda.join(p).join("dev"), &format!("{dev}\n"));
-            w(sda.join(p).join("partition"), "1\n");
-            w(sda.join(p).join("start"), &format!("{start}\n"));
-            w(sda.join(p).join("size"), "40000\n");
+            let files = [
+                ("dev", &format!("{dev}\n")[..]),
+                ("partition", "1\n"),
+                ("start", &format!("{start}\n")),
+                ("size", "40000\n"),
+            ];
+            fake_files(&sda.join(p), &files);
         }
         let links = sys.join("dev/block");
         std::fs::create_dir_all(&links).unwrap();
@@ -658,7 +661,7 @@ mod tests {
             std::os::unix::fs::symlink(t, links.join(l)).unwrap();
         }
         let proc = tmp.join("proc");
-        w(proc.join("self/mountinfo"), "");
+        fake_files(&proc, &[("self/mountinfo", "")]);
         (
             Roots {
                 sys,

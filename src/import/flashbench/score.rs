@@ -3,7 +3,7 @@
 //! as a user's flashbench session ([`super::render`]) and read back. The
 //! property test and `examples/flashbench_import.rs` share it.
 
-use super::judge::{self, Input};
+use super::judge;
 use super::render::{UserRuns, render};
 use crate::measure::confidence::Score;
 use crate::measure::{CONFIDENT, Results};
@@ -46,34 +46,12 @@ pub fn trials(n: usize, seed: u64, wrong: usize) -> Vec<Trial> {
             (t, spec, truth, s, w)
         })
         .collect();
-    let threads = std::thread::available_parallelism().map_or(2, usize::from);
-    let chunk = plans.len().div_ceil(threads).max(1);
-    let mut plans = plans;
-    let mut out: Vec<Trial> = Vec::with_capacity(n);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = plans
-            .chunks_mut(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter_mut()
-                        .map(|(t, spec, truth, s, w)| Trial {
-                            spec: spec.clone(),
-                            truth: truth.clone(),
-                            text: render(t, s),
-                            wrong_erasesize: *w,
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
-    out
+    generate::on_every_core(plans, |(mut t, spec, truth, s, w)| Trial {
+        text: render(&mut t, &s),
+        spec,
+        truth,
+        wrong_erasesize: w,
+    })
 }
 
 /// The reading of the trials.
@@ -128,15 +106,7 @@ pub fn assess(trials: &[Trial]) -> Outcome {
             o.confident_wrong.push(format!("{}: does not parse", t.spec));
             continue;
         };
-        let mut tables = Vec::new();
-        let j = judge::judge(
-            &[Input {
-                name: "-",
-                parsed: &parsed,
-            }],
-            None,
-            &mut tables,
-        );
+        let j = judge::judge_one(&parsed);
         let mut r = Results::default();
         if let Some(a) = j.align.clone() {
             r.align.set(a);
@@ -197,15 +167,7 @@ pub fn assess(trials: &[Trial]) -> Outcome {
                 align: vec![run.clone()],
                 ..super::Parsed::default()
             };
-            let mut tables = Vec::new();
-            let j = judge::judge(
-                &[Input {
-                    name: "-",
-                    parsed: &one,
-                }],
-                None,
-                &mut tables,
-            );
+            let j = judge::judge_one(&one);
             if let Some(a) = j.align.filter(|a| a.confidence >= CONFIDENT) {
                 said.push(a.erase_size_bytes);
             }

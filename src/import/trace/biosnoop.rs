@@ -120,8 +120,6 @@ pub(super) struct Reader {
     input: Input,
     right: usize,
     disk: Option<Box<[u8]>>,
-    done: bool,
-    dropped: Option<String>,
 }
 
 impl Reader {
@@ -142,26 +140,17 @@ impl Reader {
                 input,
                 right,
                 disk: None,
-                done: false,
-                dropped: None,
             });
         }
     }
 
     pub(super) fn cut(&self) -> Option<String> {
-        self.input.cut_with(self.dropped.clone())
+        self.input.truncated()
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        if self.done {
-            return Ok(None);
-        }
         let (disk, right) = (&mut self.disk, self.right);
-        let r = self
-            .input
-            .next_request(&mut self.dropped, HINT, |l| one_disk(disk, parse(l, right)))?;
-        self.done = r.is_none();
-        Ok(r)
+        self.input.next_request(HINT, |l| one_disk(disk, parse(l, right)))
     }
 }
 

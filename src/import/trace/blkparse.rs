@@ -123,8 +123,6 @@ pub(super) struct Reader {
     input: Input,
     action: u8,
     device: Option<(u64, u64)>,
-    done: bool,
-    dropped: Option<String>,
 }
 
 impl Reader {
@@ -136,17 +134,15 @@ impl Reader {
                 Events::Queue => b'Q',
             },
             device: None,
-            done: false,
-            dropped: None,
         }
     }
 
     pub(super) fn cut(&self) -> Option<String> {
-        self.input.cut_with(self.dropped.clone())
+        self.input.truncated()
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        while !self.done {
+        while !self.input.ended {
             let n = self.input.line + 1;
             let (parsed, last, len, closed) = match self.input.next_line()? {
                 Line::End => break,
@@ -164,7 +160,7 @@ impl Reader {
                     || parsed.is_err()
                     || matches!(parsed, Ok(Parsed::Request(..)) if !closed));
             if cut_short {
-                self.dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
+                self.input.dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
                 break;
             }
             match parsed {
@@ -192,7 +188,7 @@ impl Reader {
                 }
             }
         }
-        self.done = true;
+        self.input.ended = true;
         Ok(None)
     }
 }

@@ -16,19 +16,19 @@ const VERSION: u32 = 7;
 const HEADER: usize = 48;
 
 // Action codes, the low 16 bits of `action`.
-const ACT_QUEUE: u32 = 1;
-const ACT_ISSUE: u32 = 7;
+pub(super) const ACT_QUEUE: u32 = 1;
+pub(super) const ACT_ISSUE: u32 = 7;
 
 // Category bits, the high 16 bits of `action`.
-const TC_WRITE: u32 = 1 << 1;
-const TC_FLUSH: u32 = 1 << 2;
+pub(super) const TC_WRITE: u32 = 1 << 1;
+pub(super) const TC_FLUSH: u32 = 1 << 2;
 /// Passthrough (SCSI) commands: no sector range (blkparse_fmt.c prints their
 /// payload instead).
-const TC_PC: u32 = 1 << 9;
+pub(super) const TC_PC: u32 = 1 << 9;
 /// Process names and clock notes, not I/O; their action codes overlap the
 /// I/O ones (a timestamp note is 1, as Q is), so the category comes first.
-const TC_NOTIFY: u32 = 1 << 10;
-const TC_DISCARD: u32 = 1 << 13;
+pub(super) const TC_NOTIFY: u32 = 1 << 10;
+pub(super) const TC_DISCARD: u32 = 1 << 13;
 /// The one note blkparse keeps among the records (`BLK_TN_MESSAGE`), so it
 /// counts for the start of time (`ms_prime` in blkparse.c).
 const TN_MESSAGE: u32 = (TC_NOTIFY << 16) | 2;
@@ -210,7 +210,6 @@ pub(super) struct CpuFile {
     big_endian: bool,
     action: u32,
     peeked: Option<Head>,
-    dropped: Option<String>,
 }
 
 impl CpuFile {
@@ -224,7 +223,6 @@ impl CpuFile {
                 Events::Queue => ACT_QUEUE,
             },
             peeked: None,
-            dropped: None,
         })
     }
 
@@ -233,7 +231,7 @@ impl CpuFile {
     }
 
     pub(super) fn cut(&self) -> Option<String> {
-        self.input.cut_with(self.dropped.clone())
+        self.input.truncated()
     }
 
     /// The next record of any kind, its payload skipped.
@@ -243,7 +241,7 @@ impl CpuFile {
         let b = match self.input.take(HEADER)? {
             Take::End => return Ok(None),
             Take::Short(n) => {
-                self.dropped = Some(format!("its last record is cut mid-header, {n} bytes dropped"));
+                self.input.dropped = Some(format!("its last record is cut mid-header, {n} bytes dropped"));
                 return Ok(None);
             }
             Take::Bytes(b) => b,
@@ -260,7 +258,7 @@ impl CpuFile {
         let skipped = self.input.skip(pdu_len)?;
         if skipped < pdu_len {
             let n = HEADER + skipped;
-            self.dropped = Some(format!("its last record is cut mid-payload, {n} bytes dropped"));
+            self.input.dropped = Some(format!("its last record is cut mid-payload, {n} bytes dropped"));
             return Ok(None);
         }
         Ok(Some(head))

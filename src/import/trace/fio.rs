@@ -141,8 +141,6 @@ fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
 pub(super) struct Reader {
     input: Input,
     state: State,
-    done: bool,
-    dropped: Option<String>,
 }
 
 impl Reader {
@@ -163,21 +161,16 @@ impl Reader {
                 added: Vec::new(),
                 io_file: None,
             },
-            done: false,
-            dropped: None,
         })
     }
 
     pub(super) fn cut(&self) -> Option<String> {
-        self.input.cut_with(self.dropped.clone())
+        self.input.truncated()
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        if self.done {
-            return Ok(None);
-        }
         let state = &mut self.state;
-        let r = self.input.next_request(&mut self.dropped, HINT, |l| {
+        self.input.next_request(HINT, |l| {
             state.parse(l).map_err(|what| {
                 let hint = if what.contains("one device") {
                     "a replay is of one device: keep one file's lines (grep ' FILE ' LOG), or log a job whose file \
@@ -187,9 +180,7 @@ impl Reader {
                 };
                 (what, hint)
             })
-        })?;
-        self.done = r.is_none();
-        Ok(r)
+        })
     }
 }
 
@@ -213,11 +204,19 @@ mod tests {
             .collect()
     }
 
+    /// A request's time, flush and I/O.
+    type Timed = (u64, bool, Option<(TraceOp, u64, u64)>);
+
+    /// A whole log read from the start, request by request.
+    fn timed(v3: bool, lines: &[&str]) -> Vec<Timed> {
+        let got = run(&mut state(v3), lines);
+        got.iter().map(|r| (r.time_ns, r.flush, r.io)).collect()
+    }
+
     #[test]
     fn version_2_waits_set_the_time_in_milliseconds_since_the_start() {
-        let mut s = state(false);
-        let got = run(
-            &mut s,
+        let got = timed(
+            false,
             &[
                 "/dev/sdb add",
                 "/dev/sdb open",
@@ -239,15 +238,13 @@ mod tests {
             (5_000_000, true, None),
             (5_000_000, true, None),
         ];
-        let got: Vec<_> = got.iter().map(|r| (r.time_ns, r.flush, r.io)).collect();
         assert_eq!(got, want);
     }
 
     #[test]
     fn version_3_times_are_microseconds() {
-        let mut s = state(true);
-        let got = run(
-            &mut s,
+        let got = timed(
+            true,
             &[
                 "31 /dev/loop0 add",
                 "167 /dev/loop0 open",
@@ -259,7 +256,6 @@ mod tests {
                 "20139 /dev/loop0 close",
             ],
         );
-        let got: Vec<_> = got.iter().map(|r| (r.time_ns, r.flush, r.io)).collect();
         assert_eq!(
             got,
             [

@@ -476,6 +476,10 @@ struct Input {
     line: u64,
     /// How a compressed stream ended early.
     cut: Option<String>,
+    /// What the reader dropped at the end (a last line or record cut short).
+    dropped: Option<String>,
+    /// The reader has read its last request: nothing more is read.
+    ended: bool,
 }
 
 /// The next line of a text file, without its newline (nor a `\r` before it).
@@ -561,6 +565,8 @@ impl Input {
             pos: 0,
             line: 0,
             cut: None,
+            dropped: None,
+            ended: false,
         })
     }
 
@@ -678,10 +684,22 @@ impl Input {
     /// long, or one `parse` refuses, is an error at its number, with the
     /// hint `parse` gives (`hint` for one too long); a last line cut short
     /// (refused, or cut with its compressed stream) is dropped, and
-    /// `dropped` says so.
+    /// `dropped` says so. After the last request, None again.
     pub(super) fn next_request(
         &mut self,
-        dropped: &mut Option<String>,
+        hint: &'static str,
+        parse: impl FnMut(&[u8]) -> Result<Option<Request>, (String, &'static str)>,
+    ) -> Result<Option<Request>, TraceError> {
+        if self.ended {
+            return Ok(None);
+        }
+        let r = self.request(hint, parse)?;
+        self.ended = r.is_none();
+        Ok(r)
+    }
+
+    fn request(
+        &mut self,
         hint: &'static str,
         mut parse: impl FnMut(&[u8]) -> Result<Option<Request>, (String, &'static str)>,
     ) -> Result<Option<Request>, TraceError> {
@@ -697,7 +715,7 @@ impl Input {
                 Line::Last(l) => (parse(l), true, l.len()),
             };
             if last && (parsed.is_err() || self.cut.is_some()) {
-                *dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
+                self.dropped = Some(format!("its last line is cut short, {len} bytes dropped"));
                 return Ok(None);
             }
             match parsed {
@@ -735,11 +753,11 @@ impl Input {
     }
 
     /// Why the content ends early, with what the reader dropped at its end.
-    fn cut_with(&self, dropped: Option<String>) -> Option<String> {
-        match (&self.cut, dropped) {
+    fn truncated(&self) -> Option<String> {
+        match (&self.cut, &self.dropped) {
             (Some(c), Some(d)) => Some(format!("{c}; {d}")),
             (Some(c), None) => Some(c.clone()),
-            (None, d) => d,
+            (None, d) => d.clone(),
         }
     }
 }

@@ -168,14 +168,14 @@ fn rec(big: bool, time: u64, sector: u64, bytes: u32, act: u32, cat: u32, dev: u
     v
 }
 
-const D: u32 = 7;
-const Q: u32 = 1;
+// The reader's own action codes and category bits, short, for records
+// written by hand; and the read bit, which the reader never asks (what
+// does not write reads).
+use super::blktrace::{
+    ACT_ISSUE as D, ACT_QUEUE as Q, TC_DISCARD as DISCARD, TC_FLUSH as FLUSH, TC_NOTIFY as NOTIFY, TC_PC as PC,
+    TC_WRITE as WRITE,
+};
 const READ: u32 = 1;
-const WRITE: u32 = 1 << 1;
-const FLUSH: u32 = 1 << 2;
-const NOTIFY: u32 = 1 << 10;
-const DISCARD: u32 = 1 << 13;
-const PC: u32 = 1 << 9;
 const SDA: u32 = 8 << 20;
 
 fn r(time_ns: u64, op: TraceOp, offset: u64, len: u64) -> TraceRecord {

@@ -15,8 +15,6 @@ pub struct Args {
     pub common: crate::args::Common,
 }
 
-crate::measure::registry::arguments!(Args, reads);
-
 impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let test = Align {

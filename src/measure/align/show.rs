@@ -41,26 +41,19 @@ impl Registered for Presenter {
     type Output = AlignResult;
 
     fn text(r: &AlignResult, device_s: f64, o: &mut String) {
-        let rows: Vec<Vec<String>> = r
-            .rows
-            .iter()
-            .map(|row| {
-                vec![
-                    Iec(row.boundary_bytes).to_string(),
-                    duration_ns(row.pre_ns),
-                    duration_ns(row.on_ns),
-                    duration_ns(row.post_ns),
-                    duration_ns(row.diff_ns),
-                    duration_ns(row.diff_spread_ns),
-                    row.samples.to_string(),
-                ]
-            })
-            .collect();
-        let _ = writeln!(
-            o,
-            "{}",
-            table::grid(&["boundary", "pre", "on", "post", "diff", "spread", "samples"], &rows)
-        );
+        let header = ["boundary", "pre", "on", "post", "diff", "spread", "samples"];
+        let steps = table::grid_of(&header, &r.rows, |row| {
+            vec![
+                Iec(row.boundary_bytes).to_string(),
+                duration_ns(row.pre_ns),
+                duration_ns(row.on_ns),
+                duration_ns(row.post_ns),
+                duration_ns(row.diff_ns),
+                duration_ns(row.diff_spread_ns),
+                row.samples.to_string(),
+            ]
+        });
+        let _ = writeln!(o, "{steps}");
         for e in &r.evidence {
             let _ = writeln!(o, "{}", wrap(e, "  ", "  "));
         }
@@ -86,10 +79,7 @@ impl Registered for Presenter {
 
     /// The erase block and page as probe states them: reads and writes
     /// together (au's and page's results, where they ran).
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(a) = all.align.get() else {
-            return Vec::new();
-        };
+    fn summary(a: &AlignResult, all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         if let Some(refused) = a.claim.short_text() {
             return vec![(crate::measure::topic::Topic::Geometry, refused)];
         }
@@ -142,10 +132,7 @@ impl Registered for Presenter {
     }
 
     /// The erase block and page, where claimed with confidence.
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(a) = all.align.get() else {
-            return Vec::new();
-        };
+    fn metrics(a: &AlignResult, all: &Results) -> Vec<Metric> {
         if let Some(why) = a.claim.why() {
             return [MetricId::EraseBlock, MetricId::Page]
                 .map(|id| refused(id, Unit::Bytes, Better::Neither, why))

@@ -24,8 +24,6 @@ pub struct Args {
     pub write: crate::args::WriteArgs,
 }
 
-crate::measure::registry::arguments!(Args, writes);
-
 impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let mut t = Au::over(s.description(), s.medium());

@@ -27,19 +27,15 @@ impl Registered for Presenter {
             );
             let _ = writeln!(o, "{}", wrap(&text, "", ""));
         }
-        let rows: Vec<Vec<String>> = r
-            .candidates
-            .iter()
-            .map(|c| {
+        if !r.candidates.is_empty() {
+            let pairs = table::grid_of(&["distance", "merging", "regions in"], &r.candidates, |c| {
                 vec![
                     Iec(c.size_bytes).to_string(),
                     format!("{:.0}%", c.merging * 100.0),
                     if c.overflows { "two AUs".into() } else { "one AU".into() },
                 ]
-            })
-            .collect();
-        if !rows.is_empty() {
-            let _ = writeln!(o, "{}", table::grid(&["distance", "merging", "regions in"], &rows));
+            });
+            let _ = writeln!(o, "{pairs}");
         }
         show::notes(o, &r.notes);
         let v = match (r.claim.short_text(), r.erase_size_bytes) {

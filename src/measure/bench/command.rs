@@ -133,8 +133,6 @@ impl Args {
     }
 }
 
-crate::measure::registry::arguments!(Args, writes);
-
 impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let options = options_of(s.description(), &self.choices());

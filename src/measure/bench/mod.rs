@@ -649,35 +649,28 @@ mod tests {
         crate::measure::run_alone(&test, &mut card).unwrap()
     }
 
+    /// Whether the bench judged `class` met, with its figures where not as
+    /// expected.
+    fn judged(r: &BenchResult, class: SdClass, met: bool) {
+        assert_eq!(
+            r.classes.get(&class),
+            Some(&met),
+            "{class:?}: {:#?}",
+            r.class_figures.get(&class)
+        );
+    }
+
     #[test]
     fn the_a1_verdict_is_met_by_demo_and_not_by_kingston() {
         let demo = a1_classes("demo");
-        assert_eq!(
-            demo.classes.get(&SdClass::A1),
-            Some(&true),
-            "{:#?}",
-            demo.class_figures[&SdClass::A1]
-        );
-        assert_eq!(
-            demo.classes.get(&SdClass::A2),
-            Some(&false),
-            "demo's random writes are A1's, not A2's"
-        );
+        judged(&demo, SdClass::A1, true);
+        // demo's random writes are A1's, not A2's.
+        judged(&demo, SdClass::A2, false);
         let k = a1_classes("kingston-sa04g");
-        assert_eq!(
-            k.classes.get(&SdClass::A1),
-            Some(&false),
-            "{:#?}",
-            k.class_figures[&SdClass::A1]
-        );
+        judged(&k, SdClass::A1, false);
         // The simulated Kingston writes 512 KiB at 5.3 MB/s: C4, not C6.
-        assert_eq!(
-            k.classes.get(&SdClass::C4),
-            Some(&true),
-            "{:#?}",
-            k.class_figures[&SdClass::C4]
-        );
-        assert_eq!(k.classes.get(&SdClass::C10), Some(&false));
+        judged(&k, SdClass::C4, true);
+        judged(&k, SdClass::C10, false);
     }
 
     /// A card that serves one request at a time, kept 4 deep: each request

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::classes::{self, Figure as ClassFigure, SdClass};
-use super::{BenchResult, FLOOR_REQUESTS, Rw};
+use super::{BenchResult, BenchTest, FLOOR_REQUESTS, Rw};
 use crate::console::{table, wrap};
 use crate::measure::Results;
 use crate::measure::claim::not_claimed;
@@ -27,10 +27,7 @@ impl Registered for Presenter {
         }
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(b) = all.bench.get() else {
-            return Vec::new();
-        };
+    fn summary(b: &BenchResult, _: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let mut out = Vec::new();
         if let Some(why) = &b.not_flash {
             out.push((
@@ -69,14 +66,9 @@ impl Registered for Presenter {
                 x_scale: Scale::Linear,
                 y_scale: Scale::Linear,
                 kind: Kind::Line,
-                series: b
-                    .tests
-                    .iter()
-                    .map(|t| Series {
-                        label: t.name.clone(),
-                        points: t.timeline.iter().map(|p| (p.t_s, p.bytes_per_sec / 1e6)).collect(),
-                    })
-                    .collect(),
+                series: per_test(b, |t| {
+                    t.timeline.iter().map(|p| (p.t_s, p.bytes_per_sec / 1e6)).collect()
+                }),
                 x_unit: Quantity::Number("s"),
                 y_unit: Quantity::Number("MB/s"),
                 clip_y: None,
@@ -87,10 +79,7 @@ impl Registered for Presenter {
 
     /// Each test's IOPS, rate and p99; "not claimed" where a test is a
     /// short sample.
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(b) = all.bench.get() else {
-            return Vec::new();
-        };
+    fn metrics(b: &BenchResult, _: &Results) -> Vec<Metric> {
         b.tests
             .iter()
             .flat_map(|t| {
@@ -119,31 +108,23 @@ impl Registered for Presenter {
 /// figures mean and the notes: a step of its own because every bench has
 /// it, where the classes below come only from a preset that judges them.
 fn tests_text(r: &BenchResult, device_s: f64, o: &mut String) {
-    let rows: Vec<Vec<String>> = r
-        .tests
-        .iter()
-        .map(|t| {
-            let l = &t.latency_ns;
-            vec![
-                // A short sample's figures are its own, not the card's.
-                if t.short_sample {
-                    format!("{} *", t.name)
-                } else {
-                    t.name.clone()
-                },
-                format!("{:.0}", t.iops),
-                mb_per_s(t.bytes_per_sec),
-                duration_ns(l.p50 as f64),
-                duration_ns(l.p99 as f64),
-                duration_ns(l.max as f64),
-            ]
-        })
-        .collect();
-    let _ = writeln!(
-        o,
-        "{}",
-        table::grid(&["test", "IOPS", "rate", "p50", "p99", "max"], &rows)
-    );
+    let tests = table::grid_of(&["test", "IOPS", "rate", "p50", "p99", "max"], &r.tests, |t| {
+        let l = &t.latency_ns;
+        vec![
+            // A short sample's figures are its own, not the card's.
+            if t.short_sample {
+                format!("{} *", t.name)
+            } else {
+                t.name.clone()
+            },
+            format!("{:.0}", t.iops),
+            mb_per_s(t.bytes_per_sec),
+            duration_ns(l.p50 as f64),
+            duration_ns(l.p99 as f64),
+            duration_ns(l.max as f64),
+        ]
+    });
+    let _ = writeln!(o, "{tests}");
     for t in &r.tests {
         if let Some(short) = t.short() {
             let line = format!(
@@ -198,10 +179,14 @@ fn classes_text(r: &BenchResult, o: &mut String) {
             best == Some(name) || missed == Some(name)
         }
     };
-    let rows: Vec<Vec<String>> = classes::names()
+    let figures: Vec<_> = classes::names()
         .filter(|&name| shown(name))
         .filter_map(|name| Some((r.class_figures.get(&name)?, r.classes.get(&name)?)))
-        .map(|(f, met)| {
+        .collect();
+    let met = table::grid_of(
+        &["class", "met", "needs (read / write)", "measured"],
+        &figures,
+        |&(f, met)| {
             let iops: Vec<&ClassFigure> = f.figures.iter().filter(|x| x.what.is_iops()).collect();
             let mb = f.figures.iter().find(|x| !x.what.is_iops());
             let side = |pick: &dyn Fn(&ClassFigure) -> f64| {
@@ -221,20 +206,16 @@ fn classes_text(r: &BenchResult, o: &mut String) {
                 side(&|x| x.needed),
                 side(&|x| x.measured),
             ]
-        })
-        .collect();
-    let _ = writeln!(
-        o,
-        "{}",
-        table::grid(&["class", "met", "needs (read / write)", "measured"], &rows)
+        },
     );
+    let _ = writeln!(o, "{met}");
     let _ = writeln!(
         o,
         "{}",
         wrap(
             &format!(
                 "(IOPS: random 4 KiB; MB/s: the slowest stretch of the longest sequential write{})",
-                if all || rows.len() == judged.len() {
+                if all || figures.len() == judged.len() {
                     ""
                 } else {
                     "; each family's best met and first missed, -v lists every class"
@@ -301,6 +282,18 @@ fn speeds(b: &BenchResult) -> Option<String> {
     }
 }
 
+/// A line for each test, named as the test, of the points `points` draws
+/// from it.
+fn per_test(b: &BenchResult, points: impl Fn(&BenchTest) -> Vec<(f64, f64)>) -> Vec<Series> {
+    b.tests
+        .iter()
+        .map(|t| Series {
+            label: t.name.clone(),
+            points: points(t),
+        })
+        .collect()
+}
+
 /// Each test's throughput as a bar, its value on it.
 fn throughput_by_test(b: &BenchResult) -> Chart {
     Chart {
@@ -347,19 +340,13 @@ fn latency_distribution(b: &BenchResult) -> Chart {
         x_scale: Scale::Log10,
         y_scale: Scale::Linear,
         kind: Kind::Line,
-        series: b
-            .tests
-            .iter()
-            .map(|t| Series {
-                label: t.name.clone(),
-                points: t
-                    .latency_ns
-                    .curve()
-                    .into_iter()
-                    .map(|(ns, q)| (ns, q * 100.0))
-                    .collect(),
-            })
-            .collect(),
+        series: per_test(b, |t| {
+            t.latency_ns
+                .curve()
+                .into_iter()
+                .map(|(ns, q)| (ns, q * 100.0))
+                .collect()
+        }),
         x_unit: Quantity::Ns,
         y_unit: Quantity::Number("%"),
         clip_y: None,

@@ -38,8 +38,6 @@ pub struct Args {
     pub write: crate::args::WriteArgs,
 }
 
-crate::measure::registry::arguments!(Args, writes);
-
 impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         let push = self.push.unwrap_or_else(|| default_push(s.description(), self.skip));

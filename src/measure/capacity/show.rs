@@ -92,10 +92,7 @@ impl Registered for Presenter {
         let _ = writeln!(o, "{device_s:.1} device-seconds");
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(c) = all.capacity.get() else {
-            return Vec::new();
-        };
+    fn summary(c: &CapacityResult, _: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         let line = match (c.verdict, c.kind) {
             // Sampled, not proven ("all 29.72 GiB hold data" from
             // 65 written blocks): say what was checked and what would not
@@ -125,18 +122,12 @@ impl Registered for Presenter {
         vec![(crate::measure::topic::Topic::Capacity, line)]
     }
 
-    fn metrics(all: &Results) -> Vec<Metric> {
-        all.capacity
-            .get()
-            .map(|c| {
-                m(
-                    MetricId::UsableCapacity,
-                    Unit::Bytes,
-                    Better::Higher,
-                    c.usable_bytes as f64,
-                )
-            })
-            .into_iter()
-            .collect()
+    fn metrics(c: &CapacityResult, _: &Results) -> Vec<Metric> {
+        vec![m(
+            MetricId::UsableCapacity,
+            Unit::Bytes,
+            Better::Higher,
+            c.usable_bytes as f64,
+        )]
     }
 }

@@ -160,22 +160,29 @@ fn modulus(stages: &[StageResult]) -> Option<u64> {
         .min()
 }
 
+/// The blocks after the last good one, all bad: (last good byte's end,
+/// first bad byte, index of the first bad block); None when the last block
+/// is good.
+fn after_last_good(blocks: &[Checked]) -> Option<(u64, u64, usize)> {
+    let start = blocks.iter().rposition(Checked::ok).map_or(0, |i| i + 1);
+    let first = blocks.get(start)?;
+    let lo = if first.good > 0 {
+        first.offset + first.good
+    } else {
+        start.checked_sub(1).map_or(0, |i| blocks[i].end())
+    };
+    Some((lo, first.offset + first.good, start))
+}
+
 /// The bad tail: the blocks from the last good one to the end, all bad.
 /// Returns (last good byte's end, first bad byte, index of the tail's start).
 fn tail(all: &[Checked], size: u64) -> Option<(u64, u64, usize)> {
-    let start = all.iter().rposition(Checked::ok).map_or(0, |i| i + 1);
-    let first = all.get(start)?;
     // The tail must reach the card's end: a bad last block and nothing good
     // after the region.
     if all.last()?.end() < size {
         return None;
     }
-    let lo = if first.good > 0 {
-        first.offset + first.good
-    } else {
-        start.checked_sub(1).map_or(0, |i| all[i].end())
-    };
-    Some((lo, first.offset + first.good, start))
+    after_last_good(all)
 }
 
 /// The bad tail below a wrap point `n`: the blocks under it from the last
@@ -183,20 +190,14 @@ fn tail(all: &[Checked], size: u64) -> Option<(u64, u64, usize)> {
 /// A plain wrap has none; a chain fake loses writes there.
 fn tail_below(all: &[Checked], n: u64) -> Option<(u64, u64, usize)> {
     let below = &all[..all.partition_point(|c| c.offset < n)];
-    let start = below.iter().rposition(Checked::ok).map_or(0, |i| i + 1);
-    let first = below.get(start)?;
-    if below[start..]
+    let found = after_last_good(below)?;
+    if below[found.2..]
         .iter()
         .any(|c| matches!(c.bad, Some(Evidence::Foreign { .. })))
     {
         return None;
     }
-    let lo = if first.good > 0 {
-        first.offset + first.good
-    } else {
-        start.checked_sub(1).map_or(0, |i| below[i].end())
-    };
-    Some((lo, first.offset + first.good, start))
+    Some(found)
 }
 
 /// What reads of lost blocks returned, in words.

@@ -83,10 +83,7 @@ impl Registered for Presenter {
         show::closing(o, &verdict, device_s);
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(f) = all.fat.get() else {
-            return Vec::new();
-        };
+    fn summary(f: &FatResult, all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         if let Some(refused) = f.claim.short_text() {
             return vec![(crate::measure::topic::Topic::FatArea, refused)];
         }
@@ -114,10 +111,7 @@ impl Registered for Presenter {
 
     /// The area, where claimed with confidence; "not claimed" where the
     /// run claimed nothing.
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(f) = all.fat.get() else {
-            return Vec::new();
-        };
+    fn metrics(f: &FatResult, _: &Results) -> Vec<Metric> {
         match f.claim.why() {
             Some(why) => vec![refused(MetricId::FatArea, Unit::Count, Better::Higher, why)],
             None if f.confidence >= CONFIDENT => {

@@ -22,28 +22,19 @@ impl Registered for Presenter {
         let (erase, chunk) = (r.erase_size_bytes, r.chunk_bytes);
         for (name, sweep) in [("linear", &r.linear), ("random", &r.random)] {
             let Some(sw) = sweep else { continue };
-            let rows: Vec<Vec<String>> = sw
-                .runs
-                .iter()
-                .flat_map(|run| {
-                    run.levels.iter().map(move |l| {
-                        vec![
-                            run.open_aus.to_string(),
-                            Iec(l.chunk_bytes).to_string(),
-                            mb_per_s(l.bytes_per_sec),
-                            l.writes.to_string(),
-                            // A count stops as soon as it has collapsed.
-                            if l.collapsed { "collapsed".into() } else { String::new() },
-                        ]
-                    })
-                })
-                .collect();
+            let levels = sw.runs.iter().flat_map(|run| run.levels.iter().map(move |l| (run, l)));
+            let rates = table::grid_of(&["open AUs", "chunk", "rate", "writes", ""], levels, |(run, l)| {
+                vec![
+                    run.open_aus.to_string(),
+                    Iec(l.chunk_bytes).to_string(),
+                    mb_per_s(l.bytes_per_sec),
+                    l.writes.to_string(),
+                    // A count stops as soon as it has collapsed.
+                    if l.collapsed { "collapsed".into() } else { String::new() },
+                ]
+            });
             let _ = writeln!(o, "{name}:");
-            let _ = writeln!(
-                o,
-                "{}",
-                table::grid(&["open AUs", "chunk", "rate", "writes", ""], &rows)
-            );
+            let _ = writeln!(o, "{rates}");
             let noted = r.notes.iter().any(|n| n.starts_with(name));
             let sure = if noted {
                 format!("confidence {:.2}, see the note", sw.confidence)
@@ -74,10 +65,7 @@ impl Registered for Presenter {
         );
     }
 
-    fn summary(all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
-        let Some(r) = all.open_au.get() else {
-            return Vec::new();
-        };
+    fn summary(r: &OpenAuResult, all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         // Each order's verdict, or Err(why nothing is claimed). "No limit
         // up to N" only where the sweep reached N and saw no collapse.
         let show = |s: &Option<Sweep>| -> Result<String, String> {
@@ -191,10 +179,7 @@ impl Registered for Presenter {
 
     /// Each order's limit, where claimed with confidence; "not claimed"
     /// where the run claimed nothing.
-    fn metrics(all: &Results) -> Vec<Metric> {
-        let Some(r) = all.open_au.get() else {
-            return Vec::new();
-        };
+    fn metrics(r: &OpenAuResult, _: &Results) -> Vec<Metric> {
         [
             (MetricId::OpenAusInOrder, &r.linear),
             (MetricId::OpenAusRandom, &r.random),
@@ -246,7 +231,7 @@ mod tests {
         let loop_device = "the target is a loop device over the file /x.img: the file's filesystem sets its timing";
         let both = results(Claim::refused(loop_device), Claim::refused(loop_device));
         assert_eq!(
-            Presenter::summary(&both),
+            Presenter::summary(both.open_au.get().unwrap(), &both),
             [(
                 crate::measure::topic::Topic::OpenAus,
                 "not claimed (the target is a loop device over the file /x.img)".to_string()
@@ -257,10 +242,10 @@ mod tests {
             Claim::refused("unsure: stopped after 90 device-seconds by the step's budget: ..."),
         );
         assert_eq!(
-            Presenter::summary(&random)[0].1,
+            Presenter::summary(random.open_au.get().unwrap(), &random)[0].1,
             "6 in order, random not claimed (unsure: stopped after 90 device-seconds by the step's budget)"
         );
-        let metrics = Presenter::metrics(&both);
+        let metrics = Presenter::metrics(both.open_au.get().unwrap(), &both);
         assert_eq!(metrics.len(), 2);
         assert!(metrics.iter().all(|m| m.not_claimed.as_deref() == Some(loop_device)));
     }

@@ -16,23 +16,6 @@ impl Registered for Presenter {
     type Output = PageResult;
 
     fn text(r: &PageResult, device_s: f64, o: &mut String) {
-        let rows: Vec<Vec<String>> = r
-            .candidates
-            .iter()
-            .map(|c| {
-                vec![
-                    Iec(c.size_bytes).to_string(),
-                    format!(
-                        "{}{} ± {}",
-                        if c.step_ns < 0.0 { "-" } else { "" },
-                        duration_ns(c.step_ns.abs()),
-                        duration_ns(c.se_ns)
-                    ),
-                    c.pairs.to_string(),
-                    if c.step { "step".into() } else { String::new() },
-                ]
-            })
-            .collect();
         let text = format!(
             "{} writes straddling each multiple of a size, against {} writes ending there: where the page \
              divides the size, the straddling write programs a second page.",
@@ -40,7 +23,20 @@ impl Registered for Presenter {
             Iec(r.write_bytes)
         );
         let _ = writeln!(o, "{}", wrap(&text, "", ""));
-        let _ = writeln!(o, "{}", table::grid(&["boundary", "extra cost", "pairs", ""], &rows));
+        let steps = table::grid_of(&["boundary", "extra cost", "pairs", ""], &r.candidates, |c| {
+            vec![
+                Iec(c.size_bytes).to_string(),
+                format!(
+                    "{}{} ± {}",
+                    if c.step_ns < 0.0 { "-" } else { "" },
+                    duration_ns(c.step_ns.abs()),
+                    duration_ns(c.se_ns)
+                ),
+                c.pairs.to_string(),
+                if c.step { "step".into() } else { String::new() },
+            ]
+        });
+        let _ = writeln!(o, "{steps}");
         let verdict = match (r.claim.text(), r.page_size_bytes) {
             (Some(refused), _) => format!("page {refused}"),
             (None, Some(p)) if r.confidence >= CONFIDENT => {

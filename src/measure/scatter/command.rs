@@ -26,8 +26,6 @@ pub struct Args {
     pub csv: bool,
 }
 
-crate::measure::registry::arguments!(Args, reads);
-
 impl Steps for Args {
     fn run<S: Session>(&self, s: &mut S) -> Result<(), S::Error> {
         s.run(&Scatter {

@@ -138,21 +138,29 @@ fn kingston_open_au(b: &mut Builder) {
                 .filter(|r| r[0] == order && num(r[1]) as u64 == n && !r[3].is_empty())
                 .map(|r| (num(r[2]) as u64, num(r[3])))
                 .collect();
-            let smallest = published.iter().map(|p| p.0).min().unwrap_or(MIB4);
-            let chunks = chunk_sizes(MIB4, smallest);
-            let mut t = card(KINGSTON);
-            let rates = open_au(&mut t, MIB4, &chunks, n, order == "random");
-            for (chunk, p) in published {
-                let i = chunks.iter().position(|&c| c == chunk).expect("chunk in sweep");
-                b.row(
-                    format!("kingston-sa04g open-au {order} {n} AUs, {}", crate::units::Iec(chunk)),
-                    "write",
-                    "B/s",
-                    p,
-                    rates[i],
-                );
-            }
+            let what = format!("kingston-sa04g open-au {order}");
+            open_au_rows(b, KINGSTON, &what, n, order == "random", published);
         }
+    }
+}
+
+/// An open-au sweep of `n` AUs on the card `spec`, down to the smallest
+/// chunk published: each published (chunk, rate) beside the simulated one,
+/// labelled `what`, the count and the chunk.
+fn open_au_rows(b: &mut Builder, spec: &str, what: &str, n: u64, random: bool, published: Vec<(u64, f64)>) {
+    let smallest = published.iter().map(|p| p.0).min().unwrap_or(MIB4);
+    let chunks = chunk_sizes(MIB4, smallest);
+    let mut t = card(spec);
+    let rates = open_au(&mut t, MIB4, &chunks, n, random);
+    for (chunk, p) in published {
+        let i = chunks.iter().position(|&c| c == chunk).expect("chunk in sweep");
+        b.row(
+            format!("{what} {n} AUs, {}", crate::units::Iec(chunk)),
+            "write",
+            "B/s",
+            p,
+            rates[i],
+        );
     }
 }
 
@@ -189,20 +197,8 @@ fn bergmann(b: &mut Builder) {
             .filter(|r| r[0] == device && num(r[1]) as u64 == n)
             .map(|r| (num(r[2]) as u64, num(r[3])))
             .collect();
-        let smallest = published.iter().map(|p| p.0).min().unwrap_or(MIB4);
-        let chunks = chunk_sizes(MIB4, smallest);
-        let mut t = card(&format!("sim:{profile}"));
-        let rates = open_au(&mut t, MIB4, &chunks, n, false);
-        for (chunk, p) in published {
-            let i = chunks.iter().position(|&c| c == chunk).expect("chunk in sweep");
-            b.row(
-                format!("{profile} open-au linear {n} AUs, {}", crate::units::Iec(chunk)),
-                "write",
-                "B/s",
-                p,
-                rates[i],
-            );
-        }
+        let what = format!("{profile} open-au linear");
+        open_au_rows(b, &format!("sim:{profile}"), &what, n, false, published);
     }
 }
 

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::OFlags;
 
-use super::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError, TargetKind, check_requests};
+use super::{AlignedBuf, Completions, Request, Target, TargetDescription, TargetError, TargetKind, check_requests};
 
 /// Which I/O engine runs batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -170,12 +170,7 @@ impl Target for RealTarget {
         &self.desc
     }
 
-    fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
+    fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
         check_requests(&self.desc, requests, queue_depth, buf.len(), self.writable)?;
         let started = std::time::Instant::now();
         let result = if self.use_uring(queue_depth) {

@@ -4,9 +4,9 @@
 use std::fs::File;
 use std::time::Instant;
 
-use crate::targets::{AlignedBuf, Completion, Op, Request, TargetError};
+use crate::targets::{AlignedBuf, Completion, Completions, Op, Request};
 
-pub fn run(file: &File, requests: &[Request], buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
+pub fn run(file: &File, requests: &[Request], buf: &mut AlignedBuf) -> Completions {
     let mut out = Vec::with_capacity(requests.len());
     for r in requests {
         let range = r.buf_offset..r.buf_offset + r.len as usize;

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use io_uring::{IoUring, opcode, types};
 
-use crate::targets::{AlignedBuf, Completion, Op, Request, TargetError};
+use crate::targets::{AlignedBuf, Completion, Completions, Op, Request, TargetError};
 
 pub struct Uring {
     ring: IoUring,
@@ -151,12 +151,7 @@ impl Uring {
         }
     }
 
-    pub fn run(
-        &mut self,
-        requests: &[Request],
-        queue_depth: usize,
-        buf: &mut AlignedBuf,
-    ) -> Result<Vec<Completion>, TargetError> {
+    pub fn run(&mut self, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
         // Its queue may hold entries into a buffer freed since: entering
         // the kernel would hand them over.
         if self.poisoned {
@@ -338,6 +333,25 @@ mod tests {
             .collect()
     }
 
+    /// A ring of `depth` over a file of 8 blocks in a folder of its own,
+    /// with the folder, the file and a buffer for all 8; None where
+    /// io_uring is not there.
+    fn ring(depth: usize) -> Option<(tempfile::TempDir, File, Uring, AlignedBuf)> {
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::open(file(dir.path())).unwrap();
+        let u = Uring::new(&f, depth).ok()?;
+        Some((dir, f, u, AlignedBuf::new(8 * BLOCK)))
+    }
+
+    /// A batch of the 8 reads at `depth` that panics once `pushes` entries
+    /// are pushed.
+    fn panic_in_batch(u: &mut Uring, depth: usize, pushes: usize, buf: &mut AlignedBuf) {
+        u.panic_after_pushes = Some(pushes);
+        let unwound = catch_unwind(AssertUnwindSafe(|| u.run(&reads(), depth, buf)));
+        assert!(unwound.is_err(), "the injected panic did not happen");
+        u.panic_after_pushes = None;
+    }
+
     fn holds_block(buf: &AlignedBuf, i: usize) -> bool {
         buf.as_slice()[i * BLOCK..(i + 1) * BLOCK]
             .iter()
@@ -350,20 +364,14 @@ mod tests {
     /// poisoned, runs the next batch whole.
     #[test]
     fn a_panic_with_requests_in_the_kernel_waits_for_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = File::open(file(dir.path())).unwrap();
-        let Ok(mut u) = Uring::new(&f, 8) else {
+        let Some((_dir, _f, mut u, mut buf)) = ring(8) else {
             return;
         };
-        let mut buf = AlignedBuf::new(8 * BLOCK);
-        u.panic_after_pushes = Some(3);
-        let unwound = catch_unwind(AssertUnwindSafe(|| u.run(&reads(), 8, &mut buf)));
-        assert!(unwound.is_err(), "the injected panic did not happen");
+        panic_in_batch(&mut u, 8, 3, &mut buf);
         assert!(!u.poisoned);
         assert!(u.ring.submission().is_empty(), "an entry is still queued");
         assert!(u.ring.completion().is_empty(), "a completion was left unreaped");
         assert!((0..3).all(|i| holds_block(&buf, i)), "a request was left in the kernel");
-        u.panic_after_pushes = None;
         let mut other = AlignedBuf::new(8 * BLOCK);
         let done = u.run(&reads(), 8, &mut other).unwrap();
         assert!(done.iter().all(|c| c.errno.is_none()));
@@ -376,20 +384,14 @@ mod tests {
     /// entry where it is, never sent.
     #[test]
     fn a_panic_with_a_request_still_queued_poisons_the_ring() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = File::open(file(dir.path())).unwrap();
-        let Ok(mut u) = Uring::new(&f, 1) else {
+        let Some((_dir, _f, mut u, mut buf)) = ring(1) else {
             return;
         };
-        let mut buf = AlignedBuf::new(8 * BLOCK);
-        u.panic_after_pushes = Some(1);
-        let unwound = catch_unwind(AssertUnwindSafe(|| u.run(&reads(), 1, &mut buf)));
-        assert!(unwound.is_err(), "the injected panic did not happen");
+        panic_in_batch(&mut u, 1, 1, &mut buf);
         assert!(u.poisoned);
         assert_eq!(u.ring.submission().len(), 1);
         assert!(u.ring.completion().is_empty());
         drop(buf);
-        u.panic_after_pushes = None;
         let mut other = AlignedBuf::new(8 * BLOCK);
         let e = u.run(&reads(), 1, &mut other).unwrap_err();
         assert!(e.to_string().contains("unusable"), "{e}");
@@ -402,12 +404,9 @@ mod tests {
     /// poisoned, and the two the kernel took are waited for.
     #[test]
     fn a_refused_submission_ends_the_batch_through_the_same_guard() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = File::open(file(dir.path())).unwrap();
-        let Ok(mut u) = Uring::new(&f, 8) else {
+        let Some((_dir, _f, mut u, mut buf)) = ring(8) else {
             return;
         };
-        let mut buf = AlignedBuf::new(8 * BLOCK);
         u.fail_submit_after = Some(2);
         let e = u.run(&reads(), 8, &mut buf).unwrap_err();
         assert!(e.to_string().contains("injected"), "{e}");

@@ -14,7 +14,7 @@ use flashlab::safety::ranges::Range;
 use flashlab::safety::registry::Registry;
 use flashlab::safety::signals::{Crash, crash_in_process_at};
 use flashlab::targets::real::{EngineChoice, OpenOptions, RealTarget};
-use flashlab::targets::{AlignedBuf, Completion, Request, Target, TargetDescription, TargetError};
+use flashlab::targets::{AlignedBuf, Completions, Request, Target, TargetDescription, TargetError};
 
 use super::journals;
 use crate::support::random_file;
@@ -32,7 +32,7 @@ impl Target for FailingTarget<'_> {
         self.inner.description()
     }
 
-    fn run(&mut self, requests: &[Request], qd: usize, buf: &mut AlignedBuf) -> Result<Vec<Completion>, TargetError> {
+    fn run(&mut self, requests: &[Request], qd: usize, buf: &mut AlignedBuf) -> Completions {
         let writes = requests.iter().filter(|r| r.op == flashlab::targets::Op::Write).count() as u64;
         if writes > self.writes_left {
             self.writes_left = 0;

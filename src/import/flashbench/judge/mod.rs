@@ -132,22 +132,19 @@ fn scatter(points: &[(f64, f64)]) -> Option<ScatterResult> {
     })
 }
 
+/// One output judged alone, as an unnamed input and with no list of its
+/// tables: what scoring a generated card, and the tests, ask.
+pub fn judge_one(parsed: &Parsed) -> Judged {
+    judge(&[Input { name: "-", parsed }], None, &mut Vec::new())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Input, judge};
+    use super::judge_one;
 
     /// flashbench's text, parsed and judged as one input.
     fn judged(text: &str) -> super::Judged {
-        let parsed = super::super::parse(text).expect("parses");
-        let mut tables = Vec::new();
-        judge(
-            &[Input {
-                name: "-",
-                parsed: &parsed,
-            }],
-            None,
-            &mut tables,
-        )
+        judge_one(&super::super::parse(text).expect("parses"))
     }
 
     /// `--random` runs of a 4 MiB erase block, each a count and its nine

@@ -360,6 +360,16 @@ fn classes(mine: &[&OpenRun], random: bool) -> Vec<(u64, Class)> {
     classes
 }
 
+/// The counts that stayed fine (or, `collapsed`, that collapsed), each
+/// with whether its slope said so strongly.
+fn counts(classes: &[(u64, Class)], collapsed: bool) -> impl Iterator<Item = (u64, bool)> + '_ {
+    classes.iter().filter_map(move |&(n, c)| match c {
+        Class::Fine { strong } if !collapsed => Some((n, strong)),
+        Class::Collapsed { strong } if collapsed => Some((n, strong)),
+        Class::Fine { .. } | Class::Collapsed { .. } | Class::Unclear => None,
+    })
+}
+
 /// The limit the classes give: (the most AUs open at once, the count
 /// tried up to, the most it can be, the confidence), and a note where the
 /// runs disagree.
@@ -369,22 +379,8 @@ fn limit(
     name: &str,
     notes: &mut Vec<String>,
 ) -> (Option<u64>, u64, Option<u64>, f64) {
-    let fine: Vec<(u64, bool)> = classes
-        .iter()
-        .filter_map(|&(n, c)| match c {
-            Class::Fine { strong } => Some((n, strong)),
-            Class::Collapsed { .. } | Class::Unclear => None,
-        })
-        .collect();
-    let collapsed: Vec<(u64, bool)> = classes
-        .iter()
-        .filter_map(|&(n, c)| match c {
-            Class::Collapsed { strong } => Some((n, strong)),
-            Class::Fine { .. } | Class::Unclear => None,
-        })
-        .collect();
-    let max_fine = fine.iter().max_by_key(|f| f.0).copied();
-    let min_collapsed = collapsed.iter().min_by_key(|c| c.0).copied();
+    let max_fine = counts(classes, false).max_by_key(|f| f.0);
+    let min_collapsed = counts(classes, true).min_by_key(|c| c.0);
     match (max_fine, min_collapsed) {
         (Some(f), Some(c)) if f.0 > c.0 => {
             notes.push(format!(

@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::{CaptureError, TRACEFS, mount_if_missing, open_nonblocking};
+use super::{CaptureError, TRACEFS, mount_if_missing, per_cpu};
 
 fn tracefs(name: &str) -> PathBuf {
     Path::new(TRACEFS).join(name)
@@ -157,18 +157,11 @@ impl Ftrace {
         }
         // Opening `trace` for writing empties the buffer.
         write(&tracefs("trace"), "")?;
-        let per_cpu = tracefs("per_cpu");
-        let mut cpus: Vec<u32> = std::fs::read_dir(&per_cpu)
-            .map_err(CaptureError::Read)?
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
-            .collect();
-        cpus.sort_unstable();
-        let mut pipes = Vec::new();
-        for cpu in cpus {
-            let pipe = open_nonblocking(&per_cpu.join(format!("cpu{cpu}/trace_pipe"))).map_err(CaptureError::Read)?;
-            pipes.push((cpu, pipe));
-        }
+        let per_cpu_dir = tracefs("per_cpu");
+        let pipes = per_cpu(&per_cpu_dir, "cpu", |cpu| {
+            per_cpu_dir.join(format!("cpu{cpu}/trace_pipe"))
+        })
+        .map_err(|(_, e)| CaptureError::Read(e))?;
         Ok((f, pipes))
     }
 }

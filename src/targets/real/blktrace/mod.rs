@@ -81,6 +81,28 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// The per-CPU files of a tracing folder, in CPU order: each CPU `N` that
+/// has an entry `{prefix}N` in `dir`, with the file `path(N)` opened
+/// without blocking. A failure names the path it failed on.
+fn per_cpu(
+    dir: &Path,
+    prefix: &str,
+    path: impl Fn(u32) -> PathBuf,
+) -> Result<Vec<(u32, File)>, (PathBuf, std::io::Error)> {
+    let mut cpus: Vec<u32> = std::fs::read_dir(dir)
+        .map_err(|e| (dir.to_path_buf(), e))?
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix(prefix)?.parse().ok())
+        .collect();
+    cpus.sort_unstable();
+    cpus.into_iter()
+        .map(|cpu| {
+            let p = path(cpu);
+            open_nonblocking(&p).map(|f| (cpu, f)).map_err(|e| (p, e))
+        })
+        .collect()
+}
+
 /// Mount `fs` at `at` unless it is mounted there: whether this did.
 fn mount_if_missing(fs: &str, at: &str, marker: &str) -> std::io::Result<bool> {
     let mounted = std::fs::read_to_string("/proc/mounts").is_ok_and(|m| {

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use super::{DEBUGFS, mount_if_missing, open_nonblocking};
+use super::{DEBUGFS, mount_if_missing, per_cpu};
 
 /// `struct blk_user_trace_setup` of `<linux/blktrace_api.h>` (72 bytes:
 /// checked against the C header on this machine).
@@ -86,18 +86,8 @@ impl Relay {
         let len = setup.name.iter().position(|&b| b == 0).unwrap_or(32);
         let name = String::from_utf8_lossy(&setup.name[..len]).into_owned();
         let dir = Path::new(DEBUGFS).join("block").join(&name);
-        let mut cpus: Vec<u32> = std::fs::read_dir(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().to_str()?.strip_prefix("trace")?.parse().ok())
-            .collect();
-        cpus.sort_unstable();
-        let mut files = Vec::new();
-        for cpu in cpus {
-            let path = dir.join(format!("trace{cpu}"));
-            let f = open_nonblocking(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            files.push((cpu, f));
-        }
+        let files = per_cpu(&dir, "trace", |cpu| dir.join(format!("trace{cpu}")))
+            .map_err(|(path, e)| format!("{}: {e}", path.display()))?;
         plain_ioctl(&relay.device, BLKTRACESTART).map_err(|e| format!("BLKTRACESTART: {e}"))?;
         Ok((relay, files))
     }
