@@ -193,25 +193,32 @@ pub struct Common {
     /// simulated card; `flashlab sim list` names the others).
     #[arg(value_name = "TARGET", value_parser = target)]
     pub target: Option<TargetArg>,
-    /// I/O engine for real targets: psync, io_uring, or auto (io_uring when the
-    /// queue depth is above 1) [default: auto].
-    #[arg(long, value_enum)]
-    pub engine: Option<Engine>,
-    /// The results store (SQLite) the run is saved in (default: $FLASHLAB_DB,
-    /// else $XDG_DATA_HOME/flashlab/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not save this run in the results store.
-    #[arg(long)]
-    pub no_store: bool,
+    #[command(flatten)]
+    pub engine: EngineOpt,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Say each step as it ends (device-seconds and wall time) and what a
     /// simulated card will write.
     #[arg(short, long)]
     pub verbose: bool,
 }
 
+/// Where a run is saved: every command that keeps its answer takes these.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreArgs {
+    /// The results store the run is saved in: a SQLite file, or a fleet's
+    /// postgres:// URL, kept locally first (default: $FLASHLAB_DB, else
+    /// $XDG_DATA_HOME/flashlab/results.sqlite).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not save the run in the results store.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
 /// The I/O engine alone, for commands that touch a real target but save
-/// no run (restore, debug write-pattern).
+/// no run (restore, debug write-pattern), and with the rest of a command's
+/// options for those that do.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EngineOpt {
     /// I/O engine: psync, io_uring, or auto (io_uring when the queue depth is

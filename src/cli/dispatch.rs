@@ -41,20 +41,22 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resol
     crate::console::stdio::set_verbose(common.verbose);
     Resolved {
         target,
-        engine: engine(common.engine, at.before),
+        engine: engine(common.engine.engine, at.before),
         consent: write.map(|w| Consent::new(w, &at.places)).unwrap_or_default(),
-        store: if common.no_store {
-            None
-        } else {
-            at.places.store_or(common.db.as_deref())
-        },
-        store_named: common.db.is_some() || at.places.store_named,
-        fleet: if common.no_store {
-            None
-        } else {
-            at.places.fleet_or(common.db.as_deref())
-        },
+        store: stores(&common.store, &at.places).0,
+        store_named: common.store.db.is_some() || at.places.store_named,
+        fleet: stores(&common.store, &at.places).1,
     }
+}
+
+/// `--db` and `--no-store` resolved: the local store a run is saved in,
+/// and the fleet it is uploaded to (`--db postgres://...`); neither with
+/// `--no-store`.
+fn stores(s: &crate::args::StoreArgs, places: &Places) -> (Option<PathBuf>, Option<String>) {
+    if s.no_store {
+        return (None, None);
+    }
+    (places.store_or(s.db.as_deref()), places.fleet_or(s.db.as_deref()))
 }
 
 fn engine(own: Option<Engine>, before: Option<Engine>) -> EngineChoice {
@@ -375,12 +377,8 @@ fn life(a: super::schema::LifeArgs, places: &Places) -> CliResult<RunDocument> {
         coalesce_ns: a.coalesce,
         shift: a.shift,
         no_discard: a.no_discard,
-        runs: places.store_or(a.db.as_deref()),
-        store: if a.no_store {
-            None
-        } else {
-            places.store_or(a.db.as_deref())
-        },
+        runs: places.store_or(a.store.db.as_deref()),
+        store: stores(&a.store, places).0,
     })
 }
 
@@ -402,7 +400,7 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
         labels,
         claims: a.claims,
         runtime_ns: a.runtime,
-        engine: engine(a.engine, at.before),
+        engine: engine(a.engine.engine, at.before),
         consent: {
             // --destructive is its own consent: to writing, with no journal.
             let mut c = Consent::new(&a.write, &at.places);
@@ -410,18 +408,10 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
             c.no_preserve |= a.destructive;
             c
         },
-        store: if a.no_store {
-            None
-        } else {
-            at.places.store_or(a.db.as_deref())
-        },
+        store: stores(&a.store, &at.places).0,
         watch: a.watch,
         destructive: a.destructive,
-        fleet: if a.no_store {
-            None
-        } else {
-            at.places.fleet_or(a.db.as_deref())
-        },
+        fleet: stores(&a.store, &at.places).1,
     })
 }
 

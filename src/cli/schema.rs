@@ -52,13 +52,8 @@ pub struct LifeArgs {
     /// What if: the discards never reached the card.
     #[arg(long)]
     pub no_discard: bool,
-    /// The results store (default: $FLASHLAB_DB, else
-    /// $XDG_DATA_HOME/flashlab/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not save the answer in the results store.
-    #[arg(long)]
-    pub no_store: bool,
+    #[command(flatten)]
+    pub store: crate::args::StoreArgs,
 }
 
 /// `flashlab batch`'s arguments.
@@ -106,16 +101,10 @@ pub struct BatchArgs {
     /// Device time of each of bench's four tests (default 5s).
     #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration_ns)]
     pub runtime: Option<u64>,
-    /// I/O engine for real targets: psync, io_uring, or auto [default: auto].
-    #[arg(long, value_enum)]
-    pub engine: Option<Engine>,
-    /// The results store each device's run is saved in (default:
-    /// $FLASHLAB_DB, else $XDG_DATA_HOME/flashlab/results.sqlite).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Do not save the runs.
-    #[arg(long)]
-    pub no_store: bool,
+    #[command(flatten)]
+    pub engine: crate::args::EngineOpt,
+    #[command(flatten)]
+    pub store: crate::args::StoreArgs,
     #[command(flatten)]
     pub write: WriteArgs,
 }
