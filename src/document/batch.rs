@@ -62,6 +62,9 @@ pub struct Row {
     /// What ran on other devices while this one's speed was measured.
     #[serde(default)]
     pub beside: Vec<String>,
+    /// Wall seconds its speed steps held its bus alone.
+    #[serde(default)]
+    pub speed_s: f64,
     /// Its run in the results store.
     #[serde(default)]
     pub run_id: Option<i64>,

@@ -106,7 +106,7 @@ pub fn identify(
     let rdev = meta.rdev();
     let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let facts = sysfs::block_facts(roots, major, minor)?;
-    let place = slot::place(roots, major, minor);
+    let mut place = slot::place(roots, major, minor);
     let mut info = DeviceInfo::new(&shown, size, u64::from(logical), u64::from(physical), facts.transport);
     if facts.size_bytes != size {
         info.notes.push(format!(
@@ -119,6 +119,7 @@ pub fn identify(
         info.emulated = emulated::serving(roots, path);
         if let Some(e) = &info.emulated {
             info.reported.model = Some(e.describe());
+            place.bus = slot::EMULATING_HOST.into();
         }
     }
     info.related = facts.related;

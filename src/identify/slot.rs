@@ -52,6 +52,14 @@ pub struct UsbIds {
 /// file on a loop over a file ...).
 const MAX_DEPTH: usize = 8;
 
+/// The bus of every card `flashlab emulate` serves. Each is its own FUSE
+/// mount, but this machine's CPUs serve every one's requests, so cards
+/// emulated at once slow each other as cards on one hub do: 16 at once
+/// read 13-44 MB/s each, one alone 99 MB/s (`scripts/batch-speed.sh`; the
+/// README's batch section), and the outlier rule then judged a card by
+/// the host's load.
+pub const EMULATING_HOST: &str = "emulated on this host";
+
 /// The place of block device `major:minor`: from its disk's directory in
 /// the device tree; a loop device's from the filesystem its backing file
 /// lives on.

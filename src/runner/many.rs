@@ -95,6 +95,15 @@ impl Default for Timeline {
     }
 }
 
+/// Wall seconds `slot`'s steps held their bus alone.
+pub fn alone_s(spans: &[Span], slot: &str) -> f64 {
+    spans
+        .iter()
+        .filter(|s| s.slot == slot && s.how == Use::Alone)
+        .map(|s| s.to_s - s.from_s)
+        .sum()
+}
+
 /// What ran on other devices while `slot`'s steps that held their bus
 /// alone ran: "sdc (capacity, usb 0000:00:14.0)", each once, in order.
 pub fn beside(spans: &[Span], slot: &str) -> Vec<String> {

@@ -77,6 +77,7 @@ pub(super) fn row(d: &Done, medians: &Medians, spans: &[Span]) -> Row {
     };
     Row {
         beside: crate::runner::many::beside(spans, &d.slot),
+        speed_s: crate::runner::many::alone_s(spans, &d.slot),
         slot: d.slot.clone(),
         device: d.device.clone(),
         identity: d.identity.clone(),
