@@ -39,13 +39,14 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resol
         crate::args::TargetArg::default_card()
     });
     crate::console::stdio::set_verbose(common.verbose);
+    let (store, fleet) = stores(&common.store, &at.places);
     Resolved {
         target,
         engine: engine(common.engine.engine, at.before),
         consent: write.map(|w| Consent::new(w, &at.places)).unwrap_or_default(),
-        store: stores(&common.store, &at.places).0,
+        store,
         store_named: common.store.db.is_some() || at.places.store_named,
-        fleet: stores(&common.store, &at.places).1,
+        fleet,
     }
 }
 
@@ -389,6 +390,7 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
     if let Some(path) = &a.labels {
         labels.extend(crate::command::batch::read_labels(path)?);
     }
+    let (store, fleet) = stores(&a.store, &at.places);
     crate::command::batch::run(&crate::command::batch::Options {
         devices: a.devices,
         all_removable: a.all_removable,
@@ -408,10 +410,10 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
             c.no_preserve |= a.destructive;
             c
         },
-        store: stores(&a.store, &at.places).0,
+        store,
         watch: a.watch,
         destructive: a.destructive,
-        fleet: stores(&a.store, &at.places).1,
+        fleet,
     })
 }
 
