@@ -197,10 +197,34 @@ pub struct Common {
     pub engine: EngineOpt,
     #[command(flatten)]
     pub store: StoreArgs,
+    /// The name the run is listed and compared by: the card's sticker, a
+    /// shelf slot ("shelf-3"). Eight cards through one reader are all
+    /// /dev/sdX; `flashlab results list --label` finds them again.
+    #[arg(long, value_name = "TEXT", value_parser = label)]
+    pub label: Option<String>,
     /// Say each step as it ends (device-seconds and wall time) and what a
     /// simulated card will write.
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// The longest label a run keeps: a sticker or a slot name, not a note.
+pub const MAX_LABEL: usize = 64;
+
+/// A run's `--label` (or a batch's): printable, on one line, and short
+/// enough to head a column.
+pub fn label(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("a label has at least one character that is not a space".into());
+    }
+    if t.chars().count() > MAX_LABEL {
+        return Err(format!("a label has at most {MAX_LABEL} characters"));
+    }
+    if t.chars().any(char::is_control) {
+        return Err("a label is one line of printable text".into());
+    }
+    Ok(t.to_string())
 }
 
 /// Where a run is saved: every command that keeps its answer takes these.

@@ -47,6 +47,7 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resol
         store,
         store_named: common.store.db.is_some() || at.places.store_named,
         fleet,
+        label: common.label.clone(),
     }
 }
 
@@ -236,12 +237,18 @@ fn stored<'a>(local: Option<&'a Path>, fleet: Option<&'a str>) -> results::Store
 fn results_action(db: Option<&Path>, fleet: Option<&str>, action: ResultsAction) -> CliResult<Output> {
     let from = stored(db, fleet);
     let doc = match action {
-        ResultsAction::List { device, batch, host } => results::list(
+        ResultsAction::List {
+            device,
+            batch,
+            host,
+            label,
+        } => results::list(
             from,
             results::Filter {
                 device: device.as_deref(),
                 batch: batch.as_deref(),
                 host: host.as_deref(),
+                label: label.as_deref(),
             },
         )?,
         ResultsAction::Show { id } => results::show(from, id)?,

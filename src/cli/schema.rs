@@ -120,9 +120,7 @@ pub enum BatchTest {
 /// `--label WHERE=LABEL`.
 fn batch_label(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
-        Some((w, l)) if !w.trim().is_empty() && !l.trim().is_empty() => {
-            Ok((w.trim().to_string(), l.trim().to_string()))
-        }
+        Some((w, l)) if !w.trim().is_empty() => Ok((w.trim().to_string(), crate::args::label(l)?)),
         _ => Err("give WHERE=LABEL: a device (/dev/sdb) or a slot (1-1.2), then the label".into()),
     }
 }
@@ -514,6 +512,10 @@ pub enum ResultsAction {
         /// station's host).
         #[arg(long, value_name = "HOST")]
         host: Option<String>,
+        /// Only the runs whose label (`--label` at run time, or a batch's)
+        /// contains this, in any case.
+        #[arg(long, value_name = "TEXT")]
+        label: Option<String>,
     },
     /// A stored run, as its command printed it.
     #[command(after_help = "Examples:

@@ -45,12 +45,13 @@ pub enum Stored<'a> {
     Fleet(&'a str),
 }
 
-/// What `results list` keeps: `--device`, `--batch`, `--host`.
+/// What `results list` keeps: `--device`, `--batch`, `--host`, `--label`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Filter<'a> {
     pub device: Option<&'a str>,
     pub batch: Option<&'a str>,
     pub host: Option<&'a str>,
+    pub label: Option<&'a str>,
 }
 
 pub fn list(from: Stored<'_>, filter: Filter<'_>) -> CliResult<RunDocument> {
@@ -110,16 +111,19 @@ fn listing(from: Stored<'_>, filter: Filter<'_>) -> CliResult<Listing> {
         // `results show` names the fault.
         if let Some(d) = &d {
             r.verdict = verdict(d);
-            // A batch's device by its slot and label, beside its target.
+            r.label = d.label().map(str::to_string);
+            // A batch's device by its slot, beside its target.
             if let Some(t) = d.extras.batch.get() {
-                r.target = match &t.label {
-                    Some(l) => format!("{} ({}, {l})", r.target, t.slot),
-                    None => format!("{} ({})", r.target, t.slot),
-                };
+                r.target = format!("{} ({})", r.target, t.slot);
             }
         }
         let tag = d.as_ref().and_then(|d| d.extras.batch.get().map(|t| t.id.clone()));
-        if filter.batch.is_none() || tag.as_deref() == filter.batch {
+        let labelled = filter.label.is_none_or(|want| {
+            r.label
+                .as_deref()
+                .is_some_and(|l| l.to_lowercase().contains(&want.to_lowercase()))
+        });
+        if (filter.batch.is_none() || tag.as_deref() == filter.batch) && labelled {
             runs.push(r);
         }
     }
@@ -128,6 +132,7 @@ fn listing(from: Stored<'_>, filter: Filter<'_>) -> CliResult<Listing> {
         runs,
         device_filter: filter.device.map(str::to_string),
         batch_filter: filter.batch.map(str::to_string),
+        label_filter: filter.label.map(str::to_string),
     })
 }
 

@@ -26,6 +26,9 @@ pub struct RunRow {
     /// would have with --write.
     #[serde(default)]
     pub verdict: String,
+    /// The run's label (`--label`, or its batch's for its slot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// A built-in profile or host preset.
@@ -83,6 +86,9 @@ pub struct Listing {
     /// `--batch`, where given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_filter: Option<String>,
+    /// `--label`, where given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_filter: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

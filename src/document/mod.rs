@@ -69,6 +69,10 @@ pub struct Extras {
     /// Which device this is, so the store lists runs of one card together.
     #[serde(skip_serializing_if = "Slot::is_absent")]
     pub device: Slot<DeviceId>,
+    /// The name the user gave the run (`--label`, or a batch's label for
+    /// its slot): what `results list` shows and `--label` finds.
+    #[serde(skip_serializing_if = "Slot::is_absent")]
+    pub label: Slot<String>,
     /// Identification (`info`, and probe's first step).
     #[serde(skip_serializing_if = "Slot::is_absent")]
     pub info: Slot<DeviceInfo>,
@@ -172,6 +176,16 @@ fn now_unix() -> u64 {
 }
 
 impl RunDocument {
+    /// The name the user gave the run: its `--label`, else its batch's
+    /// label for its slot (runs stored before `label` had only that).
+    pub fn label(&self) -> Option<&str> {
+        self.extras
+            .label
+            .get()
+            .map(String::as_str)
+            .or_else(|| self.extras.batch.get().and_then(|t| t.label.as_deref()))
+    }
+
     pub fn new(command: CommandName, target: Option<TargetDescription>) -> Self {
         RunDocument {
             schema_version: SCHEMA_VERSION,

@@ -86,6 +86,8 @@ pub struct Resolved {
     /// The fleet store the run goes to once it is kept in `store`
     /// (`--db postgres://...`).
     pub fleet: Option<String>,
+    /// `--label`: the name the run is listed by.
+    pub label: Option<String>,
 }
 
 pub struct Runner {
@@ -141,6 +143,9 @@ impl Runner {
             );
             crate::errln!("{}", crate::console::wrap(&format!("note: {line}"), "", "      "));
             doc.note(NoteKind::Geometry, line, None);
+        }
+        if let Some(l) = &r.label {
+            doc.extras.label.set(l.clone());
         }
         let mut runner = Runner::assemble(r.target.clone(), r.engine, r.consent.clone(), reader, doc);
         if let Some(p) = &r.store {

@@ -141,6 +141,7 @@ impl Fleet {
                     host: r.get(6),
                     flashlab_version: r.get(7),
                     verdict: String::new(),
+                    label: None,
                 };
                 (row, r.get(8))
             })

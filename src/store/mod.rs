@@ -260,6 +260,7 @@ impl Store {
                     host: r.get(6)?,
                     flashlab_version: r.get(7)?,
                     verdict: String::new(),
+                    label: None,
                 })
             })
             .map_err(|e| self.sql(e))?;

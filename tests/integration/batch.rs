@@ -81,6 +81,26 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
     let mut stored: Vec<i64> = rows.iter().map(|r| r["run_id"].as_i64().unwrap()).collect();
     stored.sort();
     assert_eq!(ids, stored);
+    // Each labelled slot's run is listed by its label, and found by it.
+    let mut labels: Vec<&str> = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["label"].as_str())
+        .collect();
+    labels.sort_unstable();
+    assert_eq!(labels, ["shelf A2", "spare"], "{listed}");
+    let spare = json(&[
+        "results",
+        "list",
+        "--batch",
+        id,
+        "--label",
+        "SPARE",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    assert_eq!(spare["runs"].as_array().map(Vec::len), Some(1), "{spare}");
     let none = json(&[
         "results",
         "list",

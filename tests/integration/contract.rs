@@ -228,9 +228,15 @@ fn results_report_and_restore_keep_every_key() {
     };
     // Noisy reads, so probe runs au too (see the probe contract above).
     run(&["probe", NOISY_READS]);
-    run(&["probe", "sim:kingston-sa04g"]);
-    check_docs("results-list", &[run(&["results", "list"])]);
-    check_docs("results-show", &[run(&["results", "show", "1"])]);
+    run(&["probe", "sim:kingston-sa04g", "--label", "K1"]);
+    check_docs(
+        "results-list",
+        &[run(&["results", "list"]), run(&["results", "list", "--label", "k1"])],
+    );
+    check_docs(
+        "results-show",
+        &[run(&["results", "show", "1"]), run(&["results", "show", "2"])],
+    );
     check_docs("results-compare", &[run(&["results", "compare", "1", "2"])]);
     let exported = dir.path().join("run.json");
     let out = crate::support::flashlab()

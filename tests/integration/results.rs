@@ -3,7 +3,7 @@
 //! two runs saving at once; a store that cannot be written or read costs a
 //! warning, not the run, and the store's own commands refuse it.
 
-use crate::support::{flashlab, json, with_db};
+use crate::support::{flashlab, json, text_with_db, with_db};
 
 #[test]
 fn runs_are_saved_listed_compared_exported_and_imported_once() {
@@ -340,5 +340,52 @@ fn a_store_flashlab_cannot_read_is_refused_and_probe_still_prints() {
             "{name}: the store is left as it was"
         );
         assert!(!dir.path().join("never.html").exists());
+    }
+}
+
+/// Runs are named by their card, not their path: the label given at run
+/// time, the card's model and serial, and `results list --label` finds a
+/// labelled run again. A label that is not one short line is refused.
+#[test]
+fn runs_are_listed_by_their_label_and_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    with_db(&db, &["info", "sim:demo", "--label", "shelf 3"]);
+    with_db(&db, &["info", "sim:kingston-sa04g", "--label", "Reader B"]);
+    with_db(&db, &["info", "sim:demo"]);
+    let list = with_db(&db, &["results", "list"]);
+    let labels: Vec<Option<&str>> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str())
+        .collect();
+    assert_eq!(labels, [None, Some("Reader B"), Some("shelf 3")], "{list}");
+    let only = with_db(&db, &["results", "list", "--label", "reader"]);
+    let runs = only["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{only}");
+    assert_eq!(runs[0]["target"], "sim:kingston-sa04g");
+    assert_eq!(only["label_filter"], "reader");
+    // The text names each run's card: its label, target and model with
+    // serial, in one cell.
+    let text = text_with_db(&db, &["results", "list"]);
+    let row = text.lines().find(|l| l.contains("\"Reader B\"")).unwrap_or_default();
+    assert!(
+        row.contains(
+            "\"Reader B\" sim:kingston-sa04g Toshiba/Kingston/Viking SA04G, 3.64 GiB (sim; serial 0x35338909)"
+        ),
+        "{text}"
+    );
+    let none = text_with_db(&db, &["results", "list", "--label", "shelf 9"]);
+    assert!(none.starts_with("no run in "), "{none}");
+    assert!(none.contains("has a label containing 'shelf 9'"), "{none}");
+    for bad in ["", "two\nlines", &"x".repeat(65)] {
+        let out = flashlab()
+            .args(["info", "sim:demo", "--no-store", "--label", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("error: invalid value") && err.contains("hint:"), "{err}");
     }
 }

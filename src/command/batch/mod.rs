@@ -222,15 +222,19 @@ pub fn read_labels(path: &std::path::Path) -> CliResult<Vec<(String, String)>> {
         .enumerate()
         .map(|(i, l)| (i, l.trim()))
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-        .map(|(i, l)| match l.split_once(char::is_whitespace) {
-            Some((w, label)) if !label.trim().is_empty() => Ok((w.to_string(), label.trim().to_string())),
-            _ => Err(
-                CliError::usage(format!("{} line {}: `{l}` has no label", path.display(), i + 1))
-                    .hint("each line is WHERE LABEL: a device or slot, a space, then the label"),
-            ),
+        .map(|(i, l)| {
+            let at = || format!("{} line {}", path.display(), i + 1);
+            match l.split_once(char::is_whitespace) {
+                Some((w, label)) => crate::args::label(label)
+                    .map(|label| (w.to_string(), label))
+                    .map_err(|why| CliError::usage(format!("{}: {why}", at())).hint(LABELS_HINT)),
+                None => Err(CliError::usage(format!("{}: `{l}` has no label", at())).hint(LABELS_HINT)),
+            }
         })
         .collect()
 }
+
+const LABELS_HINT: &str = "each line is WHERE LABEL: a device or slot, a space, then the label";
 
 /// A labels file is a slot map, not data: a megabyte is thousands of lines.
 const LABELS_MAX: u64 = 1 << 20;
@@ -405,6 +409,8 @@ fn start(
         store_named: false,
         // The batch uploads every device's run once, at its end.
         fleet: None,
+        // Set below, with the batch's tag, once the slot is known.
+        label: None,
     };
     let mut runner = Runner::new(CommandName::Batch, &resolved).map_err(|e| Box::new(skipped(t, name, refusal(&e))))?;
     let info = runner.identify().ok();
@@ -422,6 +428,9 @@ fn start(
         .map(|(_, l)| l.clone());
     let (claims, claimed_by) = claims_of(o, info.as_ref());
     runner.show_among(multi, &slot);
+    if let Some(l) = &label {
+        runner.doc().extras.label.set(l.clone());
+    }
     runner.doc().extras.batch.set(BatchTag {
         id: id.to_string(),
         slot: slot.clone(),

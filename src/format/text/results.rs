@@ -11,6 +11,11 @@ pub fn list(o: &mut String, l: &Listing) {
     if l.runs.is_empty() {
         // (`--device nothing` had said "no runs yet" beside 14 runs)
         let line = match (&l.device_filter, &l.batch_filter) {
+            _ if l.label_filter.is_some() => format!(
+                "no run in {} has a label containing '{}' (`flashlab results list` lists them all)",
+                l.store,
+                l.label_filter.as_deref().unwrap_or_default()
+            ),
             (_, Some(b)) => format!(
                 "no run in {} belongs to batch {b} (`flashlab results list` lists them all)",
                 l.store
@@ -24,13 +29,12 @@ pub fn list(o: &mut String, l: &Listing) {
         let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
         return;
     }
-    let runs = table::grid_of(&["id", "when (UTC)", "command", "target", "found"], &l.runs, |r| {
+    let runs = table::grid_of(&["id", "when (UTC)", "command", "card", "found"], &l.runs, |r| {
         vec![
             r.id.to_string(),
             date_time(r.started_unix).trim_end_matches(" UTC").to_string(),
             r.command.to_string(),
-            // The spec as given: sim overrides and paths show.
-            r.target.clone(),
+            card(r),
             r.verdict.clone(),
         ]
     });
@@ -42,6 +46,23 @@ pub fn list(o: &mut String, l: &Listing) {
         l.store
     );
     let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
+}
+
+/// Which card a run was made on, as a person tells cards apart: the label
+/// given to the run, the target as given (sim overrides and paths show),
+/// and the card's own name where the target does not already say it (a
+/// model and serial, or a CID's: eight cards through one reader are all
+/// /dev/sdX by path).
+fn card(r: &crate::document::bodies::RunRow) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(l) = &r.label {
+        parts.push(format!("\"{l}\""));
+    }
+    parts.push(r.target.clone());
+    if !r.device.is_empty() && !r.device.starts_with(&r.target) {
+        parts.push(r.device.clone());
+    }
+    parts.join(" ")
 }
 
 fn show(unit: Unit, v: f64) -> String {
