@@ -311,6 +311,7 @@ pub fn compare(from: Stored<'_>, which: &[String]) -> CliResult<RunDocument> {
                 target: d.target.as_ref().map_or(String::new(), |t| t.spec.clone()),
                 device: crate::document::device::of(d).name,
                 started_unix: d.started_unix,
+                label: d.label().map(str::to_string),
             })
             .collect(),
         rows: metrics::compare(&per),

@@ -27,12 +27,52 @@ pub fn grid_of<T, S: AsRef<str>>(
     grid(header, &rows)
 }
 
-/// A table whose cells wrap only between words, so a key, a path or a
-/// command is never cut in two ("partial_page_writ|e_ns",
-/// "cali|bration/...csv", a journal path split four ways); where the
-/// longest words of its columns do not fit side by side in the
-/// [`width`](super::width), one record after another instead.
-fn layout(header: Option<&[&str]>, rows: &[Vec<&str>]) -> String {
+/// A table too wide for the width as several, one under another: each
+/// with the first `keep` columns (what names a row) and as many of the
+/// rest as fit beside them, in order. Records had put a comparison of 8
+/// runs on 279 lines.
+pub fn grid_split<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>], keep: usize) -> String {
+    let columns = header.len().max(rows.iter().map(Vec::len).max().unwrap_or(0));
+    let keep = keep.min(columns);
+    let render = |cols: &[usize]| -> String {
+        let pick = |cells: &[&str]| -> Vec<String> {
+            cols.iter()
+                .map(|&c| cells.get(c).copied().unwrap_or("").to_string())
+                .collect()
+        };
+        let head = pick(header);
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        let body: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| pick(&r.iter().map(AsRef::as_ref).collect::<Vec<&str>>()))
+            .collect();
+        grid(&head, &body)
+    };
+    // Measured as drawn, not reckoned: the table's own layout gives a
+    // column more than its longest word where it can.
+    let fits = |table: &str| table.starts_with('┌') && table.lines().all(|l| l.chars().count() <= super::width());
+    let mut tables: Vec<String> = Vec::new();
+    let mut block: Vec<usize> = (0..keep).collect();
+    let mut drawn = String::new();
+    for i in keep..columns {
+        block.push(i);
+        let wider = render(&block);
+        if block.len() > keep + 1 && !fits(&wider) {
+            tables.push(std::mem::take(&mut drawn));
+            block = (0..keep).chain([i]).collect();
+            drawn = render(&block);
+        } else {
+            drawn = wider;
+        }
+    }
+    if block.len() > keep || tables.is_empty() {
+        tables.push(if drawn.is_empty() { render(&block) } else { drawn });
+    }
+    tables.join("\n")
+}
+
+/// The narrowest each column can be: its longest word.
+fn least(header: Option<&[&str]>, rows: &[Vec<&str>]) -> Vec<usize> {
     let columns = header
         .map_or(0, <[&str]>::len)
         .max(rows.iter().map(Vec::len).max().unwrap_or(0));
@@ -46,10 +86,23 @@ fn layout(header: Option<&[&str]>, rows: &[Vec<&str>]) -> String {
             .max()
             .unwrap_or(0)
     };
-    let least: Vec<usize> = (0..columns).map(longest).collect();
+    (0..columns).map(longest).collect()
+}
+
+/// Each column pads a space either side; the border takes two.
+fn fits_width(least: &[usize]) -> bool {
+    least.iter().map(|w| w + 2).sum::<usize>() + 2 <= super::width()
+}
+
+/// A table whose cells wrap only between words, so a key, a path or a
+/// command is never cut in two ("partial_page_writ|e_ns",
+/// "cali|bration/...csv", a journal path split four ways); where the
+/// longest words of its columns do not fit side by side in the
+/// [`width`](super::width), one record after another instead.
+fn layout(header: Option<&[&str]>, rows: &[Vec<&str>]) -> String {
+    let least = least(header, rows);
     let width = super::width();
-    // Each column pads a space either side; the border takes two.
-    if least.iter().map(|w| w + 2).sum::<usize>() + 2 > width {
+    if !fits_width(&least) {
         return records(header, rows);
     }
     let mut table = Table::new();

@@ -114,6 +114,9 @@ pub struct Compared {
     pub target: String,
     pub device: String,
     pub started_unix: u64,
+    /// The run's label (`--label`, or its batch's for its slot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// A journal waiting in the directory.

@@ -6,9 +6,8 @@
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use crate::document::RunDocument;
-use crate::measure::metrics::{self, Unit};
+use crate::measure::metrics;
 use crate::svg::{Figure, render};
-use crate::units::{Iec, duration_ns, mb_per_s};
 
 const STYLE: &str = r#"
 :root { --fg: #1d1d1f; --bg: #ffffff; --muted: #666; --grid: #e3e3e3; --axis: #444;
@@ -85,20 +84,6 @@ fn run_section(id: &str, doc: &RunDocument) -> Markup {
     }
 }
 
-/// A comparison cell: a figure in the units the rest of the tool uses
-/// (a cell had read "757072 µs" where `results compare` says 757.07 ms).
-fn cell(unit: Unit, v: f64) -> String {
-    match unit {
-        Unit::Bytes => Iec(v.max(0.0) as u64).to_string(),
-        Unit::BytesPerSec => mb_per_s(v),
-        Unit::Iops => format!("{v:.0}"),
-        Unit::Ns => duration_ns(v),
-        Unit::Count => format!("{v:.0}"),
-        Unit::Ratio => format!("{v:.2}"),
-        Unit::Years => crate::units::years(v),
-    }
-}
-
 /// A run as a column head: "run #3" for a stored run, the file's name for
 /// a document read from a file.
 fn run_name(id: &str) -> String {
@@ -133,8 +118,8 @@ fn comparison(runs: &[(String, RunDocument)]) -> Markup {
                         td.num.best[r.best == Some(i)] {
                             @match v {
                                 Some(v) => {
-                                    (cell(r.unit, *v))
-                                    @if let (true, Some(x)) = (i > 0, r.relative[i]) { " (" (format!("{:+.0}%", x * 100.0)) ")" }
+                                    (r.unit.show(*v))
+                                    @if let (true, Some(x)) = (i > 0, r.relative[i]) { " (" (metrics::change(x)) ")" }
                                 }
                                 None if r.not_claimed.get(i).is_some_and(Option::is_some) => { "not claimed" }
                                 None => { "-" }
@@ -212,11 +197,12 @@ mod tests {
     #[test]
     fn comparison_cells_read_in_the_tools_units() {
         // A cell had read "757072 µs".
-        assert_eq!(cell(Unit::Ns, 757_072_000.0), "757.07 ms");
-        assert_eq!(cell(Unit::Ns, 1_810_497.0), "1.81 ms");
-        assert_eq!(cell(Unit::BytesPerSec, 22_630_000.0), "22.63 MB/s");
-        assert_eq!(cell(Unit::Bytes, 4194304.0), "4 MiB");
-        assert_eq!(cell(Unit::Iops, 552.4), "552", "the figure's name says IOPS");
+        use crate::measure::metrics::Unit;
+        assert_eq!(Unit::Ns.show(757_072_000.0), "757.07 ms");
+        assert_eq!(Unit::Ns.show(1_810_497.0), "1.81 ms");
+        assert_eq!(Unit::BytesPerSec.show(22_630_000.0), "22.63 MB/s");
+        assert_eq!(Unit::Bytes.show(4194304.0), "4 MiB");
+        assert_eq!(Unit::Iops.show(552.4), "552", "the figure's name says IOPS");
     }
 
     #[test]
@@ -234,7 +220,7 @@ mod tests {
         assert!(page.contains(r#"<th class="num">card.json<br><span class="muted">1970-01-01 00:00 UTC</span></th>"#));
         assert!(page.contains("<li>run #1: bench of "), "{page}");
         assert!(
-            page.contains(">757.07 ms<") && page.contains(">1.81 ms (-100%)<"),
+            page.contains(">757.07 ms<") && page.contains(">1.81 ms (1/418x)<"),
             "{page}"
         );
         assert!(!page.contains("µs"), "{page}");

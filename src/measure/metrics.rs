@@ -27,6 +27,95 @@ pub enum Unit {
     /// One figure over another (write amplification).
     Ratio,
     Years,
+    /// A verdict met (1) or not (0): an SD class, judged "-style".
+    Met,
+}
+
+impl Unit {
+    /// A figure as the rest of the tool writes it (a comparison cell had
+    /// read "757072 µs" where `bench` says 757.07 ms): one way for the text
+    /// and the HTML comparison.
+    pub fn show(self, v: f64) -> String {
+        use crate::units::{Iec, duration_ns, mb_per_s};
+        match self {
+            Unit::Bytes => Iec(v.max(0.0) as u64).to_string(),
+            Unit::BytesPerSec => mb_per_s(v),
+            Unit::Iops | Unit::Count => format!("{v:.0}"),
+            Unit::Ns => duration_ns(v),
+            Unit::Ratio => format!("{v:.2}"),
+            Unit::Years => crate::units::years(v),
+            Unit::Met => if v > 0.0 { "met" } else { "not met" }.into(),
+        }
+    }
+}
+
+impl Unit {
+    /// A column of figures in one unit, chosen by its largest value ("ms"
+    /// for 170.8 µs beside 757.07 ms reads 0.17 and 757.07): the unit for
+    /// the column's head ("" where the figure's name says it), then each
+    /// value without it.
+    pub fn column(self, values: &[f64]) -> (&'static str, Vec<String>) {
+        let top = values.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let scaled = |unit: &'static str, by: f64| (unit, values.iter().map(|v| decimals(v / by)).collect());
+        match self {
+            Unit::Bytes => {
+                const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+                let mut k = 0;
+                while k + 1 < UNITS.len() && top >= 1024f64.powi(k as i32 + 1) {
+                    k += 1;
+                }
+                scaled(UNITS[k], 1024f64.powi(k as i32))
+            }
+            Unit::BytesPerSec => scaled("MB/s", 1e6),
+            Unit::Ns if top >= 1e9 => scaled("s", 1e9),
+            Unit::Ns if top >= 1e6 => scaled("ms", 1e6),
+            Unit::Ns if top >= 1e3 => scaled("µs", 1e3),
+            Unit::Ns => scaled("ns", 1.0),
+            Unit::Iops | Unit::Count | Unit::Ratio | Unit::Years | Unit::Met => {
+                ("", values.iter().map(|v| self.show(*v)).collect())
+            }
+        }
+    }
+}
+
+/// A figure with two decimals at most, three significant digits below 1,
+/// and no zero it does not need ("4", "29.72", "0.00391": a 4 MiB fake in
+/// a column of GiB is not "0").
+fn decimals(v: f64) -> String {
+    let places = if v == 0.0 || v.abs() >= 1.0 {
+        2
+    } else {
+        (2.0 - v.abs().log10().floor()).clamp(2.0, 12.0) as usize
+    };
+    let s = format!("{v:.places$}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A figure's change from the first run's, for people: a percentage while
+/// it reads as one, a ratio past ten times either way ("+114436%" is
+/// "1,145x"; "-99%" of a figure 193 times smaller is "1/193x").
+pub fn change(relative: f64) -> String {
+    let ratio = relative + 1.0;
+    if ratio >= 10.0 {
+        format!("{}x", grouped(ratio.round()))
+    } else if ratio > 0.0 && ratio <= 0.1 {
+        format!("1/{}x", grouped((1.0 / ratio).round()))
+    } else {
+        format!("{:+.0}%", relative * 100.0)
+    }
+}
+
+/// A whole number with thousands grouped by commas ("1,145").
+fn grouped(n: f64) -> String {
+    let digits = format!("{n:.0}");
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// What a figure is, whatever its label says: runs pair their figures by
@@ -49,6 +138,16 @@ pub enum MetricId {
     Bench {
         test: String,
         figure: BenchFigure,
+        /// The test reads or writes in order: its rate is the figure (MB/s),
+        /// and its IOPS restate it. Runs compared before this read as
+        /// random tests.
+        #[serde(default)]
+        sequential: bool,
+    },
+    /// An SD class judged from a bench preset's figures ("A1", "C10"), as
+    /// the class is written.
+    Class {
+        class: String,
     },
     /// `life`: flash bytes over host bytes, flash bytes a day, median years.
     Amplification,
@@ -77,7 +176,8 @@ impl MetricId {
             MetricId::FatArea => "FAT area (AUs)".into(),
             MetricId::UsableCapacity => "usable capacity".into(),
             MetricId::ReadRateAt { block_bytes } => format!("read rate at {}", crate::units::Iec(*block_bytes)),
-            MetricId::Bench { test, figure } => format!(
+            MetricId::Class { class } => format!("{class}-style"),
+            MetricId::Bench { test, figure, .. } => format!(
                 "{test} {}",
                 match figure {
                     BenchFigure::Iops => "IOPS",
@@ -91,20 +191,32 @@ impl MetricId {
         }
     }
 
-    /// A rate that only restates another figure of the comparison (its
-    /// test's IOPS times the block).
+    /// A figure that only restates another of the comparison: a random
+    /// test's rate is its IOPS times the block, and a sequential test's
+    /// IOPS its rate over the block (a sequential test reads as MB/s).
     pub fn restates(&self, others: &[&MetricId]) -> bool {
         match self {
             MetricId::Bench {
                 test,
-                figure: BenchFigure::Rate,
-            } => others.iter().any(|o| {
-                **o == MetricId::Bench {
-                    test: test.clone(),
-                    figure: BenchFigure::Iops,
-                }
-            }),
+                figure: figure @ (BenchFigure::Rate | BenchFigure::Iops),
+                sequential,
+            } => {
+                let kept = if *sequential {
+                    BenchFigure::Rate
+                } else {
+                    BenchFigure::Iops
+                };
+                *figure != kept
+                    && others.iter().any(|o| {
+                        **o == MetricId::Bench {
+                            test: test.clone(),
+                            figure: kept,
+                            sequential: *sequential,
+                        }
+                    })
+            }
             MetricId::Bench { .. }
+            | MetricId::Class { .. }
             | MetricId::EraseBlock
             | MetricId::Page
             | MetricId::OpenAusInOrder
@@ -321,18 +433,40 @@ mod tests {
     }
 
     #[test]
+    fn a_change_past_ten_times_is_a_ratio() {
+        assert_eq!(change(0.5), "+50%");
+        assert_eq!(change(-0.77), "-77%");
+        assert_eq!(change(8.0), "+800%");
+        assert_eq!(change(1144.36), "1,145x");
+        assert_eq!(change(4.0 / 771.0 - 1.0), "1/193x");
+        assert_eq!(change(-1.0), "-100%", "a figure gone to 0 has no ratio");
+        assert_eq!(Unit::Met.show(1.0), "met");
+        assert_eq!(Unit::Met.show(0.0), "not met");
+        let (unit, cells) = Unit::Ns.column(&[170_800.0, 757_072_000.0]);
+        assert_eq!((unit, cells), ("ms", vec!["0.171".to_string(), "757.07".to_string()]));
+        let (unit, cells) = Unit::Bytes.column(&[3.64 * (1u64 << 30) as f64, (4u64 << 20) as f64]);
+        assert_eq!((unit, cells), ("GiB", vec!["3.64".to_string(), "0.00391".to_string()]));
+    }
+
+    #[test]
     fn a_rate_restates_its_own_tests_iops_only() {
-        let bench = |test: &str, figure| MetricId::Bench {
+        let bench = |test: &str, figure, sequential| MetricId::Bench {
             test: test.into(),
             figure,
+            sequential,
         };
-        let iops = bench("read 1 MiB Q1", BenchFigure::Iops);
-        let other = bench("write 1 MiB Q1", BenchFigure::Iops);
-        let rate = bench("read 1 MiB Q1", BenchFigure::Rate);
+        let iops = bench("randread 4 KiB Q1", BenchFigure::Iops, false);
+        let other = bench("randwrite 4 KiB Q1", BenchFigure::Iops, false);
+        let rate = bench("randread 4 KiB Q1", BenchFigure::Rate, false);
         assert!(rate.restates(&[&iops]));
         assert!(!rate.restates(&[&other]));
         assert!(!iops.restates(&[&iops, &rate]));
-        assert_eq!(rate.label(), "read 1 MiB Q1 rate");
+        // In order, the rate is the figure and the IOPS restate it.
+        let seq_iops = bench("read 1 MiB Q1", BenchFigure::Iops, true);
+        let seq_rate = bench("read 1 MiB Q1", BenchFigure::Rate, true);
+        assert!(seq_iops.restates(&[&seq_rate]));
+        assert!(!seq_rate.restates(&[&seq_iops, &seq_rate]));
+        assert_eq!(seq_rate.label(), "read 1 MiB Q1 rate");
         assert_eq!(
             MetricId::ReadRateAt { block_bytes: 4 << 20 }.label(),
             "read rate at 4 MiB"

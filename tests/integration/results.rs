@@ -389,3 +389,79 @@ fn runs_are_listed_by_their_label_and_card() {
         assert!(err.contains("error: invalid value") && err.contains("hint:"), "{err}");
     }
 }
+
+/// Two runs side by side read as people read them: a sequential test as
+/// MB/s, a change past ten times as a ratio, no "better" for a larger
+/// card, and the SD classes compared. Six runs are one table of the
+/// figures that differ, a run a row, every line within 80 columns.
+#[test]
+fn runs_compare_as_rates_ratios_and_classes_and_many_as_one_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.sqlite");
+    let cards = ["sim:demo", "sim:kingston-sa04g", "sim:sandisk-2gb"];
+    for card in cards {
+        with_db(&db, &["bench", card]);
+        with_db(&db, &["capacity", card]);
+    }
+    let c = with_db(&db, &["results", "compare", "1", "3"]);
+    let rows = c["rows"].as_array().unwrap();
+    let row = |id: serde_json::Value| {
+        rows.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {c}"))
+    };
+    let iops = row(serde_json::json!({"bench": {"test": "randwrite 4 KiB Q1", "figure": "iops", "sequential": false}}));
+    let (a, b) = (iops["values"][0].as_f64().unwrap(), iops["values"][1].as_f64().unwrap());
+    assert!(a / b >= 10.0, "the demo card is over ten times faster here: {iops}");
+    let c10 = row(serde_json::json!({"class": {"class": "C10"}}));
+    assert_eq!(
+        (c10["values"][0].as_f64(), c10["values"][1].as_f64()),
+        (Some(1.0), Some(0.0)),
+        "{c10}"
+    );
+    let text = text_with_db(&db, &["results", "compare", "1", "3"]);
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("│ {start} ")))
+            .unwrap_or_else(|| panic!("no row {start}: {text}"))
+            .to_string()
+    };
+    assert!(
+        line("randwrite 4 KiB Q1 IOPS").contains(&format!("(1/{}x)", (a / b).round())),
+        "{text}"
+    );
+    assert!(line("read 1 MiB Q1 rate").contains(" MB/s "), "{text}");
+    assert!(
+        !text.contains("read 1 MiB Q1 IOPS"),
+        "a sequential test is its rate: {text}"
+    );
+    assert!(line("SD classes met").contains("C10 U3 V30 A1"), "{text}");
+    let two = with_db(&db, &["results", "compare", "2", "4"]);
+    let capacity = two["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "usable_capacity")
+        .unwrap();
+    assert!(capacity["values"][0] != capacity["values"][1], "{two}");
+    assert_eq!(capacity["best"], serde_json::Value::Null, "a larger card is not better");
+    // Six runs at 80 columns: a run a row, never a record per figure.
+    let out = flashlab()
+        .args(["results", "compare", "1", "2", "3", "4", "5", "6", "--db"])
+        .arg(&db)
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 80, "{widest} columns: {text}");
+    assert!(text.lines().count() <= 60, "{} lines: {text}", text.lines().count());
+    for id in 1..=6 {
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("│ #{id} "))),
+            "run #{id} a row: {text}"
+        );
+    }
+    assert!(text.lines().any(|l| l.starts_with("│ run ")), "{text}");
+}

@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use crate::console::table;
 use crate::document::bodies::{Comparison, ImportResult, Listing};
-use crate::measure::metrics::Unit;
-use crate::units::{Iec, date_time, duration_ns};
+use crate::measure::metrics::{MetricId, Row, Unit, change};
+use crate::units::date_time;
 
 pub fn list(o: &mut String, l: &Listing) {
     if l.runs.is_empty() {
@@ -65,16 +65,12 @@ fn card(r: &crate::document::bodies::RunRow) -> String {
     parts.join(" ")
 }
 
-fn show(unit: Unit, v: f64) -> String {
-    match unit {
-        Unit::Bytes => Iec(v.max(0.0) as u64).to_string(),
-        Unit::BytesPerSec => crate::units::mb_per_s(v),
-        Unit::Iops => format!("{v:.0}"),
-        Unit::Ns => duration_ns(v),
-        Unit::Count => format!("{v:.0}"),
-        Unit::Ratio => format!("{v:.2}"),
-        Unit::Years => crate::units::years(v),
-    }
+/// The text of one comparison: each run on a line, then its figures.
+struct Compare<'a> {
+    c: &'a Comparison,
+    /// Each run's column or row name: its id, or a letter for a file named
+    /// by a long path.
+    labels: Vec<String>,
 }
 
 pub fn compare(o: &mut String, c: &Comparison) {
@@ -93,90 +89,258 @@ pub fn compare(o: &mut String, c: &Comparison) {
             }
         })
         .collect();
-    for (r, label) in c.runs.iter().zip(&labels) {
-        let of = if r.target.is_empty() || r.device.starts_with(&r.target) {
-            String::new()
+    let x = Compare { c, labels };
+    x.runs(o);
+    let rows = x.differing();
+    let (header, body) = x.figures_by_row(&rows);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    if !body.is_empty() {
+        // A figure a line, or a run a row: six runs' figures had each
+        // wrapped onto three lines.
+        let by_figure = table::grid(&header, &body);
+        let one_line_each = body.len() + 5;
+        let table = if by_figure.lines().count() <= one_line_each {
+            by_figure
         } else {
-            format!(" of {}", r.target)
+            x.runs_by_row(&rows)
         };
-        let name = if *label == r.id {
-            label.clone()
-        } else {
-            format!("{label} ({})", r.id)
-        };
-        let line = format!(
-            "{name}: {}{of} on {}: {}",
-            r.command,
-            date_time(r.started_unix),
-            r.device
-        );
-        let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
+        let _ = writeln!(o, "{table}");
     }
-    // Each run's column is headed by its label and when it ran: the day if
-    // the runs span days, else the time ("#1" and "#2" alone told nothing).
-    let when: Vec<String> = c.runs.iter().map(|r| date_time(r.started_unix)).collect();
-    let same_day = when.windows(2).all(|w| w[0].get(..10) == w[1].get(..10));
-    let mut header: Vec<String> = vec!["figure".into()];
-    header.extend(labels.iter().zip(&when).map(|(l, w)| {
-        let part = if same_day { w.get(11..16) } else { w.get(..10) };
-        format!("{l}\n{}", part.unwrap_or(""))
-    }));
-    header.push("better".into());
-    // Figures the same in every run go on one line under the table, and a
-    // rate beside its own IOPS (the same figure times the block) is left
-    // to the JSON (two runs of one card had taken 26 lines).
-    let same = |r: &&crate::measure::metrics::Row| r.values.iter().all(|v| v.is_some() && *v == r.values[0]);
-    let ids: Vec<&crate::measure::metrics::MetricId> = c.rows.iter().filter_map(|r| r.id.as_ref()).collect();
-    let derived = |r: &&crate::measure::metrics::Row| r.id.as_ref().is_some_and(|id| id.restates(&ids));
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .filter(|r| !same(r) && !derived(r))
-        .map(|r| {
-            let mut row = vec![r.name.clone()];
-            for (i, v) in r.values.iter().enumerate() {
-                row.push(match (v, r.relative[i]) {
-                    (Some(v), Some(x)) if i > 0 => format!("{} ({:+.0}%)", show(r.unit, *v), x * 100.0),
-                    (Some(v), _) => show(r.unit, *v),
-                    // Measured, no value claimed: why, under the table.
-                    (None, _) if r.not_claimed.get(i).is_some_and(Option::is_some) => "not claimed".into(),
-                    (None, _) => "-".into(),
-                });
+    x.after(o);
+}
+
+/// A column head on lines of about ten columns, broken between words: a
+/// table lays a head out on one line as long as it can, and nine heads of
+/// 25 columns had pushed a table of many runs past the width.
+fn short_lines(head: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for word in head.split_whitespace() {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= 10 => {
+                l.push(' ');
+                l.push_str(word);
             }
-            row.push(r.best.map_or(String::new(), |b| labels[b].clone()));
-            row
-        })
-        .collect();
-    let head: Vec<&str> = header.iter().map(String::as_str).collect();
-    if !rows.is_empty() {
-        let _ = writeln!(o, "{}", table::grid(&head, &rows));
+            _ => lines.push(word.to_string()),
+        }
     }
-    for line in crate::measure::metrics::not_claimed(&c.rows, &labels) {
-        let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
+    lines.join("\n")
+}
+
+/// Figures the same in every run go on one line under the table, a figure
+/// that restates another (a random test's rate, a sequential test's IOPS)
+/// is left to the JSON (two runs of one card had taken 26 lines), and the
+/// SD classes are one row of their own.
+fn same(r: &Row) -> bool {
+    r.values.iter().all(|v| v.is_some() && *v == r.values[0])
+}
+
+impl Compare<'_> {
+    fn runs(&self, o: &mut String) {
+        for (r, label) in self.c.runs.iter().zip(&self.labels) {
+            let of = if r.target.is_empty() || r.device.starts_with(&r.target) {
+                String::new()
+            } else {
+                format!(" of {}", r.target)
+            };
+            let name = match (&r.label, *label == r.id) {
+                (Some(l), true) => format!("{label} \"{l}\""),
+                (Some(l), false) => format!("{label} \"{l}\" ({})", r.id),
+                (None, true) => label.clone(),
+                (None, false) => format!("{label} ({})", r.id),
+            };
+            let line = format!(
+                "{name}: {}{of} on {}: {}",
+                r.command,
+                date_time(r.started_unix),
+                r.device
+            );
+            let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
+        }
     }
-    let equal: Vec<String> = c
-        .rows
-        .iter()
-        .filter(|r| same(r) && !derived(r))
-        .map(|r| format!("{} {}", r.name, r.values[0].map_or(String::new(), |v| show(r.unit, v))))
-        .collect();
-    if !equal.is_empty() {
-        // Wrapped between figures, never inside one (a unit separator holds
-        // each together through the wrap).
-        let glued: Vec<String> = equal.iter().map(|e| e.replace(' ', "\u{1f}")).collect();
-        let text = crate::console::wrap(&format!("the same in every run: {}", glued.join(", ")), "", "  ");
-        let _ = writeln!(o, "{}", text.replace('\u{1f}', " "));
+
+    fn derived(&self, r: &Row) -> bool {
+        let ids: Vec<&MetricId> = self.c.rows.iter().filter_map(|r| r.id.as_ref()).collect();
+        r.id.as_ref().is_some_and(|id| id.restates(&ids))
     }
-    let _ = writeln!(
-        o,
-        "{}",
-        crate::console::wrap(
-            "differences are relative to the first run; \"better\" names the run ahead on a score; --json has \
-             every figure",
-            "",
-            ""
-        )
-    );
+
+    /// The figures that differ between the runs, SD classes aside.
+    fn differing(&self) -> Vec<&Row> {
+        self.c
+            .rows
+            .iter()
+            .filter(|r| !same(r) && !self.derived(r) && r.unit != Unit::Met)
+            .collect()
+    }
+
+    /// Each run's SD classes met ("A1 C10 U3"; "-" where none was judged),
+    /// and whether every run's are the same. None where no run judged one.
+    fn classes(&self) -> Option<(Vec<String>, bool)> {
+        let judged: Vec<&Row> = self.c.rows.iter().filter(|r| r.unit == Unit::Met).collect();
+        if judged.is_empty() {
+            return None;
+        }
+        let per: Vec<String> = (0..self.c.runs.len())
+            .map(|i| {
+                let met: Vec<&str> = judged
+                    .iter()
+                    .filter(|r| r.values[i] == Some(1.0))
+                    .filter_map(|r| match &r.id {
+                        Some(MetricId::Class { class }) => Some(class.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                // The highest met of each family (C, U, V, A): C10 says
+                // C2 to C6 were met too.
+                let mut top: Vec<&str> = Vec::new();
+                for class in met {
+                    let family = class.get(..1);
+                    match top.iter_mut().find(|t| t.get(..1) == family) {
+                        Some(t) => *t = class,
+                        None => top.push(class),
+                    }
+                }
+                let met = top;
+                let any = judged.iter().any(|r| r.values[i].is_some());
+                match (any, met.is_empty()) {
+                    (false, _) => "-".to_string(),
+                    (true, true) => "none".to_string(),
+                    (true, false) => met.join(" "),
+                }
+            })
+            .collect();
+        let same = per.windows(2).all(|w| w[0] == w[1]);
+        Some((per, same))
+    }
+
+    /// A run's value of a figure, as a cell: the value, or why there is none.
+    fn missing(r: &Row, i: usize) -> String {
+        if r.not_claimed.get(i).is_some_and(Option::is_some) {
+            "not claimed".into()
+        } else {
+            "-".into()
+        }
+    }
+
+    /// A figure a row, a run a column, with each change from the first
+    /// run: for a few runs. Each run's column is headed by its label and
+    /// when it ran: the day if the runs span days, else the time ("#1" and
+    /// "#2" alone told nothing).
+    fn figures_by_row(&self, rows: &[&Row]) -> (Vec<String>, Vec<Vec<String>>) {
+        let when: Vec<String> = self.c.runs.iter().map(|r| date_time(r.started_unix)).collect();
+        let same_day = when.windows(2).all(|w| w[0].get(..10) == w[1].get(..10));
+        let mut header: Vec<String> = vec!["figure".into()];
+        header.extend(self.labels.iter().zip(&when).map(|(l, w)| {
+            let part = if same_day { w.get(11..16) } else { w.get(..10) };
+            format!("{l}\n{}", part.unwrap_or(""))
+        }));
+        header.push("better".into());
+        let mut body: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                let mut row = vec![r.name.clone()];
+                for (i, v) in r.values.iter().enumerate() {
+                    row.push(match (v, r.relative[i]) {
+                        (Some(v), Some(x)) if i > 0 => format!("{} ({})", r.unit.show(*v), change(x)),
+                        (Some(v), _) => r.unit.show(*v),
+                        (None, _) => Self::missing(r, i),
+                    });
+                }
+                row.push(r.best.map_or(String::new(), |b| self.labels[b].clone()));
+                row
+            })
+            .collect();
+        if let Some((per, false)) = self.classes() {
+            body.push([vec!["SD classes met".to_string()], per, vec![String::new()]].concat());
+        }
+        (header, body)
+    }
+
+    /// A run a row, a figure a column in one unit, and which run is better
+    /// on each in the last row: for many runs, whose columns of figures
+    /// would not fit side by side. Columns that do not fit beside the
+    /// rest continue in a table below, each row named again.
+    fn runs_by_row(&self, rows: &[&Row]) -> String {
+        let mut header: Vec<String> = vec!["run".into()];
+        let mut columns: Vec<Vec<String>> = Vec::new();
+        let mut better: Vec<String> = vec!["better".into()];
+        for r in rows {
+            let known: Vec<f64> = r.values.iter().flatten().copied().collect();
+            let (unit, cells) = r.unit.column(&known);
+            let mut cells = cells.into_iter();
+            columns.push(
+                r.values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| match v {
+                        Some(_) => cells.next().unwrap_or_default(),
+                        None => Self::missing(r, i),
+                    })
+                    .collect(),
+            );
+            let head = if unit.is_empty() {
+                r.name.clone()
+            } else {
+                format!("{} ({unit})", r.name)
+            };
+            header.push(short_lines(&head));
+            better.push(r.best.map_or(String::new(), |b| self.labels[b].clone()));
+        }
+        if let Some((per, false)) = self.classes() {
+            header.push("SD classes met".into());
+            columns.push(per);
+            better.push(String::new());
+        }
+        let mut body: Vec<Vec<String>> = self
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut row = vec![l.clone()];
+                row.extend(columns.iter().map(|c| c[i].clone()));
+                row
+            })
+            .collect();
+        if better.iter().skip(1).any(|b| !b.is_empty()) {
+            body.push(better);
+        }
+        let head: Vec<&str> = header.iter().map(String::as_str).collect();
+        table::grid_split(&head, &body, 1)
+    }
+
+    /// Why figures are not claimed, what is the same in every run, and how
+    /// to read the table.
+    fn after(&self, o: &mut String) {
+        for line in crate::measure::metrics::not_claimed(&self.c.rows, &self.labels) {
+            let _ = writeln!(o, "{}", crate::console::wrap(&line, "", "    "));
+        }
+        let mut equal: Vec<String> = self
+            .c
+            .rows
+            .iter()
+            .filter(|r| same(r) && !self.derived(r) && r.unit != Unit::Met)
+            .map(|r| format!("{} {}", r.name, r.values[0].map_or(String::new(), |v| r.unit.show(v))))
+            .collect();
+        if let Some((per, true)) = self.classes() {
+            equal.push(format!("SD classes met {}", per[0]));
+        }
+        if !equal.is_empty() {
+            // Wrapped between figures, never inside one (a unit separator
+            // holds each together through the wrap).
+            let glued: Vec<String> = equal.iter().map(|e| e.replace(' ', "\u{1f}")).collect();
+            let text = crate::console::wrap(&format!("the same in every run: {}", glued.join(", ")), "", "  ");
+            let _ = writeln!(o, "{}", text.replace('\u{1f}', " "));
+        }
+        let _ = writeln!(
+            o,
+            "{}",
+            crate::console::wrap(
+                "differences are relative to the first run; \"better\" names the run ahead on a score; --json \
+                 has every figure",
+                "",
+                ""
+            )
+        );
+    }
 }
 
 pub fn import(o: &mut String, r: &ImportResult) {

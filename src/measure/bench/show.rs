@@ -77,9 +77,19 @@ impl Registered for Presenter {
         ]
     }
 
-    /// Each test's IOPS, rate and p99; "not claimed" where a test is a
-    /// short sample.
+    /// Each test's IOPS, rate and p99 ("not claimed" where a test is a
+    /// short sample), then each SD class judged, met or not.
     fn metrics(b: &BenchResult, _: &Results) -> Vec<Metric> {
+        let classes = b.classes.iter().map(|(class, met)| {
+            m(
+                MetricId::Class {
+                    class: class.as_str().to_string(),
+                },
+                Unit::Met,
+                Better::Higher,
+                if *met { 1.0 } else { 0.0 },
+            )
+        });
         b.tests
             .iter()
             .flat_map(|t| {
@@ -88,6 +98,7 @@ impl Registered for Presenter {
                     let id = MetricId::Bench {
                         test: t.name.clone(),
                         figure,
+                        sequential: !t.rw.random(),
                     };
                     match &short {
                         Some(why) => refused(id, unit, better, why),
@@ -100,6 +111,7 @@ impl Registered for Presenter {
                     figure(BenchFigure::P99, Unit::Ns, Better::Lower, t.latency_ns.p99 as f64),
                 ]
             })
+            .chain(classes)
             .collect()
     }
 }

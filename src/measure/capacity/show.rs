@@ -126,7 +126,9 @@ impl Registered for Presenter {
         vec![m(
             MetricId::UsableCapacity,
             Unit::Bytes,
-            Better::Higher,
+            // A larger card is not a better one; a fake's shortfall shows
+            // in its verdict.
+            Better::Neither,
             c.usable_bytes as f64,
         )]
     }
