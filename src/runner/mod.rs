@@ -391,20 +391,19 @@ impl Runner {
     /// and its record under `writes`.
     fn note_written(&mut self, key: &str, outcome: &crate::safety::Outcome, engines: Vec<EngineChoice>) {
         if outcome.preserved {
-            // Bytes as a person counts them ("wrote 3.30 GiB in 1
-            // of 1 declared range" after "will write 32 MiB" read as 3.3
-            // GiB on a 64 MiB device): the writes in all, the part of the
-            // device they landed on (the journalled ranges, each read back
-            // afterwards), what was written back.
+            // Bytes as a person counts them, and in the order they
+            // happened: what the test wrote, where (the ranges journalled
+            // first), what was put back and what read back the same.
+            // "21.09 MiB of writes landed on 56 MiB of the device (14 of
+            // 16 pieces); 33 MiB written back, 56 MiB verified" had said
+            // none of it plainly.
             let line = format!(
-                "{key}: {} of writes landed on {} of the device ({} of {}); {} written back, {} verified; \
-                 journal deleted",
+                "{key}: wrote {} into {} of the device ({} of the {} saved first); {}; journal deleted",
                 Iec(outcome.bytes_written),
                 Iec(outcome.bytes_verified),
                 outcome.ranges_touched,
-                crate::units::count(outcome.ranges.len() as u64, "piece", "pieces"),
-                Iec(outcome.bytes_restored),
-                Iec(outcome.bytes_verified)
+                crate::units::count(outcome.ranges.len() as u64, "range", "ranges"),
+                outcome.put_back()
             );
             crate::errln!("{}", line.split_once(": ").map_or(line.as_str(), |x| x.1));
             self.doc.note(NoteKind::Restored, line, None);

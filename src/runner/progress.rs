@@ -149,9 +149,12 @@ impl Progress {
     /// Clear the spinner and, with `-v`, say the step ended: on a terminal
     /// always, and elsewhere when `announce` (probe's one line per step). A
     /// step that did not end "done:" ("failed:", "refused:" or
-    /// "interrupted:") is always said.
+    /// "interrupted:") is always said, except a refusal before any I/O:
+    /// the error that follows says why ("refused: bench (0.0 s here)" had
+    /// opened a run that never began).
     pub fn finish(self, ended: &str, device_s: f64, announce: bool) {
         let ok = ended == "done:";
+        let unbegun = ended == "refused:" && device_s == 0.0;
         let shown = self.bar.is_some();
         if let Some(b) = self.bar {
             if self.alone {
@@ -159,7 +162,7 @@ impl Progress {
             }
             b.finish_and_clear();
         }
-        if (shown || announce) && (crate::console::stdio::verbose() || !ok) {
+        if (shown || announce) && (crate::console::stdio::verbose() || !ok) && !unbegun {
             // A step that ended before its result has no device time to
             // tell: "0.0 device-seconds" after 8 s of I/O read as a lie.
             let device = if ok || device_s > 0.0 {

@@ -398,10 +398,9 @@ pub fn report_interrupted(sig: i32, outcome: &safety::Outcome) {
         );
     } else if outcome.preserved {
         crate::errln!(
-            "interrupted by {}: {} written back, {} verified; the original data is back",
+            "interrupted by {}: {}; the original data is back",
             crate::safety::signals::name(sig),
-            Iec(outcome.bytes_restored),
-            Iec(outcome.bytes_verified)
+            outcome.put_back()
         );
     } else {
         crate::errln!(

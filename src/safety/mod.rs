@@ -148,3 +148,16 @@ pub struct Outcome {
     #[serde(skip)]
     pub verify_device_ns: u64,
 }
+
+impl Outcome {
+    /// What came back, as a person counts it: the saved bytes put back
+    /// (those that had changed rewritten) and every saved byte read back
+    /// the same.
+    pub fn put_back(&self) -> String {
+        format!(
+            "put the saved data back ({} rewritten) and read all {} back the same",
+            crate::units::Iec(self.bytes_restored),
+            crate::units::Iec(self.bytes_verified)
+        )
+    }
+}

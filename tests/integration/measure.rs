@@ -112,7 +112,10 @@ fn ctrl_c_during_open_au_on_a_loop_device_restores_and_exits_130() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupt point 9: device write"), "{err}");
-    assert!(err.contains("0 B written back, 2 MiB verified"), "{err}");
+    assert!(
+        err.contains("put the saved data back (0 B rewritten) and read all 2 MiB back the same"),
+        "{err}"
+    );
     assert!(err.contains("original data is back"), "{err}");
     assert_eq!(sha(), before, "every byte restored");
     let left = std::fs::read_dir(&jdir).map_or(0, |d| d.count());

@@ -131,6 +131,19 @@ fn open_au_with_io_uring_on_a_file_gives_back_every_byte() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_ran_io_uring_and_wrote(&out.stdout);
     assert_eq!(sha(&f), before);
+    // What was written, where, and what came back, in that order.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err.lines().find(|l| l.starts_with("wrote ")).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let touched = v["writes"][0]["ranges_touched"].as_u64().unwrap();
+    assert!(line.contains(" of the device ("), "{err}");
+    assert!(
+        line.contains(&format!(
+            "({touched} of the 4 ranges saved first); put the saved data back (0 B rewritten)"
+        )),
+        "{err}"
+    );
+    assert!(line.ends_with(" back the same; journal deleted"), "{err}");
 }
 
 /// The run really wrote, and through io_uring (no silent fallback to psync).
