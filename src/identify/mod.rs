@@ -115,6 +115,7 @@ pub fn identify(
         ));
     }
     info.reported = facts.reported;
+    info.notes.extend(info.transport.hides().map(str::to_string));
     if info.transport == Transport::Loop {
         info.emulated = emulated::serving(roots, path);
         if let Some(e) = &info.emulated {

@@ -36,6 +36,19 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// What a USB reader hides and what still works, for `info`: a card
+    /// behind usb-storage shows as /dev/sdX with none of its own registers
+    /// (a reader's host driver, as Realtek's, shows it as mmcblk with them:
+    /// that is `Mmc`).
+    pub fn hides(self) -> Option<&'static str> {
+        (self == Transport::Usb).then_some(
+            "behind a USB reader (or a USB stick): the reader hides the card's registers (CID, CSD, SCR, SSR: its \
+             maker, serial, AU size and classes as the card states them) and the bus mode it runs at. Geometry, \
+             open AUs, the FAT area, speed and capacity still measure, from timing, through the reader's own \
+             overhead. In a native SD slot the card shows as /dev/mmcblkN, registers and all",
+        )
+    }
+
     /// The contract's word for it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -91,6 +104,19 @@ impl std::fmt::Display for Transport {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_usb_disk_is_said_to_hide_the_cards_registers() {
+        use super::Transport;
+        assert!(
+            Transport::Usb
+                .hides()
+                .unwrap()
+                .contains("hides the card's registers (CID, CSD, SCR, SSR")
+        );
+        assert_eq!(Transport::Mmc.hides(), None);
+        assert_eq!(Transport::Loop.hides(), None);
+    }
+
     use super::Transport;
 
     #[test]

@@ -38,8 +38,23 @@ fn probe_on_the_default_card_carries_every_result_and_advice() {
             "f2fs_layout",
             "fat_cluster",
             "open_aus",
-            "fat_area"
+            "fat_area",
+            "mount_options",
+            "pi_root"
         ]
+    );
+    assert_eq!(
+        v["advice"][1]["command"], "echo 'start=8192, size=62324736, type=83' | sudo sfdisk DEVICE",
+        "a simulated card has no /dev path to name"
+    );
+    assert_eq!(v["advice"][7]["text"], "mount noatime (a read then writes nothing)");
+    assert!(
+        v["advice"][8]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Pi root: ext4, as Raspberry Pi OS has it"),
+        "{}",
+        v["advice"][8]
     );
     assert!(v["advice"][2]["text"].as_str().unwrap().contains("stripe-width=1024"));
     // align, open-au and fat together: more than open-au's sweep alone.

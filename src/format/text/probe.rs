@@ -22,6 +22,9 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
         let _ = writeln!(o, "advice:");
         for a in advice {
             let _ = writeln!(o, "{}", wrap(&a.text, "  - ", "    "));
+            if let Some(c) = &a.command {
+                let _ = writeln!(o, "    {c}");
+            }
         }
     }
     let sim = doc

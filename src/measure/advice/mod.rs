@@ -12,11 +12,16 @@ use super::open_au::OpenAuResult;
 use crate::identify::DeviceInfo;
 use crate::units::Iec;
 
+mod setup;
+
 /// Bradford, Flashbenching: "Any card which can handle 5 or more open-au is quite good."
 const GOOD_OPEN_AUS: u64 = 5;
 /// Bradford, Flashbenching: "For good performance with a file system, you want this [random
 /// open-au] test to show at least 3 open-au."
 const ENOUGH_RANDOM_OPEN_AUS: u64 = 3;
+/// A1's floor (SD spec (docs/SOURCES.md), 4.16): 500 random 4 KiB write
+/// IOPS.
+const A1_WRITE_IOPS: f64 = 500.0;
 /// The filesystem block the layout advice counts in (ext4's default).
 const FS_BLOCK: u64 = 4096;
 /// f2fs's segment: 2 MiB (f2fs documentation, "Design": a segment is 512
@@ -29,12 +34,17 @@ pub struct Advice {
     /// Stable identifier for scripts (`align_partitions`, `few_open_aus`, ...).
     pub topic: String,
     pub text: String,
+    /// A command to run as it stands, shown on a line of its own so it
+    /// copies in one piece (a wrapped sfdisk line had split mid-quote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 fn say(topic: &'static str, text: String) -> Advice {
     Advice {
         topic: topic.into(),
         text,
+        command: None,
     }
 }
 
@@ -156,6 +166,18 @@ pub fn advise(m: &Measured) -> Vec<Advice> {
         out.extend(open_aus(o));
     }
     out.extend(fat.map(fat_area));
+    // How to mount it and what a Pi's root wants, where the card showed
+    // itself as flash: a confident erase block or open-AU limit.
+    let open = open_au.filter(|o| o.not_flash.is_none());
+    let writes = setup::Writes {
+        random_iops: bench.and_then(best_random_write).map(|t| t.iops),
+        open_in_order: open.and_then(|o| sure_limit(&o.linear)),
+        open_random: open.and_then(|o| sure_limit(&o.random)),
+    };
+    if erase.is_some() || writes.open_in_order.is_some() {
+        out.push(setup::mount_options(info, writes));
+    }
+    out.extend(setup::pi_root(writes));
     out
 }
 
@@ -250,16 +272,8 @@ fn kernel_erase_guess(info: Option<&DeviceInfo>) -> Option<Advice> {
 /// What the card suits, from bench's best random 4 KiB write: the one
 /// piece of advice drawn from speed rather than geometry.
 fn random_writes(b: &super::bench::BenchResult) -> Option<Advice> {
-    if b.not_flash.is_some() {
-        return None;
-    }
-    let t = b
-        .tests
-        .iter()
-        .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096 && !t.short_sample)
-        .max_by(|x, y| x.iops.total_cmp(&y.iops))?;
-    // A1's floor (SD spec 6.00, 4.16): 500 random 4 KiB write IOPS.
-    let text = if t.iops >= 500.0 {
+    let t = best_random_write(b)?;
+    let text = if t.iops >= A1_WRITE_IOPS {
         format!(
             "{:.0} random 4 KiB writes per second: suits an OS root, apps, databases",
             t.iops
@@ -272,6 +286,23 @@ fn random_writes(b: &super::bench::BenchResult) -> Option<Advice> {
         )
     };
     Some(say("random_writes", text))
+}
+
+/// bench's best random 4 KiB write from a whole sample, on what may be
+/// flash.
+fn best_random_write(b: &super::bench::BenchResult) -> Option<&super::bench::BenchTest> {
+    if b.not_flash.is_some() {
+        return None;
+    }
+    b.tests
+        .iter()
+        .filter(|t| t.rw == super::bench::Rw::RandWrite && t.block_size == 4096 && !t.short_sample)
+        .max_by(|x, y| x.iops.total_cmp(&y.iops))
+}
+
+/// An open-AU limit advice may draw on: claimed, and confident.
+fn sure_limit(s: &Option<super::open_au::Sweep>) -> Option<u64> {
+    s.as_ref().filter(|s| sure(s.confidence)).and_then(|s| s.max_open_aus)
 }
 
 /// The layout a confident erase block `e` asks for: partitions on its
@@ -294,13 +325,13 @@ fn erase_block_layout(info: Option<&DeviceInfo>, e: u64, page_size: Option<u64>)
             },
         )
         .collect();
-    if bad.is_empty() {
-        out.push(say(
+    let mut partitions = if bad.is_empty() {
+        say(
             "align_partitions",
             format!("start and end partitions at multiples of {} (the erase block)", Iec(e)),
-        ));
+        )
     } else {
-        out.push(say(
+        say(
             "misaligned_partitions",
             format!(
                 "{}: not a multiple of the {} erase block, so writes near every block edge cost two blocks; \
@@ -309,8 +340,13 @@ fn erase_block_layout(info: Option<&DeviceInfo>, e: u64, page_size: Option<u64>)
                 Iec(e),
                 Iec(e)
             ),
-        ));
+        )
+    };
+    if let Some((what, command)) = setup::partition_command(info, e) {
+        partitions.text = format!("{}; {what}", partitions.text);
+        partitions.command = Some(command);
     }
+    out.push(partitions);
     if e >= FS_BLOCK && e.is_multiple_of(FS_BLOCK) {
         // Arnd Bergmann, "Optimizing Linux with cheap flash drives" (LWN
         // 428584): tell ext4 the erase block as its stripe so it allocates
@@ -386,9 +422,7 @@ fn open_aus(o: &OpenAuResult) -> Vec<Advice> {
     // open-au's own notes (how its sweep and fat's slot test were
     // reconciled) are measurement detail, shown by `open-au` and in the
     // report, not advice.
-    let limit =
-        |s: &Option<super::open_au::Sweep>| s.as_ref().filter(|s| sure(s.confidence)).and_then(|s| s.max_open_aus);
-    if let Some(k) = limit(&o.linear) {
+    if let Some(k) = sure_limit(&o.linear) {
         if k >= GOOD_OPEN_AUS {
             out.push(say(
                 "open_aus",
@@ -407,7 +441,7 @@ fn open_aus(o: &OpenAuResult) -> Vec<Advice> {
             ));
         }
     }
-    if let Some(k) = limit(&o.random)
+    if let Some(k) = sure_limit(&o.random)
         && k < ENOUGH_RANDOM_OPEN_AUS
     {
         out.push(say(
@@ -514,7 +548,18 @@ mod tests {
         });
         assert_eq!(
             topics(&out),
-            ["misaligned_partitions", "ext4_layout", "f2fs_layout", "fat_cluster"]
+            [
+                "misaligned_partitions",
+                "ext4_layout",
+                "f2fs_layout",
+                "fat_cluster",
+                "mount_options"
+            ]
+        );
+        assert_eq!(
+            out[0].command.as_deref(),
+            Some("echo 'start=8192, size=8380416, type=83' | sudo sfdisk /dev/mmcblk0"),
+            "a misaligned card gets the command that aligns it"
         );
         assert!(
             out[0].text.starts_with("mmcblk0p1 starts at 32256, "),
@@ -576,8 +621,15 @@ mod tests {
                 "erase_size_disagrees",
                 "few_open_aus",
                 "few_random_open_aus",
-                "fat_area"
+                "fat_area",
+                "mount_options",
+                "pi_root"
             ]
+        );
+        assert!(
+            out[8].text.starts_with("Pi root: f2fs with -o active_logs=2: "),
+            "3 in order, 2 at random: {}",
+            out[8].text
         );
         assert!(out[1].text.contains("stride=1,"), "unknown page: stride 1");
         assert!(out[2].text.contains("mkfs.f2fs -s 2"), "4 MiB: two 2 MiB segments");
@@ -598,7 +650,7 @@ mod tests {
                 open_au: Some(&good),
                 ..Default::default()
             })),
-            ["open_aus"]
+            ["open_aus", "mount_options", "pi_root"]
         );
         // Unsure verdicts give no advice (the erase block, the limits, the
         // area), only the warning that names them.
