@@ -146,3 +146,52 @@ fn every_manual_page_cited_exists() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!other.path().join("flashlab.1").exists(), "nothing written");
 }
+
+/// clap's refusal of a value names the help of the command typed, never
+/// the value itself taken for a command (`flashlab bench fast --help`).
+#[test]
+fn a_refused_value_names_the_help_of_the_command_typed() {
+    for (args, hint) in [
+        (
+            &["bench", "--preset", "fast"][..],
+            "`flashlab bench --help` describes --preset",
+        ),
+        (
+            &["--format", "text", "probe", "--engine", "foo"][..],
+            "`flashlab probe --help` describes --engine",
+        ),
+        (
+            &["results", "show", "x"][..],
+            "`flashlab results show --help` describes <ID>",
+        ),
+    ] {
+        let out = flashlab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let h = err.lines().find_map(|l| l.strip_prefix("hint: "));
+        assert_eq!(h, Some(hint), "{args:?}: {err}");
+    }
+}
+
+/// A manual page's SYNOPSIS names the global options the command takes
+/// and the values an option has (clap_mangen's own gave `[--engine]`).
+#[test]
+fn a_manual_pages_synopsis_shows_json_and_the_values_of_engine() {
+    let out = flashlab().args(["man", "probe"]).output().unwrap();
+    let page = String::from_utf8_lossy(&out.stdout);
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        synopsis.starts_with("\\fBflashlab probe\\fR [\\-\\-engine auto|psync|io_uring] "),
+        "{synopsis}"
+    );
+    assert!(
+        synopsis.contains(" [\\-\\-json] [\\-\\-format text|json|csv|toml|html] "),
+        "{synopsis}"
+    );
+    assert!(synopsis.contains(" [\\-\\-db <PATH>] "), "{synopsis}");
+    assert!(synopsis.ends_with(" [TARGET]"), "{synopsis}");
+}
