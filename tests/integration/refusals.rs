@@ -195,3 +195,24 @@ fn a_manual_pages_synopsis_shows_json_and_the_values_of_engine() {
     assert!(synopsis.contains(" [\\-\\-db <PATH>] "), "{synopsis}");
     assert!(synopsis.ends_with(" [TARGET]"), "{synopsis}");
 }
+
+/// bash's completions offer the built-in cards where a command takes a
+/// TARGET (and fall back to file names, `-o default`, for a path).
+#[test]
+fn bash_completions_offer_the_sim_profiles() {
+    let out = flashlab().args(["completions", "bash"]).output().unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    let probe = script
+        .lines()
+        .skip_while(|l| l.trim() != "flashlab__subcmd__probe)")
+        .find(|l| l.trim_start().starts_with("opts="))
+        .unwrap_or_default();
+    assert!(probe.contains(" sim:demo sim:kingston-sa04g "), "{probe}");
+    assert!(script.contains("complete -F _flashlab -o nosort -o bashdefault -o default flashlab"));
+    let sim_show = script
+        .lines()
+        .skip_while(|l| l.trim() != "flashlab__subcmd__sim__subcmd__show)")
+        .find(|l| l.trim_start().starts_with("opts="))
+        .unwrap_or_default();
+    assert!(sim_show.contains(" sim:kingston-sa04g "), "{sim_show}");
+}
