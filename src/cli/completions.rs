@@ -19,9 +19,10 @@ pub(super) fn script(shell: clap_complete::Shell) -> String {
         .iter()
         .map(|p| format!("sim:{}", p.name))
         .collect();
-    let mut cmd = match shell {
-        clap_complete::Shell::Zsh => Cli::command(),
-        _ => offer_cards(Cli::command(), &cards),
+    let mut cmd = if shell == clap_complete::Shell::Zsh {
+        Cli::command()
+    } else {
+        offer_cards(Cli::command(), &cards)
     };
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "flashlab", &mut out);

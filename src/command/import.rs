@@ -129,6 +129,14 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     if let Some(s) = judged.scatter {
         doc.results.scatter.set(s);
     }
+    // The same advice probe draws from the same verdicts.
+    let advice = crate::measure::advice::advise(&crate::measure::advice::Measured {
+        align: doc.results.align.get(),
+        open_au: doc.results.open_au.get(),
+        fat: doc.results.fat.get(),
+        ..Default::default()
+    });
+    doc.extras.advice.set(advice);
     for n in judged.notes {
         doc.note(NoteKind::Import, n, None);
     }

@@ -335,3 +335,45 @@ fn an_imported_run_is_listed_shown_compared_and_drawn() {
         "the report draws the imported run"
     );
 }
+
+/// An open-AU-only import says why, how sure, and what to do, as probe
+/// does; a file naming its command in prose says how to give it.
+#[test]
+fn an_open_au_import_gives_its_reasons_confidence_and_advice() {
+    let out = flashlab()
+        .args(["import", "flashbench", &fixture("46_"), "--no-store"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for want in [
+        "open AUs 7 in order, random not measured",
+        "- in order: at 6 and 7 AUs the rates held; at 8 they collapsed (256 KiB writes: 13.00 MB/s at 7, \
+         1.53 MB/s at 8); confidence 0.95",
+        "advice: - 7 AUs open for in-order writes: several files can be written at once",
+    ] {
+        assert!(text.contains(want), "{want}\n---\n{text}");
+    }
+    let d = json(&["import", "flashbench", &fixture("46_"), "--no-store"]);
+    assert_eq!(d["advice"][0]["topic"], "open_aus");
+    let f = fixture("06_");
+    let d = json(&["import", "flashbench", &f, "--no-store", "--column", "B(C4-4GB)"]);
+    assert_eq!(
+        d["notes"][0]["message"],
+        format!(
+            "{f}:3 names the command these tables came from, `flashbench --open-au --open-au-nr=5 --random \
+             --blocksize=4096 --erasesize=${{preferred_erase_size:-4194304}}`: give it with --command '--open-au \
+             --open-au-nr=5 --random --blocksize=4096 --erasesize=${{preferred_erase_size:-4194304}}' to judge them"
+        )
+    );
+    assert_eq!(
+        d["notes"][1]["message"],
+        format!(
+            "{f}:17: an --open-au table without its command line: the number of AUs it wrote is unknown, so it is \
+             shown but not judged: give the flashbench line with --command, as in `--command \"--open-au \
+             --open-au-nr=N --random --erasesize=4194304\"` (or paste it above the table)"
+        )
+    );
+}

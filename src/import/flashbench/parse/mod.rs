@@ -157,6 +157,9 @@ pub struct Parsed {
     pub lines: usize,
     /// Rows that start like flashbench's but do not read, left out.
     pub skipped: Vec<Skipped>,
+    /// A flashbench command named in prose ("TEST: wrapper = flashbench
+    /// --open-au ..."), not read as the tables' own: its line and options.
+    pub mentioned: Option<(usize, String)>,
 }
 
 /// A row left out: cut or broken mid-way inside a table.

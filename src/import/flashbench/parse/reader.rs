@@ -132,7 +132,12 @@ impl Reader {
                 self.invocation = Some(inv);
                 (rest, true)
             }
-            None => (line.split_whitespace().map(str::to_string).collect::<Vec<_>>(), false),
+            None => {
+                if self.parsed.mentioned.is_none() {
+                    self.parsed.mentioned = mentioned(&line).map(|m| (no, m));
+                }
+                (line.split_whitespace().map(str::to_string).collect::<Vec<_>>(), false)
+            }
         };
         if toks.is_empty() {
             return Ok(());
@@ -255,6 +260,16 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// The options after a "flashbench" word in prose, where one follows.
+fn mentioned(line: &str) -> Option<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| *w == "flashbench" || w.ends_with("/flashbench"))?;
+    let rest = &words[at + 1..];
+    rest.first().is_some_and(|w| w.starts_with('-')).then(|| rest.join(" "))
 }
 
 /// fdisk's "Disk /dev/mmcblk1: 3904 MB, 3904897024 bytes" (old and new
