@@ -7,9 +7,14 @@ use super::{error_document, print};
 /// Print clap's refusal of the command line (or its --help and --version)
 /// and return the exit code.
 pub(super) fn report(e: clap::Error) -> i32 {
-    let command = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
+    let args: Vec<String> = std::env::args().collect();
+    // The command as typed, subcommand included (`results show`).
+    let words = typed_command(&args);
+    // A word clap did not know as a command is still what was typed.
+    let command = words
+        .first()
+        .cloned()
+        .or_else(|| args.iter().skip(1).find(|a| !a.starts_with('-')).cloned())
         .unwrap_or_default();
     // The option clap refused, where it names one: the hint points
     // at its help (a second, generic hint under clap's
@@ -19,13 +24,6 @@ pub(super) fn report(e: clap::Error) -> i32 {
         .map(|a| a.to_string())
         .and_then(|a| a.split_whitespace().next().map(str::to_string))
         .filter(|a| a.starts_with('-') || a.starts_with('<'));
-    // The command as typed, subcommand included (`results show`).
-    let words: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .take_while(|a| a.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
-        .take(2)
-        .collect();
     // A simulated card clap refused: emulate's SPEC, sim show's PROFILE,
     // or a TARGET that names one.
     let card = match e.get(clap::error::ContextKind::InvalidArg).map(|a| a.to_string()) {
@@ -43,11 +41,12 @@ pub(super) fn report(e: clap::Error) -> i32 {
         (ErrorKind::InvalidValue | ErrorKind::ValueValidation, Some(a), false) => {
             format!("`flashlab {} --help` describes {a}", words.join(" "))
         }
-        (ErrorKind::UnknownArgument, _, false) => format!("`flashlab {command} --help` lists its options"),
+        (ErrorKind::UnknownArgument, _, false) if !words.is_empty() => {
+            format!("`flashlab {} --help` lists its options", words.join(" "))
+        }
         _ => "`flashlab --help` lists the commands, `flashlab COMMAND --help` their options".to_string(),
     };
     // --json asked for one document even for a bad command line.
-    let args: Vec<String> = std::env::args().collect();
     let json = args.iter().any(|a| a == "--json" || a == "--format=json")
         || args.windows(2).any(|w| w[0] == "--format" && w[1] == "json");
     if e.use_stderr() && json {
@@ -93,4 +92,36 @@ pub(super) fn report(e: clap::Error) -> i32 {
         }
     }
     e.exit_code()
+}
+
+/// The command and its subcommands as typed (`bench`, `results show`):
+/// the words that name clap's commands, each in the one before, so an
+/// option's value (`--preset fast`) or a TARGET is never taken for one.
+fn typed_command(args: &[String]) -> Vec<String> {
+    use clap::CommandFactory;
+    let mut cmd = super::Cli::command();
+    let mut out = Vec::new();
+    for a in args.iter().skip(1) {
+        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+            continue;
+        };
+        out.push(sub.get_name().to_string());
+        if !sub.has_subcommands() {
+            break;
+        }
+        cmd = sub;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_typed_is_its_words_not_an_options_value() {
+        let words = |line: &str| super::typed_command(&line.split(' ').map(String::from).collect::<Vec<_>>());
+        assert_eq!(words("flashlab bench --preset fast"), ["bench"]);
+        assert_eq!(words("flashlab --format json results show 3 --x"), ["results", "show"]);
+        assert_eq!(words("flashlab probe sim:demo --engine foo"), ["probe"]);
+        assert_eq!(words("flashlab nosuch"), Vec::<String>::new());
+    }
 }

@@ -147,12 +147,7 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             )
             .hint(format!("drop --json, as in {example}")));
         }
-        Command::Completions { shell } => {
-            use clap::CommandFactory;
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "flashlab", &mut out);
-            return Ok(Output::Raw(String::from_utf8_lossy(&out).into_owned()));
-        }
+        Command::Completions { shell } => return Ok(Output::Raw(super::completions::script(shell))),
         Command::Man { command, dir } => return super::man::man(&command, dir.as_deref()),
         Command::Decode { register, hex, mmc } => offline::decode(register.into(), &hex.join(" "), mmc)?,
         Command::Restore {

@@ -38,6 +38,7 @@ fn man_pages() -> Vec<Page> {
             );
             let page = sub
                 .clone()
+                .override_usage(synopsis(sub, &typed))
                 .display_name(name.clone())
                 .bin_name(typed.clone())
                 .about(first)
@@ -48,11 +49,72 @@ fn man_pages() -> Vec<Page> {
             walk(&name, &typed, sub, out);
         }
     }
-    // No page for clap's `help` command, so none cited.
-    let top = Cli::command().disable_help_subcommand(true);
-    let mut out = vec![("flashlab".to_string(), "flashlab".to_string(), top.clone())];
+    // No page for clap's `help` command, so none cited. Built, so each
+    // command's page has the global options (--json, --format) it takes.
+    let mut top = Cli::command().disable_help_subcommand(true);
+    top.build();
+    let page = top.clone().override_usage(synopsis(&top, "flashlab"));
+    let mut out = vec![("flashlab".to_string(), "flashlab".to_string(), page)];
     walk("flashlab", "flashlab", &top, &mut out);
     out
+}
+
+/// A page's SYNOPSIS: every option with what it takes, its values where
+/// clap knows them (`--engine auto|psync|io_uring`), else its value's name
+/// (`--db <PATH>`); clap_mangen's own names the options alone.
+fn synopsis(c: &clap::Command, typed: &str) -> String {
+    let mut parts = vec![typed.to_string()];
+    // Options first, then the operands (TARGET, FILE...), as man pages
+    // write them.
+    let (operands, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) = c
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .partition(|a| a.is_positional());
+    for a in options.into_iter().chain(operands) {
+        let name = match (a.get_short(), a.get_long()) {
+            _ if a.is_positional() => String::new(),
+            (Some(s), Some(l)) => format!("-{s}|--{l}"),
+            (None, Some(l)) => format!("--{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, None) => continue,
+        };
+        let values: Vec<String> = a
+            .get_possible_values()
+            .iter()
+            .filter(|v| !v.is_hide_set())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        let value = if !a.get_action().takes_values() {
+            String::new()
+        } else if !values.is_empty() {
+            values.join("|")
+        } else {
+            let names = a.get_value_names().map_or_else(
+                || vec![a.get_id().as_str().to_uppercase()],
+                |n| n.iter().map(ToString::to_string).collect(),
+            );
+            match a.is_positional() {
+                true => names.join(" "),
+                false => format!("<{}>", names.join(" ")),
+            }
+        };
+        let many = if a.get_num_args().is_some_and(|n| n.max_values() > 1) {
+            "..."
+        } else {
+            ""
+        };
+        let word = [name, value]
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+            + many;
+        parts.push(if a.is_required_set() { word } else { format!("[{word}]") });
+    }
+    if c.has_subcommands() {
+        parts.push("<COMMAND>".into());
+    }
+    parts.join(" ")
 }
 
 /// A help text up to its first "; " or ". " outside parentheses and

@@ -6,6 +6,7 @@
 //! come from the error's kind.
 
 mod clap_errors;
+mod completions;
 mod dispatch;
 mod man;
 mod output;

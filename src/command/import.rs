@@ -67,11 +67,7 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     let mut parsed = Vec::new();
     for input in &o.inputs {
         let text = read(input)?;
-        let p = flashbench::parse(&text).map_err(|e| {
-            CliError::usage(format!("{input}: {e}")).hint(
-                "a table cut off at its end is imported without its last row; fix or remove a broken row inside one",
-            )
-        })?;
+        let p = flashbench::parse(&text).map_err(|e| CliError::usage(format!("{input}: {e}")).hint(HINT))?;
         if p.is_empty() {
             return Err(CliError::usage(format!(
                 "{input}: no flashbench output in its {} line{}: no -a, --open-au, --find-fat or --scatter table",
@@ -133,8 +129,32 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     if let Some(s) = judged.scatter {
         doc.results.scatter.set(s);
     }
+    // The same advice probe draws from the same verdicts.
+    let advice = crate::measure::advice::advise(&crate::measure::advice::Measured {
+        align: doc.results.align.get(),
+        open_au: doc.results.open_au.get(),
+        fat: doc.results.fat.get(),
+        ..Default::default()
+    });
+    doc.extras.advice.set(advice);
     for n in judged.notes {
         doc.note(NoteKind::Import, n, None);
+    }
+    // A row cut or broken mid-paste is left out, never read by a guess;
+    // the rest of its table stands.
+    for (input, p) in &parsed {
+        for s in &p.skipped {
+            doc.warnings.push(crate::document::Note {
+                kind: NoteKind::Import,
+                message: format!(
+                    "{input}:{}: '{}' is not a whole flashbench row ({}): skipped, the rest imported",
+                    s.line,
+                    s.text.split_whitespace().collect::<Vec<_>>().join(" "),
+                    s.why
+                ),
+                hint: None,
+            });
+        }
     }
     doc.extras.device.set(device(
         o,

@@ -1,7 +1,8 @@
 //! `flashlab import flashbench` on real published flashbench outputs
 //! (tests/fixtures/flashbench, each with its source and the expert's
 //! reading): every verdict agrees with the expert or is marked unsure;
-//! bad input is refused naming its line; imported runs are stored and
+//! input that is not flashbench's is refused, a row cut mid-paste skipped
+//! naming its line; imported runs are stored and
 //! shown, compared and drawn like any run.
 
 use std::path::{Path, PathBuf};
@@ -182,25 +183,38 @@ fn text_that_is_not_flashbench_output_is_refused_with_a_hint() {
 }
 
 #[test]
-fn a_broken_row_inside_a_table_is_an_error_naming_its_line_and_a_cut_last_row_a_note() {
+fn a_broken_row_inside_a_table_is_skipped_naming_its_line_and_a_cut_last_row_a_note() {
     let dir = tempfile::tempdir().unwrap();
     let broken = dir.path().join("broken.txt");
-    std::fs::write(
-        &broken,
-        "$ sudo ./flashbench -a /dev/sdb\nalign 8388608\tpre 1ms\ton 1.2ms\tpost 1ms\tdiff 200µs\n\
-         align 4194304\tpre 1ms\ton 1.2XX\tpost 1ms\tdiff 200µs\nalign 2097152\tpre 1ms\ton 1ms\tpost 1ms\tdiff 0ns\n",
-    )
-    .unwrap();
-    let db = test_db();
-    let _ = std::fs::remove_file(&db);
-    let out = flashlab().args(["import", "flashbench"]).arg(&broken).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(":") && err.contains("line 3") && err.contains("1.2XX"),
-        "{err}"
+    let mut text = String::from("$ sudo ./flashbench -a /dev/sdb\n");
+    for (k, b) in [8u64 << 20, 4 << 20, 2 << 20, 1 << 20, 512 << 10, 256 << 10, 128 << 10]
+        .iter()
+        .enumerate()
+    {
+        text += &match k {
+            // Line 4.
+            2 => format!("align {b}\tpre 1ms\ton 1.2XX\tpost 1ms\tdiff 200µs\n"),
+            0 | 1 => format!("align {b}\tpre 1ms\ton 1.2ms\tpost 1ms\tdiff 200µs\n"),
+            _ => format!("align {b}\tpre 1ms\ton 1.01ms\tpost 1ms\tdiff 10µs\n"),
+        };
+    }
+    std::fs::write(&broken, text).unwrap();
+    let d = json(&["import", "flashbench", broken.to_str().unwrap(), "--no-store"]);
+    assert_eq!(
+        d["warnings"][0]["message"],
+        format!(
+            "{}:4: 'align 2097152 pre 1ms on 1.2XX post 1ms diff 200µs' is not a whole flashbench row (the on \
+             time '1.2XX' is not a time): skipped, the rest imported",
+            broken.display()
+        )
     );
-    assert!(!db.exists(), "nothing is stored");
+    let rows: Vec<u64> = d["align"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["boundary_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows, [8 << 20, 4 << 20, 1 << 20, 512 << 10, 256 << 10, 128 << 10]);
     // The output quoted in flashbench issue #16 (docs/SOURCES.md) ends
     // mid-row; its negative diffs have no unit.
     let cut = dir.path().join("issue16.txt");
@@ -233,6 +247,51 @@ fn a_broken_row_inside_a_table_is_an_error_naming_its_line_and_a_cut_last_row_a_
         "noise this large gives no confident size"
     );
     assert_eq!(d["align"]["rows"].as_array().unwrap().len(), 15);
+}
+
+/// flashbench's `format_ns` prints into 8 bytes: 1,000 µs as "1e+03µ", a
+/// negative diff without its unit, each read and said in a note; a row a
+/// paste cut mid-way is skipped with a warning naming its line.
+#[test]
+fn format_ns_cut_units_are_read_and_said_and_a_row_cut_mid_paste_is_skipped() {
+    let f = fixture("h1_");
+    let d = json(&["import", "flashbench", &f, "--no-store"]);
+    let rows = d["align"]["rows"].as_array().unwrap();
+    let row = |b: u64| rows.iter().find(|r| r["boundary_bytes"] == b).unwrap();
+    // Line 13: "pre 1e+03µ ... post 998µs".
+    assert_eq!(
+        (row(64 << 20)["pre_ns"].as_f64(), row(64 << 20)["post_ns"].as_f64()),
+        (Some(1e6), Some(998e3))
+    );
+    // Line 20: "diff -49389n"; line 26: "diff -102331".
+    assert_eq!(row(512 << 10)["diff_ns"].as_f64(), Some(-49_389.0));
+    assert_eq!(row(8 << 10)["diff_ns"].as_f64(), Some(-102_331.0));
+    assert_eq!(rows.len(), 15, "every row but line 24's");
+    assert!(rows.iter().all(|r| r["boundary_bytes"] != 32 << 10));
+    assert_eq!(d["align"]["erase_size_bytes"], 4 << 20);
+    assert_eq!(
+        d["notes"][0]["message"],
+        format!(
+            "flashbench printed 2 negative diffs without a unit ({f} lines 20, 26): a negative time always takes its \
+             ns branch, whose \"ns\" its 8-byte buffer cuts (bradfa/flashbench issue #16); read as nanoseconds; a \
+             negative diff means the crossing read was faster than its neighbours, which is noise"
+        )
+    );
+    assert_eq!(
+        d["notes"][1]["message"],
+        format!(
+            "flashbench printed 17 times as \"1e+03µ\" ({f} lines 13, 14, 15 and 10 more): 1,000 µs to its three \
+             digits, whose \"s\" its 8-byte buffer cuts (µ takes two bytes); read as 1,000 µs"
+        )
+    );
+    assert_eq!(
+        d["warnings"][0]["message"],
+        format!(
+            "{f}:24: 'align 32768 pre 1e+03µ on 1.01ms po' is not a whole flashbench row (it is cut off before its \
+             diff): skipped, the rest imported"
+        )
+    );
+    assert_eq!(d["warnings"].as_array().unwrap().len(), 1);
 }
 
 #[test]
@@ -274,5 +333,47 @@ fn an_imported_run_is_listed_shown_compared_and_drawn() {
     assert!(
         page.contains("<svg") && page.contains("import flashbench"),
         "the report draws the imported run"
+    );
+}
+
+/// An open-AU-only import says why, how sure, and what to do, as probe
+/// does; a file naming its command in prose says how to give it.
+#[test]
+fn an_open_au_import_gives_its_reasons_confidence_and_advice() {
+    let out = flashlab()
+        .args(["import", "flashbench", &fixture("46_"), "--no-store"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for want in [
+        "open AUs 7 in order, random not measured",
+        "- in order: at 6 and 7 AUs the rates held; at 8 they collapsed (256 KiB writes: 13.00 MB/s at 7, \
+         1.53 MB/s at 8); confidence 0.95",
+        "advice: - 7 AUs open for in-order writes: several files can be written at once",
+    ] {
+        assert!(text.contains(want), "{want}\n---\n{text}");
+    }
+    let d = json(&["import", "flashbench", &fixture("46_"), "--no-store"]);
+    assert_eq!(d["advice"][0]["topic"], "open_aus");
+    let f = fixture("06_");
+    let d = json(&["import", "flashbench", &f, "--no-store", "--column", "B(C4-4GB)"]);
+    assert_eq!(
+        d["notes"][0]["message"],
+        format!(
+            "{f}:3 names the command these tables came from, `flashbench --open-au --open-au-nr=5 --random \
+             --blocksize=4096 --erasesize=${{preferred_erase_size:-4194304}}`: give it with --command '--open-au \
+             --open-au-nr=5 --random --blocksize=4096 --erasesize=${{preferred_erase_size:-4194304}}' to judge them"
+        )
+    );
+    assert_eq!(
+        d["notes"][1]["message"],
+        format!(
+            "{f}:17: an --open-au table without its command line: the number of AUs it wrote is unknown, so it is \
+             shown but not judged: give the flashbench line with --command, as in `--command \"--open-au \
+             --open-au-nr=N --random --erasesize=4194304\"` (or paste it above the table)"
+        )
     );
 }

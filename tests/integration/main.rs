@@ -19,6 +19,7 @@ mod measure;
 mod not_claimed;
 mod not_flash;
 mod probe;
+mod readme;
 mod refusals;
 mod registry;
 mod report;

@@ -146,3 +146,73 @@ fn every_manual_page_cited_exists() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!other.path().join("flashlab.1").exists(), "nothing written");
 }
+
+/// clap's refusal of a value names the help of the command typed, never
+/// the value itself taken for a command (`flashlab bench fast --help`).
+#[test]
+fn a_refused_value_names_the_help_of_the_command_typed() {
+    for (args, hint) in [
+        (
+            &["bench", "--preset", "fast"][..],
+            "`flashlab bench --help` describes --preset",
+        ),
+        (
+            &["--format", "text", "probe", "--engine", "foo"][..],
+            "`flashlab probe --help` describes --engine",
+        ),
+        (
+            &["results", "show", "x"][..],
+            "`flashlab results show --help` describes <ID>",
+        ),
+    ] {
+        let out = flashlab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let h = err.lines().find_map(|l| l.strip_prefix("hint: "));
+        assert_eq!(h, Some(hint), "{args:?}: {err}");
+    }
+}
+
+/// A manual page's SYNOPSIS names the global options the command takes
+/// and the values an option has (clap_mangen's own gave `[--engine]`).
+#[test]
+fn a_manual_pages_synopsis_shows_json_and_the_values_of_engine() {
+    let out = flashlab().args(["man", "probe"]).output().unwrap();
+    let page = String::from_utf8_lossy(&out.stdout);
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        synopsis.starts_with("\\fBflashlab probe\\fR [\\-\\-engine auto|psync|io_uring] "),
+        "{synopsis}"
+    );
+    assert!(
+        synopsis.contains(" [\\-\\-json] [\\-\\-format text|json|csv|toml|html] "),
+        "{synopsis}"
+    );
+    assert!(synopsis.contains(" [\\-\\-db <PATH>] "), "{synopsis}");
+    assert!(synopsis.ends_with(" [TARGET]"), "{synopsis}");
+}
+
+/// bash's completions offer the built-in cards where a command takes a
+/// TARGET (and fall back to file names, `-o default`, for a path).
+#[test]
+fn bash_completions_offer_the_sim_profiles() {
+    let out = flashlab().args(["completions", "bash"]).output().unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    let probe = script
+        .lines()
+        .skip_while(|l| l.trim() != "flashlab__subcmd__probe)")
+        .find(|l| l.trim_start().starts_with("opts="))
+        .unwrap_or_default();
+    assert!(probe.contains(" sim:demo sim:kingston-sa04g "), "{probe}");
+    assert!(script.contains("complete -F _flashlab -o nosort -o bashdefault -o default flashlab"));
+    let sim_show = script
+        .lines()
+        .skip_while(|l| l.trim() != "flashlab__subcmd__sim__subcmd__show)")
+        .find(|l| l.trim_start().starts_with("opts="))
+        .unwrap_or_default();
+    assert!(sim_show.contains(" sim:kingston-sa04g "), "{sim_show}");
+}

@@ -17,16 +17,7 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
     for s in doc.extras.skipped.get().into_iter().flatten() {
         let _ = writeln!(o, "{}", wrap(s, "  skipped      ", "               "));
     }
-    let advice = doc.extras.advice.get().map_or(&[][..], Vec::as_slice);
-    if !advice.is_empty() {
-        let _ = writeln!(o, "advice:");
-        for a in advice {
-            let _ = writeln!(o, "{}", wrap(&a.text, "  - ", "    "));
-            if let Some(c) = &a.command {
-                let _ = writeln!(o, "    {c}");
-            }
-        }
-    }
+    advice(o, doc);
     let sim = doc
         .target
         .as_ref()
@@ -41,4 +32,19 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
         }
     );
     let _ = writeln!(o, "{}", wrap(&line, "", ""));
+}
+
+/// The advice drawn from a run's confident verdicts (probe's, an
+/// import's), one item a line.
+pub(super) fn advice(o: &mut String, doc: &RunDocument) {
+    let advice = doc.extras.advice.get().map_or(&[][..], Vec::as_slice);
+    if !advice.is_empty() {
+        let _ = writeln!(o, "advice:");
+        for a in advice {
+            let _ = writeln!(o, "{}", wrap(&a.text, "  - ", "    "));
+            if let Some(c) = &a.command {
+                let _ = writeln!(o, "    {c}");
+            }
+        }
+    }
 }

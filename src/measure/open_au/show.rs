@@ -68,24 +68,26 @@ impl Registered for Presenter {
     fn summary(r: &OpenAuResult, all: &Results) -> Vec<(crate::measure::topic::Topic, String)> {
         // Each order's verdict, or Err(why nothing is claimed). "No limit
         // up to N" only where the sweep reached N and saw no collapse.
-        let show = |s: &Option<Sweep>| -> Result<String, String> {
-            let Some(s) = s else { return Ok("-".into()) };
+        let show = |s: &Option<Sweep>| -> Result<Option<String>, String> {
+            let Some(s) = s else { return Ok(None) };
             if let Some(refused) = s.claim.short_text() {
                 return Err(refused);
             }
             let unsure = if s.confidence >= CONFIDENT { "" } else { " (unsure)" };
-            Ok(match (s.max_open_aus, s.at_most) {
+            Ok(Some(match (s.max_open_aus, s.at_most) {
                 (Some(n), _) => format!("{n}{unsure}"),
                 (None, Some(m)) if s.tried_up_to > 0 => format!("{} to {m}{unsure}", s.tried_up_to),
                 (None, Some(m)) => format!("at most {m}{unsure}"),
                 (None, None) => format!("no limit up to {}{unsure}", s.tried_up_to),
-            })
+            }))
         };
         let line = match (show(&r.linear), show(&r.random)) {
             (Err(a), Err(b)) if a == b => a,
             (linear, random) => {
-                let part = |v: Result<String, String>, order: &str| match v {
-                    Ok(v) => format!("{v} {order}"),
+                // An order not measured says so in words, not "-".
+                let part = |v: Result<Option<String>, String>, order: &str| match v {
+                    Ok(Some(v)) => format!("{v} {order}"),
+                    Ok(None) => format!("{order} not measured"),
                     Err(refused) => format!("{order} {refused}"),
                 };
                 format!(

@@ -115,7 +115,18 @@ fn alone(usable: &[&(&str, &AlignRun)], block: u64, notes: &mut Vec<String>) -> 
     let mut alone = Vec::new();
     let mut unitless = 0;
     let mut recomputed = 0;
+    // (input, line) of each row with a unit flashbench's buffer cut.
+    let (mut micro_cut, mut micro_times, mut no_unit) = (Vec::new(), 0, Vec::new());
     for (name, r) in usable {
+        for x in &r.rows {
+            if !x.micro_cut.is_empty() {
+                micro_cut.push((*name, x.line));
+                micro_times += x.micro_cut.len() as u64;
+            }
+            if x.diff != Diff::Printed {
+                no_unit.push((*name, x.line));
+            }
+        }
         let rows: Vec<(u64, f64, f64)> = r
             .rows
             .iter()
@@ -145,11 +156,11 @@ fn alone(usable: &[&(&str, &AlignRun)], block: u64, notes: &mut Vec<String>) -> 
     }
     if unitless + recomputed > 0 {
         notes.push(format!(
-            "flashbench printed {} negative diff{} without a unit (its 8-byte buffer cuts the \"ns\", bradfa/flashbench \
-             flashbench issue #16): read as nanoseconds{}; a negative diff means the crossing read was faster than its neighbours, \
-             which is noise",
-            unitless + recomputed,
-            if unitless + recomputed == 1 { "" } else { "s" },
+            "flashbench printed {} without a unit ({}): a negative time always takes its ns branch, whose \"ns\" \
+             its 8-byte buffer cuts (bradfa/flashbench issue #16); read as nanoseconds{}; a negative diff means the \
+             crossing read was faster than its neighbours, which is noise",
+            crate::units::count((unitless + recomputed) as u64, "negative diff", "negative diffs"),
+            rows_at(&no_unit),
             if recomputed > 0 {
                 format!(", and {recomputed} that had lost digits taken from pre, on and post")
             } else {
@@ -157,7 +168,43 @@ fn alone(usable: &[&(&str, &AlignRun)], block: u64, notes: &mut Vec<String>) -> 
             }
         ));
     }
+    if !micro_cut.is_empty() {
+        notes.push(format!(
+            "flashbench printed {} as \"1e+03µ\" ({}): 1,000 µs to its three digits, whose \"s\" its 8-byte \
+             buffer cuts (µ takes two bytes); read as 1,000 µs",
+            crate::units::count(micro_times, "time", "times"),
+            rows_at(&micro_cut)
+        ));
+    }
     alone
+}
+
+/// Where rows are, for a note: "a.txt line 3", "a.txt lines 3, 5, 8 and
+/// 4 more" (an input named once for its run of rows).
+fn rows_at(at: &[(&str, usize)]) -> String {
+    const SHOWN: usize = 3;
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for &(name, line) in at.iter().take(SHOWN) {
+        match groups.last_mut() {
+            Some(g) if g.0 == name => g.1.push(line.to_string()),
+            _ => groups.push((name, vec![line.to_string()])),
+        }
+    }
+    let mut text = groups
+        .iter()
+        .map(|(name, lines)| {
+            format!(
+                "{name} line{} {}",
+                if lines.len() == 1 { "" } else { "s" },
+                lines.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if at.len() > SHOWN {
+        text += &format!(" and {} more", at.len() - SHOWN);
+    }
+    text
 }
 
 /// All runs together: each boundary's mean, its error from the noise

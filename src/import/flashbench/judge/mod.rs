@@ -100,6 +100,20 @@ pub fn judge(inputs: &[Input<'_>], column: Option<usize>, tables: &mut Vec<Table
                 opens.push(OpenRun::of(input.name, first, c.invocation.as_ref(), &c.rows, k));
             }
         }
+        // Tables without their command, in a file that names one in
+        // prose: the note says how to give it.
+        let bare = p
+            .rates
+            .iter()
+            .any(|r| r.kind == RateKind::OpenAu && r.invocation.is_none())
+            || p.columns.iter().any(|c| c.invocation.is_none());
+        if let (true, Some((line, options))) = (bare, &p.mentioned) {
+            j.notes.push(format!(
+                "{}:{line} names the command these tables came from, `flashbench {options}`: give it with \
+                 --command '{options}' to judge them",
+                input.name
+            ));
+        }
         for s in &p.scatter {
             tables.push(Table::new(input.name, s.line, "scatter", s.points.len(), None, None));
         }

@@ -222,7 +222,8 @@ pub(super) fn judge_open_au(
     for r in runs.iter().filter(|r| r.nr.is_none()) {
         notes.push(format!(
             "{}:{}: an --open-au table without its command line: the number of AUs it wrote is unknown, so it is \
-             shown but not judged (paste the flashbench line with it)",
+             shown but not judged: give the flashbench line with --command, as in `--command \"--open-au \
+             --open-au-nr=N --random --erasesize=4194304\"` (or paste it above the table)",
             r.input, r.line
         ));
     }

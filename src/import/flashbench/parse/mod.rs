@@ -19,8 +19,9 @@
 //! escapes, CID lines and fdisk output; tables may be cut (a user's ^C, an
 //! archive's excerpt) or have their line breaks collapsed. Lines that are
 //! not tables are skipped; a row that starts like flashbench's but does not
-//! read is an error naming its line, unless it is the last of its table
-//! (then it was cut, and the import says so).
+//! read (a paste a forum or mail cut mid-row) is skipped and named, and the
+//! rest of its table read; the last row of a table cut before its diff was
+//! a user's ^C, and the import says so.
 
 mod invocation;
 mod reader;
@@ -85,6 +86,9 @@ pub struct AlignRow {
     pub post_ns: f64,
     pub diff_ns: f64,
     pub diff: Diff,
+    /// The times ("pre", "on", "post", "diff") printed as "1e+03µ" and
+    /// read as 1,000 µs.
+    pub micro_cut: Vec<&'static str>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -151,6 +155,20 @@ pub struct Parsed {
     /// The device size fdisk printed ("..., 3904897024 bytes").
     pub size_bytes: Option<u64>,
     pub lines: usize,
+    /// Rows that start like flashbench's but do not read, left out.
+    pub skipped: Vec<Skipped>,
+    /// A flashbench command named in prose ("TEST: wrapper = flashbench
+    /// --open-au ..."), not read as the tables' own: its line and options.
+    pub mentioned: Option<(usize, String)>,
+}
+
+/// A row left out: cut or broken mid-way inside a table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// 1-based.
+    pub line: usize,
+    pub text: String,
+    pub why: String,
 }
 
 impl Parsed {
@@ -175,8 +193,6 @@ impl Parsed {
 /// Why an input cannot be read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParseError {
-    /// A row that starts like flashbench's but does not read, inside a table.
-    Row { line: usize, text: String, why: String },
     /// A number past what any card's run prints.
     TooLarge { line: usize, what: String },
 }
@@ -184,7 +200,6 @@ pub enum ParseError {
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParseError::Row { line, text, why } => write!(f, "line {line}: '{text}' is not a flashbench row: {why}"),
             ParseError::TooLarge { line, what } => {
                 write!(f, "line {line}: {what} is larger than any flashbench run prints")
             }
@@ -195,17 +210,21 @@ impl fmt::Display for ParseError {
 #[cfg(test)]
 mod tests {
     use super::invocation::shell_number;
-    use super::tokens::{rate, size, time};
+    use super::tokens::{Unit, rate, size, time};
     use super::*;
 
     #[test]
     fn times_sizes_and_rates_read_as_flashbench_prints_them() {
-        assert_eq!(time("735µs"), Some((735_000.0, true)));
-        assert_eq!(time("1.08ms"), Some((1_080_000.0, true)));
-        assert_eq!(time("5.85us"), Some((5850.0, true)));
-        assert_eq!(time("1e+03µs"), Some((1_000_000.0, true)));
-        assert_eq!(time("-412331"), Some((-412_331.0, false)));
-        assert_eq!(time("-49389n"), Some((-49_389.0, false)));
+        assert_eq!(time("735µs"), Some((735_000.0, Unit::Printed)));
+        assert_eq!(time("1.08ms"), Some((1_080_000.0, Unit::Printed)));
+        assert_eq!(time("5.85us"), Some((5850.0, Unit::Printed)));
+        assert_eq!(time("1e+03ms"), Some((1e9, Unit::Printed)));
+        // "%.3gµs" of 999.5 µs and up, its "s" cut by the 8-byte buffer.
+        assert_eq!(time("1e+03µ"), Some((1e6, Unit::MicroCut)));
+        assert_eq!(time("1e+03Âµ"), Some((1e6, Unit::MicroCut)));
+        assert_eq!(time("5µ"), None, "only 1e+03 fills the buffer before its s");
+        assert_eq!(time("-412331"), Some((-412_331.0, Unit::None)));
+        assert_eq!(time("-49389n"), Some((-49_389.0, Unit::None)));
         assert_eq!(
             time("412331"),
             None,
@@ -246,13 +265,50 @@ mod tests {
     }
 
     #[test]
-    fn a_row_cut_at_the_end_is_marked_and_one_broken_inside_is_an_error() {
+    fn a_row_cut_at_the_end_is_marked_and_one_broken_inside_is_skipped() {
         let p = parse("align 8192 pre 1ms on 1.2ms post 1ms diff 200µs\nalign 4096 pre 1.04ms\n").unwrap();
         assert_eq!(p.align[0].rows.len(), 1);
         assert_eq!(p.align[0].cut, Some(2));
-        let e = parse("align 8192 pre 1ms on 1.2ms post 1ms diff 200µs\nalign 4096 pre 1x on 2 post 3 diff 4\n")
-            .unwrap_err();
-        assert!(matches!(e, ParseError::Row { line: 2, .. }), "{e}");
+        assert_eq!(p.skipped, []);
+        let p = parse(
+            "align 16384 pre 1ms on 1.2ms post 1ms diff 200µs\nalign 8192 pre 1x on 2 post 3 diff 4\n\
+             align 4096 pre 1ms on 1.1ms post 1ms diff 100µs\n",
+        )
+        .unwrap();
+        assert_eq!(p.align.len(), 1);
+        assert_eq!(
+            p.align[0].rows.iter().map(|r| r.boundary).collect::<Vec<_>>(),
+            [16384, 4096]
+        );
+        assert_eq!(
+            p.skipped,
+            [Skipped {
+                line: 2,
+                text: "align 8192 pre 1x on 2 post 3 diff 4".into(),
+                why: "the pre time '1x' is not a time".into()
+            }]
+        );
+        // Cut before its diff inside the table: the table goes on.
+        let p = parse(
+            "align 16384 pre 1ms on 1.2ms post 1ms diff 200µs\nalign 8192 pre 1ms on\n\
+             align 4096 pre 1ms on 1.1ms post 1ms diff 100µs\n",
+        )
+        .unwrap();
+        assert_eq!((p.align.len(), p.align[0].rows.len(), p.align[0].cut), (1, 2, None));
+        assert_eq!(
+            (p.skipped[0].line, p.skipped[0].why.as_str()),
+            (2, "it is cut off before its diff")
+        );
+        // A rate row cut mid-rate.
+        let p = parse("4MiB 5.91M/s\n2MiB 8.84M/s\n1MiB 10.\n512KiB 13M/s\n").unwrap();
+        assert_eq!(
+            p.rates[0].rows.iter().map(|r| r.chunk).collect::<Vec<_>>(),
+            [4 << 20, 2 << 20, 512 << 10]
+        );
+        assert_eq!(
+            (p.skipped[0].line, p.skipped[0].why.as_str()),
+            (3, "it is cut off mid-rate ('10.')")
+        );
     }
 
     #[test]

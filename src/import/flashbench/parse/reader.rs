@@ -4,10 +4,10 @@
 
 use super::invocation::invocation;
 use super::rows::{Item, column_row, header, positioned, rows};
-use super::tokens::clean;
+use super::tokens::{clean, size};
 use super::{
     AlignRow, AlignRun, ColumnTable, Invocation, MAX_COUNT, MAX_ROWS, MAX_SIZE, ParseError, Parsed, RateKind, RateRow,
-    RateRun, ScatterRun,
+    RateRun, ScatterRun, Skipped,
 };
 
 /// The open table being filled.
@@ -25,6 +25,8 @@ struct Reader {
     invocation: Option<Invocation>,
     /// The previous non-empty line mentioned a CID.
     cid_next: bool,
+    /// The last `-a` row cut before its diff: its line and text.
+    cut_row: Option<(usize, String)>,
 }
 
 impl Reader {
@@ -39,6 +41,30 @@ impl Reader {
     }
 
     fn align(&mut self, row: AlignRow) {
+        // After a row cut mid-way, a row the run does not have yet, below
+        // its first: the paste was cut inside the table (an archive's or a
+        // forum's truncation), not by a ^C before the next run. The cut
+        // row is skipped, and the table goes on.
+        if let Open::Align(run) = &mut self.open
+            && let Some(cut) = run.cut
+            && run.rows.first().is_none_or(|f| row.boundary < f.boundary)
+            && run.rows.iter().all(|l| l.boundary != row.boundary)
+        {
+            let text = self
+                .cut_row
+                .take()
+                .filter(|c| c.0 == cut)
+                .map(|c| c.1)
+                .unwrap_or_default();
+            self.parsed.skipped.push(Skipped {
+                line: cut,
+                text,
+                why: "it is cut off before its diff".into(),
+            });
+            run.cut = None;
+            run.rows.push(row);
+            return;
+        }
         // A boundary the run already has starts the next run (runs pasted
         // one after another; a variant's 3 x 2^n rows may come out of order).
         if let Open::Align(run) = &mut self.open
@@ -106,7 +132,12 @@ impl Reader {
                 self.invocation = Some(inv);
                 (rest, true)
             }
-            None => (line.split_whitespace().map(str::to_string).collect::<Vec<_>>(), false),
+            None => {
+                if self.parsed.mentioned.is_none() {
+                    self.parsed.mentioned = mentioned(&line).map(|m| (no, m));
+                }
+                (line.split_whitespace().map(str::to_string).collect::<Vec<_>>(), false)
+            }
         };
         if toks.is_empty() {
             return Ok(());
@@ -132,12 +163,26 @@ impl Reader {
             }
             self.close();
         }
-        let items = rows(no, &toks).map_err(|why| ParseError::Row {
-            line: no,
-            text: line.clone(),
-            why,
-        })?;
+        let items = match rows(no, &toks) {
+            Ok(items) => items,
+            Err(why) => {
+                self.parsed.skipped.push(Skipped {
+                    line: no,
+                    text: line,
+                    why,
+                });
+                return Ok(());
+            }
+        };
         if items.is_empty() {
+            if let Some(why) = self.cut_rate(&toks) {
+                self.parsed.skipped.push(Skipped {
+                    line: no,
+                    text: line,
+                    why,
+                });
+                return Ok(());
+            }
             // Prose ends a scatter and an empty column header; a table of
             // rows may have a prompt or a blank between its rows.
             if matches!(&self.open, Open::Columns(t) if t.rows.is_empty()) {
@@ -152,6 +197,7 @@ impl Reader {
             match item {
                 Item::Align(r) => self.align(r),
                 Item::AlignCut => {
+                    self.cut_row = Some((no, line.clone()));
                     if let Open::Align(run) = &mut self.open
                         && run.cut.is_none()
                     {
@@ -182,6 +228,21 @@ impl Reader {
         Ok(())
     }
 
+    /// Inside a table of rates, a row cut after its size or mid-rate
+    /// ("128KiB", "128KiB  12.3M"): why it does not read. None for prose.
+    fn cut_rate(&self, toks: &[String]) -> Option<String> {
+        let Open::Rates(run) = &self.open else { return None };
+        let chunk = size(toks.first()?)?;
+        let rest = toks.get(1);
+        let cut = toks.len() <= 2
+            && run.rows.last().is_some_and(|l| chunk < l.chunk)
+            && rest.is_none_or(|t| t.starts_with(|c: char| c.is_ascii_digit()));
+        cut.then(|| match rest {
+            None => "it is cut off before its rate".to_string(),
+            Some(t) => format!("it is cut off mid-rate ('{t}')"),
+        })
+    }
+
     /// Refuse tables longer than any flashbench prints before storing more.
     fn count_rows(&self, no: usize) -> Result<(), ParseError> {
         let n = match &self.open {
@@ -199,6 +260,16 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// The options after a "flashbench" word in prose, where one follows.
+fn mentioned(line: &str) -> Option<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| *w == "flashbench" || w.ends_with("/flashbench"))?;
+    let rest = &words[at + 1..];
+    rest.first().is_some_and(|w| w.starts_with('-')).then(|| rest.join(" "))
 }
 
 /// fdisk's "Disk /dev/mmcblk1: 3904 MB, 3904897024 bytes" (old and new
@@ -221,6 +292,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         open: Open::None,
         invocation: None,
         cid_next: false,
+        cut_row: None,
     };
     let mut pending: Option<(usize, String)> = None;
     let mut n = 0;

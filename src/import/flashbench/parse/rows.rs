@@ -2,7 +2,7 @@
 //! scatter points, and the rows of a table of several cards read by the
 //! column each cell stands in.
 
-use super::tokens::{rate, size, time};
+use super::tokens::{Unit, rate, size, time};
 use super::{AlignRow, ColumnTable, Diff, MAX_SIZE, RateRow};
 
 /// What one line holds.
@@ -80,7 +80,7 @@ fn align_row(line_no: usize, toks: &[String], i: usize) -> Result<Read, String> 
     if boundary == 0 || boundary > MAX_SIZE {
         return Err(format!("boundary {boundary} is not a size flashbench prints"));
     }
-    let mut vals = [(0.0, true); 4];
+    let mut vals = [(0.0, Unit::Printed); 4];
     for (k, word) in ["pre", "on", "post", "diff"].iter().enumerate() {
         let at = i + 2 + 2 * k;
         match (toks.get(at), toks.get(at + 1)) {
@@ -88,7 +88,7 @@ fn align_row(line_no: usize, toks: &[String], i: usize) -> Result<Read, String> 
                 return Ok(Read::Cut);
             }
             (Some(w), Some(v)) if w == word => match time(v) {
-                Some(t) if *word == "diff" || (t.1 && t.0 >= 0.0) => vals[k] = t,
+                Some(t) if *word == "diff" || (t.1 != Unit::None && t.0 >= 0.0) => vals[k] = t,
                 _ => return Err(format!("the {word} time '{v}' is not a time")),
             },
             (Some(w), _) => return Err(format!("expected '{word}', found '{w}'")),
@@ -97,7 +97,7 @@ fn align_row(line_no: usize, toks: &[String], i: usize) -> Result<Read, String> 
     }
     let (pre, on, post) = (vals[0].0, vals[1].0, vals[2].0);
     let recomputed = on - (pre + post) / 2.0;
-    let (diff_ns, diff) = if vals[3].1 {
+    let (diff_ns, diff) = if vals[3].1 != Unit::None {
         (vals[3].0, Diff::Printed)
     } else {
         // No unit: flashbench's ns branch, cut to 7 characters. Where
@@ -109,6 +109,12 @@ fn align_row(line_no: usize, toks: &[String], i: usize) -> Result<Read, String> 
             (v, Diff::NoUnit)
         }
     };
+    let micro_cut = ["pre", "on", "post", "diff"]
+        .into_iter()
+        .zip(vals)
+        .filter(|(_, v)| v.1 == Unit::MicroCut)
+        .map(|(w, _)| w)
+        .collect();
     let row = AlignRow {
         line: line_no,
         boundary,
@@ -117,6 +123,7 @@ fn align_row(line_no: usize, toks: &[String], i: usize) -> Result<Read, String> 
         post_ns: post,
         diff_ns,
         diff,
+        micro_cut,
     };
     Ok(Read::Row(Item::Align(row), i + 10))
 }

@@ -74,28 +74,44 @@ pub(super) fn rate(tok: &str) -> Option<f64> {
     Some(num * mult)
 }
 
+/// How a time's unit was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unit {
+    /// As printed.
+    Printed,
+    /// "1e+03µ": 1,000 µs whose "s" flashbench's 8-byte buffer cut (µ
+    /// takes two bytes, so "%.3gµs" of 999.5 µs and up needs nine).
+    MicroCut,
+    /// A negative number without its unit: flashbench's ns branch, cut.
+    None,
+}
+
 /// A time: "735µs", "1.08ms", "5.85µs", "324ns", "1.2s" (µ also as the Greek
-/// mu, "us", or mangled by a wrong charset). A bare or "n"-ended negative
-/// number is flashbench issue #16's unitless diff, in ns: `Diff::NoUnit`.
-pub(super) fn time(tok: &str) -> Option<(f64, bool)> {
+/// mu, "us", or mangled by a wrong charset), "1e+03µ" (read as 1,000 µs:
+/// the one value of "%.3gµs" that does not fit flashbench's buffer). A bare
+/// or "n"-ended negative number is flashbench issue #16's unitless diff, in
+/// ns.
+pub(super) fn time(tok: &str) -> Option<(f64, Unit)> {
     if let Ok(v) = tok.parse::<f64>() {
-        return (v < 0.0 && v.is_finite()).then_some((v, false));
+        return (v < 0.0 && v.is_finite()).then_some((v, Unit::None));
     }
     if let Some(n) = tok.strip_suffix('n')
         && !tok.ends_with("ns")
         && let Ok(v) = n.parse::<f64>()
     {
-        return (v < 0.0).then_some((v, false));
+        return (v < 0.0).then_some((v, Unit::None));
     }
     let (num, unit) = split_unit(tok)?;
     let mult = match unit {
         "ns" => 1.0,
         "µs" | "μs" | "us" | "Âµs" | "\u{fffd}s" => 1e3,
+        // Only "1e+03" fills the buffer's seven bytes with a µ after it.
+        "µ" | "μ" | "Âµ" | "\u{fffd}" if num == 1000.0 => return Some((1e6, Unit::MicroCut)),
         "ms" => 1e6,
         "s" => 1e9,
         _ => return None,
     };
-    Some((num * mult, true))
+    Some((num * mult, Unit::Printed))
 }
 
 /// "8.79M/s" → (8.79, "M"): the number (C's %g, exponent included) and what
