@@ -75,7 +75,12 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
     doc.finish(None);
     // stdout is line-buffered: the device is out before the wait.
     announce(&doc);
-    crate::errln!("serving {} until Ctrl-C or SIGTERM", r.device);
+    // What "open: 3/6 in order" counts, said once.
+    let line = format!(
+        "serving {} until Ctrl-C or SIGTERM (open: AUs open now/the most the card keeps open)",
+        r.device
+    );
+    crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     let sig = counters(&em);
     let device = em.ready.device.clone();
     let s = em.stop().map_err(cli)?;
@@ -169,15 +174,15 @@ fn flash_line(f: &crate::sim::ftl::FlashReport) -> String {
         .amplification
         .map_or_else(|| "none (nothing written)".to_string(), |a| format!("{a:.2}"));
     format!(
-        "flash work: {} pages of {} programmed for the host ({} read-modify-written), {} copied by merges, {} by \
-         garbage collection; {} erases on {} of {} blocks (at most {} of {} rated, {:.2} a block on average); \
+        "flash work: {} of {} programmed for the host ({} read-modify-written), {} copied by merges, {} by \
+         garbage collection; {} on {} of {} blocks (at most {} of {} rated, {:.2} a block on average); \
          amplification {amplification}",
-        w.host_pages,
+        count(w.host_pages, "page", "pages"),
         crate::units::Iec(f.page_size_bytes),
         w.rmw_pages,
         w.merge_copies,
         w.gc_copies,
-        w.erases,
+        count(w.erases, "erase", "erases"),
         f.blocks_erased,
         f.blocks,
         f.most_erases,
@@ -209,7 +214,7 @@ mod tests {
         assert_eq!(log(&Live::default()), None);
         assert_eq!(
             log(&busy).as_deref(),
-            Some("1 read, 40 writes, 2.0 MB/s, 1 merge; open AUs: 3 of 3 in order, 2 of 3 random")
+            Some("1 read, 40 writes, 2.0 MB/s, 1 merge; open: 3/3 in order, 2/3 random")
         );
         assert_eq!(log(&busy), None);
         assert_eq!(log(&busy), None);
@@ -220,7 +225,7 @@ mod tests {
         };
         assert_eq!(
             log(&more).as_deref(),
-            Some("1 read, 41 writes, 0.0 MB/s, 1 merge; open AUs: 3 of 3 in order, 2 of 3 random")
+            Some("1 read, 41 writes, 0.0 MB/s, 1 merge; open: 3/3 in order, 2/3 random")
         );
     }
 }
