@@ -260,7 +260,7 @@ fn every_built_in_cards_probe_fits_80_by_24() {
     // is cut, and -v gives it whole.
     let (_, short) = run(&["probe", "sim:kingston-sa04g"]);
     assert!(
-        short.contains("advice (shortened to fit the screen; all of it with -v):\n"),
+        short.contains("advice (cut to fit the screen; whole with probe -v, --json or the report):\n"),
         "{short}"
     );
     assert!(

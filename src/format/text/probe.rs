@@ -46,7 +46,7 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
         let all = crate::console::stdio::verbose();
         let (shown, short) = fit(advice, if all { usize::MAX } else { room });
         lines.push(if short {
-            "advice (shortened to fit the screen; all of it with -v):".into()
+            "advice (cut to fit the screen; whole with probe -v, --json or the report):".into()
         } else {
             "advice:".into()
         });
