@@ -104,17 +104,33 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     Ok(ns as u64)
 }
 
-/// A duration in nanoseconds shown with a readable unit.
+/// A duration in nanoseconds shown with a readable unit, chosen by its
+/// magnitude (a negative difference reads in the unit its size asks).
 pub fn duration_ns(ns: f64) -> String {
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
+    in_unit(ns, unit_for(ns))
+}
+
+/// Durations that stand together (a table's column) in one unit, the one
+/// the largest magnitude among them asks: "-4.5 µs" beside "34.5 µs", not
+/// "-4459 ns" beside it.
+pub fn durations_ns(values: &[f64]) -> Vec<String> {
+    let largest = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let unit = unit_for(largest);
+    values.iter().map(|v| in_unit(*v, unit)).collect()
+}
+
+/// The unit (its size in ns, its name, its decimals) for a magnitude.
+fn unit_for(ns: f64) -> (f64, &'static str, usize) {
+    match ns.abs() {
+        a if a >= 1e9 => (1e9, "s", 2),
+        a if a >= 1e6 => (1e6, "ms", 2),
+        a if a >= 1e3 => (1e3, "µs", 1),
+        _ => (1.0, "ns", 0),
     }
+}
+
+fn in_unit(ns: f64, (scale, name, decimals): (f64, &str, usize)) -> String {
+    format!("{:.*} {name}", decimals, ns / scale)
 }
 
 /// A span of years as people say it: hours under two days, days under
@@ -217,6 +233,19 @@ mod tests {
         for bad in ["0", "2d", "1e9", "25h", ""] {
             assert!(parse_duration_ns(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_column_of_durations_takes_one_unit_from_its_largest() {
+        assert_eq!(
+            durations_ns(&[-4459.0, 34_500.0, 0.0, 636_580.0]),
+            ["-4.5 µs", "34.5 µs", "0.0 µs", "636.6 µs"]
+        );
+        assert_eq!(durations_ns(&[-2_500_000.0, 120.0]), ["-2.50 ms", "0.00 ms"]);
+        assert_eq!(durations_ns(&[12.0, -480.0]), ["12 ns", "-480 ns"]);
+        assert_eq!(durations_ns(&[]), Vec::<String>::new());
+        assert_eq!(duration_ns(-4459.0), "-4.5 µs");
+        assert_eq!(duration_ns(1_680_000.0), "1.68 ms");
     }
 
     #[test]

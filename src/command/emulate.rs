@@ -7,9 +7,15 @@ use crate::document::RunDocument;
 use crate::document::bodies::{Body, EmulatingBody};
 use crate::emulate::{self, EmulateError};
 use crate::error::{CliError, CliResult};
+use crate::units::count;
 
-/// How often the live counters are printed (when something happened).
+/// How often the live counters are printed where stderr is not a
+/// terminal (a log), and then only when they changed: a line every 2 s for
+/// eight minutes had filled a pane with identical lines.
 const COUNTERS_EVERY: Duration = Duration::from_secs(2);
+
+/// How often the one line of live counters is redrawn on a terminal.
+const LIVE_EVERY: Duration = Duration::from_secs(1);
 
 fn cli(e: EmulateError) -> CliError {
     match e {
@@ -69,8 +75,13 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
     doc.finish(None);
     // stdout is line-buffered: the device is out before the wait.
     announce(&doc);
-    crate::errln!("serving {} until Ctrl-C or SIGTERM", r.device);
-    let sig = emulate::run_until_signal(&em, COUNTERS_EVERY);
+    // What "open: 3/6 in order" counts, said once.
+    let line = format!(
+        "serving {} until Ctrl-C or SIGTERM (open: AUs open now/the most the card keeps open)",
+        r.device
+    );
+    crate::errln!("{}", crate::console::wrap(&line, "", "  "));
+    let sig = counters(&em);
     let device = em.ready.device.clone();
     let s = em.stop().map_err(cli)?;
     let sizes: Vec<String> = {
@@ -82,18 +93,18 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
             .collect()
     };
     let line = format!(
-        "{}: stopped by {}; {} reads ({}), {} writes ({}), {} flushes, {} discards ({}); {} merges; at most {} in \
-         flight; {:.1} device-seconds in {:.1} s",
+        "{}: stopped by {}; {} ({}), {} ({}), {}, {} ({}); {}; at most {} in flight; {:.1} device-seconds in \
+         {:.1} s",
         device,
         crate::safety::signals::name(sig),
-        s.reads,
+        count(s.reads, "read", "reads"),
         crate::units::Iec(s.bytes_read),
-        s.writes,
+        count(s.writes, "write", "writes"),
         crate::units::Iec(s.bytes_written),
-        s.flushes,
-        s.discards,
+        count(s.flushes, "flush", "flushes"),
+        count(s.discards, "discard", "discards"),
         crate::units::Iec(s.bytes_discarded),
-        s.gc_events,
+        count(s.gc_events, "merge", "merges"),
         s.most_in_flight,
         s.device_s,
         s.wall_s
@@ -115,6 +126,47 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
     Ok(())
 }
 
+/// Serve until a signal, showing the live counters: on a terminal one
+/// line redrawn in place (the progress display's), elsewhere a line when
+/// they changed, at most every [`COUNTERS_EVERY`].
+fn counters(em: &emulate::Emulation) -> i32 {
+    use std::io::IsTerminal;
+    let kept = (em.ready.open_aus_linear, em.ready.open_aus_random);
+    let mut before = emulate::Live::default();
+    if !std::io::stderr().is_terminal() {
+        let mut shown = emulate::Live::default();
+        return emulate::run_until_signal(em, COUNTERS_EVERY, &mut |now, secs| {
+            if let Some(line) = logged(now, &mut before, &mut shown, secs, kept) {
+                crate::errln!("{line}");
+            }
+        });
+    }
+    let live = crate::runner::progress::Progress::start(&Default::default(), "serving", None);
+    let sig = emulate::run_until_signal(em, LIVE_EVERY, &mut |now, secs| {
+        live.live(&now.line(&before, secs, kept));
+        before = *now;
+    });
+    live.clear();
+    sig
+}
+
+/// The line a log gets for the counters `now`, where they changed since
+/// the last line (`shown`); the rate over the `secs` since `before`.
+fn logged(
+    now: &emulate::Live,
+    before: &mut emulate::Live,
+    shown: &mut emulate::Live,
+    secs: f64,
+    kept: (u64, u64),
+) -> Option<String> {
+    let line = now.changed(shown).then(|| now.line(before, secs, kept));
+    *before = *now;
+    if line.is_some() {
+        *shown = *now;
+    }
+    line
+}
+
 /// The card's flash work in one line, every count exact.
 fn flash_line(f: &crate::sim::ftl::FlashReport) -> String {
     let w = &f.work;
@@ -122,19 +174,58 @@ fn flash_line(f: &crate::sim::ftl::FlashReport) -> String {
         .amplification
         .map_or_else(|| "none (nothing written)".to_string(), |a| format!("{a:.2}"));
     format!(
-        "flash work: {} pages of {} programmed for the host ({} read-modify-written), {} copied by merges, {} by \
-         garbage collection; {} erases on {} of {} blocks (at most {} of {} rated, {:.2} a block on average); \
+        "flash work: {} of {} programmed for the host ({} read-modify-written), {} copied by merges, {} by \
+         garbage collection; {} on {} of {} blocks (at most {} of {} rated, {:.2} a block on average); \
          amplification {amplification}",
-        w.host_pages,
+        count(w.host_pages, "page", "pages"),
         crate::units::Iec(f.page_size_bytes),
         w.rmw_pages,
         w.merge_copies,
         w.gc_copies,
-        w.erases,
+        count(w.erases, "erase", "erases"),
         f.blocks_erased,
         f.blocks,
         f.most_erases,
         f.rated_pe_cycles,
         f.mean_erases,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulate::Live;
+
+    /// Without a terminal a line is written only when the counts changed:
+    /// an idle card writes none, however long it waits.
+    #[test]
+    fn a_log_gets_a_line_only_when_the_counters_change() {
+        let kept = (3, 3);
+        let (mut before, mut shown) = (Live::default(), Live::default());
+        let busy = Live {
+            reads: 1,
+            writes: 40,
+            bytes: 4_000_000,
+            merges: 1,
+            open_in_order: 3,
+            open_random: 2,
+        };
+        let mut log = |now: &Live| logged(now, &mut before, &mut shown, 2.0, kept);
+        assert_eq!(log(&Live::default()), None);
+        assert_eq!(
+            log(&busy).as_deref(),
+            Some("1 read, 40 writes, 2.0 MB/s, 1 merge; open: 3/3 in order, 2/3 random")
+        );
+        assert_eq!(log(&busy), None);
+        assert_eq!(log(&busy), None);
+        let more = Live {
+            writes: 41,
+            bytes: 4_004_096,
+            ..busy
+        };
+        assert_eq!(
+            log(&more).as_deref(),
+            Some("1 read, 41 writes, 0.0 MB/s, 1 merge; open: 3/3 in order, 2/3 random")
+        );
+    }
 }

@@ -161,12 +161,13 @@ impl Card {
         self.sim.lock().unwrap_or_else(|p| p.into_inner()).flash_report()
     }
 
-    /// The model's counters: merges (GC events), open AUs, device time.
-    pub fn model(&self) -> (u64, usize, u64) {
+    /// The model's counters: merges (GC events), open AUs (in order, in
+    /// random mode), device time.
+    pub fn model(&self) -> (u64, (u64, u64), u64) {
         let s = self.sim.lock().unwrap_or_else(|p| p.into_inner());
         (
             s.counters.gc_events,
-            s.ftl.open_aus().len(),
+            s.ftl.open_modes(),
             crate::targets::Target::device_time_ns(&*s),
         )
     }

@@ -418,11 +418,11 @@ pub fn timing_lines(s: &Summary) -> Vec<String> {
     let mut lines = Vec::new();
     if s.late > 0 {
         lines.push(format!(
-            "{} of {} answers late (a mean {} past their moment, the latest {}): the machine did not keep up; \
+            "{} of {} late (a mean {} past their moment, the latest {}): the machine did not keep up; \
              programs saw those waits on top of the card's time (a larger --time-scale or a quieter machine keeps \
              up)",
             s.late,
-            s.answers,
+            crate::units::count(s.answers, "answer", "answers"),
             t(s.late_mean_ns),
             t(s.late_max_ns)
         ));
@@ -506,20 +506,60 @@ pub fn restore_limit(dev: &str, kb: u64) -> Result<(), String> {
     std::fs::write(&file, format!("{kb}\n")).map_err(|e| format!("{}: {e}", file.display()))
 }
 
+/// The live counters at a moment, as `emulate` shows them while it serves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Live {
+    pub reads: u64,
+    pub writes: u64,
+    /// Bytes read and written so far, for the rate between two moments.
+    pub bytes: u64,
+    pub merges: u64,
+    /// Open AUs written in order, and taking random writes.
+    pub open_in_order: u64,
+    pub open_random: u64,
+}
+
+impl Live {
+    /// Whether anything the line counts changed since `before` (the rate
+    /// follows the requests).
+    pub fn changed(&self, before: &Live) -> bool {
+        Live { bytes: 0, ..*self } != Live { bytes: 0, ..*before }
+    }
+
+    /// One line: the requests, the rate since `before` (`secs` ago), the
+    /// merges, and the open AUs of each kind against how many the card
+    /// keeps (`kept`: in order, random; "open: 3/3 in order, 2/3 random"):
+    /// "5 AUs open" had said neither which kind nor of how many. Short
+    /// enough for a spinner beside it at 80 columns.
+    pub fn line(&self, before: &Live, secs: f64, kept: (u64, u64)) -> String {
+        use crate::units::count;
+        format!(
+            "{}, {}, {:.1} MB/s, {}; open: {}/{} in order, {}/{} random",
+            count(self.reads, "read", "reads"),
+            count(self.writes, "write", "writes"),
+            self.bytes.saturating_sub(before.bytes) as f64 / secs.max(1e-9) / 1e6,
+            count(self.merges, "merge", "merges"),
+            self.open_in_order,
+            kept.0,
+            self.open_random,
+            kept.1
+        )
+    }
+}
+
 impl Emulation {
-    /// One line of live counters.
-    pub fn counters(&self, since: &Stats, secs: f64) -> (String, Stats) {
+    /// The live counters now.
+    pub fn live(&self) -> Live {
         let now = self.card.stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let (gc, open, _) = self.card.model();
-        let moved = (now.bytes_read + now.bytes_written).saturating_sub(since.bytes_read + since.bytes_written);
-        let line = format!(
-            "{} requests ({} reads, {} writes), {:.1} MB/s, {gc} merges, {open} AUs open",
-            now.reads + now.writes,
-            now.reads,
-            now.writes,
-            moved as f64 / secs.max(1e-9) / 1e6,
-        );
-        (line, now)
+        let (merges, (open_in_order, open_random), _) = self.card.model();
+        Live {
+            reads: now.reads,
+            writes: now.writes,
+            bytes: now.bytes_read + now.bytes_written,
+            merges,
+            open_in_order,
+            open_random,
+        }
     }
 
     /// What the card saw so far.
@@ -607,12 +647,12 @@ fn in_use(dev: &str) -> bool {
         .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
 }
 
-/// Wait, printing counters every `every`, until SIGINT or SIGTERM; pull
-/// the card out on SIGUSR1 and put it back on SIGUSR2 ([`medium`]). While
-/// the device is mounted, the first signal only warns: stopping would fail
-/// the filesystem's I/O under it; a second one stops anyway.
-pub fn run_until_signal(em: &Emulation, every: Duration) -> i32 {
-    let mut last = Stats::default();
+/// Wait, giving `show` the live counters every `every` (with the seconds
+/// since it last had them), until SIGINT or SIGTERM; pull the card out on
+/// SIGUSR1 and put it back on SIGUSR2 ([`medium`]). While the device is
+/// mounted, the first signal only warns: stopping would fail the
+/// filesystem's I/O under it; a second one stops anyway.
+pub fn run_until_signal(em: &Emulation, every: Duration, show: &mut dyn FnMut(&Live, f64)) -> i32 {
     let mut tick = Instant::now();
     let mut warned = false;
     loop {
@@ -644,11 +684,7 @@ pub fn run_until_signal(em: &Emulation, every: Duration) -> i32 {
         }
         std::thread::sleep(Duration::from_millis(50));
         if tick.elapsed() >= every {
-            let (line, now) = em.counters(&last, tick.elapsed().as_secs_f64());
-            if now.reads + now.writes != last.reads + last.writes {
-                crate::errln!("{line}");
-            }
-            last = now;
+            show(&em.live(), tick.elapsed().as_secs_f64());
             tick = Instant::now();
         }
     }

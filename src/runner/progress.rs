@@ -135,6 +135,18 @@ impl Progress {
         }
     }
 
+    /// Show `text` alone after the spinner, cut to the terminal's width
+    /// (`emulate`'s live counters: one line redrawn in place, never
+    /// wrapped onto a second).
+    pub fn live(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {wide_msg}") {
+                b.set_style(style);
+            }
+            b.set_message(text.to_string());
+        }
+    }
+
     /// Clear the display now, before a line that must not sit under a
     /// stale bar.
     pub fn clear(&self) {

@@ -36,7 +36,7 @@ pub const HOSTS: &[Preset] = &[
     },
     Preset {
         name: "uhs1-sdr104",
-        summary: "UHS-I SDR104: 4-bit 208 MHz, CMD23, one interrupt per request",
+        summary: "UHS-I SDR104: 4-bit 208 MHz, CMD23, IRQ per request",
         source: "SD Physical Layer spec 3.01 bus speed modes",
         settings: &[
             ("host", "generic"),
@@ -46,7 +46,7 @@ pub const HOSTS: &[Preset] = &[
     },
     Preset {
         name: "am335x-hsmmc",
-        summary: "TI AM335x omap_hsmmc on a BeagleBone: 4-bit 48 MHz high speed, 512 KiB requests",
+        summary: "BeagleBone's AM335x omap_hsmmc: 4-bit 48 MHz, 512 KiB",
         source: "Andrew Bradford's blog post \"Flashbenching\" (May 2014) (white BeagleBone); AM335x MMCHS maximum clock",
         settings: &[
             ("host", "generic"),
@@ -57,7 +57,7 @@ pub const HOSTS: &[Preset] = &[
     },
     Preset {
         name: "at91-mci",
-        summary: "Atmel AT91RM9200 at91_mci: 30 MHz 1-bit, single-block, interrupt per block",
+        summary: "Atmel AT91RM9200 at91_mci: 1-bit 30 MHz, single-block",
         source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011); override bus_width=4,clock_hz=15000000 or max_blocks_per_cmd=64 for the patched driver",
         settings: &[
             ("protocol", "mmc"),
@@ -77,7 +77,7 @@ pub const HOSTS: &[Preset] = &[
     },
     Preset {
         name: "sdhci-hs400",
-        summary: "sdhci in HS400: 8-bit 200 MHz DDR, one request at a time",
+        summary: "sdhci HS400: 8-bit 200 MHz DDR, one request at a time",
         source: "Baolin Wang's patch series \"Add MMC software queue support\" v5 (linux-mmc, October 2019), without hsq",
         settings: &[
             ("protocol", "mmc"),
@@ -96,13 +96,13 @@ pub const HOSTS: &[Preset] = &[
     },
     Preset {
         name: "sdhci-hs400-hsq",
-        summary: "sdhci in HS400 with the host software queue: depth 32, 2 in flight",
+        summary: "sdhci HS400, software queue: depth 32, 2 in flight",
         source: "Baolin Wang's patch series \"Add MMC software queue support\" v5 (linux-mmc, October 2019), with hsq",
         settings: &[("host", "sdhci-hs400"), ("queue_depth", "32"), ("in_flight", "2")],
     },
     Preset {
         name: "netbsd-ata-pio",
-        summary: "NetBSD wd/ata_wdc, CompactFlash PIO, one command per sector",
+        summary: "NetBSD wd/ata_wdc, CF PIO: one command a sector",
         source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004), calibration/cf_ata_timeline.csv (300 us command to interrupt, 250 us PIO per sector)",
         settings: &[
             ("protocol", "ata_pio"),
@@ -123,7 +123,7 @@ pub const HOSTS: &[Preset] = &[
     },
     Preset {
         name: "netbsd-ata-pio-multi",
-        summary: "NetBSD wd/ata_wdc patched for READ/WRITE MULTIPLE: 32 sectors per command",
+        summary: "NetBSD wd/ata_wdc, READ/WRITE MULTIPLE: 32 sectors",
         source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004) (the ata.diff patch)",
         settings: &[
             ("host", "netbsd-ata-pio"),

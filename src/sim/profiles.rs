@@ -10,7 +10,7 @@ use super::hosts::Preset;
 pub const PROFILES: &[Preset] = &[
     Preset {
         name: "demo",
-        summary: "present-day 32 GB A1 microSDHC on a UHS-I host: 4 MiB AU, 6 open AUs in order and 24 for random writes, 2-AU FAT area",
+        summary: "present-day A1 32 GB microSDHC: 6 AUs open, 24 random",
         source: "typical A1/U1 microSDHC (SD spec 4.10.2 classes); no published measurement of it. \
                  24 random-write AUs: A1 asks 500 random 4 KiB write IOPS, and agnostics' A1 \
                  test writes across 64 MiB (16-17 AUs of 4 MiB)",
@@ -38,7 +38,7 @@ pub const PROFILES: &[Preset] = &[
     },
     Preset {
         name: "kingston-sa04g",
-        summary: "Kingston 4 GB microSDHC (SA04G, 2013): 4 MiB AU, 16 KiB page, 3 open AUs, no FAT area",
+        summary: "Kingston SA04G 4 GB microSDHC (2013): 4 MiB AU, 3 open AUs",
         source: "Andrew Bradford's blog post \"Flashbenching\" (May 2014); registers from calibration/mmc_registers.csv",
         settings: &[
             ("host", "am335x-hsmmc"),
@@ -68,7 +68,7 @@ pub const PROFILES: &[Preset] = &[
     },
     Preset {
         name: "sandisk-512mb",
-        summary: "SanDisk 512 MB SD (c. 2006): 32-block (16 KiB) erase block, small-block NAND",
+        summary: "SanDisk 512 MB SD (c. 2006): 16 KiB erase block",
         source: "FreeBSD PR arm/155214 (Ian Lepore on freebsd-arm, March 2011), 'erase_blocks=32'",
         settings: &[
             ("host", "at91-mci"),
@@ -106,7 +106,7 @@ pub const PROFILES: &[Preset] = &[
     },
     Preset {
         name: "toshiba-7au",
-        summary: "Toshiba eMMC/SD part keeping 7 AUs open, disliking writes under 32 KiB",
+        summary: "Toshiba eMMC/SD: 7 open AUs, slow writes under 32 KiB",
         source: "Arnd Bergmann's post 'MMC quirks relating to performance/lifetime' (linaro-dev, February 2011)",
         settings: &[
             ("host", "generic"),
@@ -183,7 +183,7 @@ pub const PROFILES: &[Preset] = &[
     },
     Preset {
         name: "cf-simpletech-oem",
-        summary: "SimpleTech/OEM CompactFlash in PIO mode (slow writes: ~3 ms per sector)",
+        summary: "SimpleTech/OEM CompactFlash, PIO: ~3 ms a sector written",
         source: "Artem Belevich's post \"CompactFlash performance improvement\" (NetBSD tech-kern, March 2004), calibration/cf_ata_timeline.csv",
         settings: &[
             ("host", "netbsd-ata-pio"),

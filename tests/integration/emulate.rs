@@ -824,5 +824,6 @@ pub(crate) fn cpu_waited_s() -> f64 {
 mod batch;
 mod flash_work;
 mod life;
+mod live;
 mod real_path;
 mod timing;

@@ -179,14 +179,19 @@ fn the_first_screens_fit_80_by_24() {
     let probe = run(&["probe", "--no-store"]);
     assert!(probe.lines().count() <= 23, "{probe}");
     let first: Vec<&str> = probe.lines().take(4).collect();
-    assert!(first.contains(&"sim:demo"), "the verdicts come first: {probe}");
+    assert!(
+        first.contains(&"sim:demo: 51.6 device-seconds of I/O (simulated)"),
+        "the verdicts come first: {probe}"
+    );
     assert!(!probe.contains("done:"), "step lines only with -v: {probe}");
     let verbose = run(&["probe", "--no-store", "-v"]);
     assert!(verbose.contains("done: open-au"), "{verbose}");
     let bare = run(&[]);
     assert!(bare.lines().count() <= 12 && bare.contains("flashlab probe"), "{bare}");
+    // One line a card and a host preset: 9 and 8, 2 headings, 2 blank
+    // lines, 1 pointer to `sim show`.
     let list = run(&["sim", "list"]);
-    assert!(list.lines().count() <= 40, "{list}");
+    assert_eq!(list.lines().count(), 22, "{list}");
     // bench: each class family's best met and first missed; -v all 13.
     let bench = run(&["bench", "--no-store"]);
     assert!(bench.lines().count() <= 26, "{bench}");
@@ -211,4 +216,99 @@ fn the_first_screens_fit_80_by_24() {
         }
     }
     assert!(rows > 20 && width == Some(80), "{info}");
+}
+
+/// Every built-in card's default probe ends with its answer on one 80x24
+/// screen with the prompt: at most 23 lines of stdout and stderr together,
+/// none wider than 80 columns (kingston-sa04g's 28 had scrolled its device
+/// and capacity away). Advice that does not fit whole is cut, said so, and
+/// whole with -v.
+#[test]
+fn every_built_in_cards_probe_fits_80_by_24() {
+    let list = json(&["sim", "list"]);
+    let names: Vec<&str> = list["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    // The store where a user's goes (under XDG_DATA_HOME), which the
+    // "saved as" line does not name.
+    let home = crate::support::test_db().with_extension("data");
+    let run = |args: &[&str]| {
+        let out = flashlab()
+            .args(args)
+            .env_remove("COLUMNS")
+            .env_remove("FLASHLAB_DB")
+            .env("XDG_DATA_HOME", &home)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let (err, text) = (
+            String::from_utf8(out.stderr).unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+        );
+        assert!(err.contains("saved as run "), "{err}");
+        (format!("{err}{text}"), text)
+    };
+    for name in names {
+        let spec = format!("sim:{name}");
+        let (screen, text) = run(&["probe", &spec]);
+        assert!(
+            screen.lines().count() <= 23,
+            "{spec}: {} lines\n{screen}",
+            screen.lines().count()
+        );
+        for line in screen.lines() {
+            assert!(line.chars().count() <= 80, "{spec}: {line:?}");
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with(&format!("{spec}: ")), "{text}");
+        assert!(lines[1].starts_with("  device       "), "{text}");
+        assert!(
+            lines[2].starts_with("  capacity     genuine as far as sampled"),
+            "{text}"
+        );
+    }
+    // kingston-sa04g: each piece of advice begins on screen; the longest
+    // is cut, and -v gives it whole.
+    let (_, short) = run(&["probe", "sim:kingston-sa04g"]);
+    assert!(
+        short.contains("advice (cut to fit the screen; whole with probe -v, --json or the report):\n"),
+        "{short}"
+    );
+    assert!(
+        short.contains("\n  - only 3 AUs open at once for in-order writes: writing more than 3 files"),
+        "{short}"
+    );
+    // Cut where a word ends, with no parenthesis left open.
+    let cut: Vec<&str> = short.lines().filter(|l| l.ends_with(" …")).collect();
+    assert!(!cut.is_empty(), "{short}");
+    for line in cut {
+        assert!(line.matches('(').count() <= line.matches(')').count(), "{line:?}");
+    }
+    assert!(!short.contains("one writer at a time avoids it"), "{short}");
+    let (_, all) = run(&["probe", "sim:kingston-sa04g", "-v"]);
+    assert!(all.contains("\nadvice:\n"), "{all}");
+    assert!(all.contains("    or one writer at a time avoids it\n"), "{all}");
+}
+
+/// The README's first-ten-minutes output is what `flashlab probe` prints
+/// on stdout, byte for byte.
+#[test]
+fn the_readme_shows_the_default_probe_as_it_is() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let shown = readme
+        .split("$ flashlab probe --html demo.html\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README shows the default probe");
+    let out = flashlab()
+        .args(["probe", "--no-store"])
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(shown, String::from_utf8(out.stdout).unwrap());
 }

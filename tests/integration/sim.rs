@@ -204,3 +204,85 @@ fn near_misses_name_what_was_meant() {
         .success()
         .stdout(predicate::str::contains("containing 'nothing'"));
 }
+
+/// Every reproduction reads as a table at 80 columns: no line wider, and
+/// each published cell one line of its own (a first column of conditions
+/// had broken "single-sector read (32 sectors)" over three or four lines
+/// a row); the conditions stand as heading rows over the cells they share.
+#[test]
+fn reproductions_are_tables_of_one_line_a_cell_at_80_columns() {
+    let all = json(&["sim", "reproduce", "all"]);
+    let out = flashlab()
+        .args(["sim", "reproduce", "all"])
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+    let cells = |line: &str| -> Vec<String> {
+        line.trim_matches('│')
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let experiments = all["experiments"].as_array().unwrap();
+    let names: Vec<&str> = experiments.iter().map(|e| e["experiment"].as_str().unwrap()).collect();
+    assert_eq!(names, ["at91", "hsq", "cf", "flashbench"]);
+    for e in experiments {
+        let name = e["experiment"].as_str().unwrap();
+        let rows = e["rows"].as_array().unwrap();
+        let labels: Vec<&str> = rows.iter().map(|r| r["label"].as_str().unwrap()).collect();
+        let block: Vec<&str> = text
+            .split(&format!("== {name}\n"))
+            .nth(1)
+            .unwrap()
+            .lines()
+            .skip_while(|l| !l.starts_with('╞'))
+            .skip(1)
+            .take_while(|l| l.starts_with('│'))
+            .collect();
+        let (mut data, mut headings, mut after_heading) = (0, 0, false);
+        for line in &block {
+            let c = cells(line);
+            if c.last().is_some_and(|x| x.ends_with('%')) {
+                assert_eq!(c.len(), 5, "{name}: {line:?}");
+                data += 1;
+                after_heading = false;
+            } else {
+                // A heading: some row's conditions up to its last ", ",
+                // alone on its line, never two in a row (a wrapped one).
+                let head = c.join(" ");
+                assert!(
+                    labels.iter().any(|l| *l == head || l.starts_with(&format!("{head}, "))),
+                    "{name}: {line:?} is neither a cell nor a heading"
+                );
+                assert!(!after_heading, "{name}: {line:?} continues a heading");
+                headings += 1;
+                after_heading = true;
+            }
+        }
+        assert_eq!(data, rows.len(), "{name}: one line a cell");
+        assert!(
+            headings > 0 && headings < rows.len().max(2),
+            "{name}: {headings} headings"
+        );
+    }
+    let cf: Vec<Vec<String>> = text
+        .split("== cf\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take(7)
+        .map(cells)
+        .collect();
+    assert_eq!(cf[1], ["what", "unit", "published", "simulated", "error"]);
+    assert_eq!(cf[3], ["single-sector read"]);
+    assert_eq!(cf[4], ["first sector (command to data)", "us", "1550", "1555", "+0.3%"]);
+    assert_eq!(cf[5], ["total per sector", "us", "570", "534.04", "-6.3%"]);
+    assert_eq!(cf[6], ["multi-sector read (32 sectors)"]);
+}

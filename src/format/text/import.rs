@@ -18,7 +18,12 @@ pub fn import(o: &mut String, doc: &RunDocument) {
                 None => kinds.push((t.kind.clone(), 1)),
             }
         }
-        let list: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        // One table is its kind alone ("1 table: columns", not "1 table:
+        // 1 columns"); several are counted by kind.
+        let list: Vec<String> = match kinds.as_slice() {
+            [(k, 1)] => vec![k.clone()],
+            many => many.iter().map(|(k, n)| format!("{n} {k}")).collect(),
+        };
         let line = format!(
             "{} output: {}{} ({} table{}: {})",
             src.tool,

@@ -8,9 +8,10 @@ use crate::sim::params::KEYS;
 use crate::sim::reproduce::Report;
 use crate::units::Iec;
 
-/// Names and what each is, one entry a few lines; where each comes from is
-/// `sim show NAME`'s first lines and the JSON's (96 lines with
-/// the sources in a third column).
+/// Names and what each is, one entry a line (36 lines with summaries
+/// wrapped scrolled the first cards off 80x24); where each comes from is
+/// `sim show NAME`'s first lines and the JSON's (96 lines with the sources
+/// in a third column).
 pub fn sim_list(o: &mut String, l: &SimList) {
     let list = |o: &mut String, v: &[Described]| {
         let name = v.iter().map(|e| e.name.len()).max().unwrap_or(0);
@@ -31,7 +32,7 @@ pub fn sim_list(o: &mut String, l: &SimList) {
         o,
         "\n{}",
         crate::console::wrap(
-            "`flashlab sim show NAME` gives a card's parameters and the source it is modelled on.",
+            "`flashlab sim show NAME` gives a card's parameters and its source.",
             "",
             ""
         )
@@ -90,21 +91,51 @@ fn format_num(v: f64) -> String {
     }
 }
 
+/// A row's conditions split for the table: the heading it goes under (the
+/// label up to its last ", ") and what it adds to it with its metric
+/// ("kingston-sa04g open-au linear 3 AUs" over "128 KiB write").
+fn heading(row: &crate::sim::reproduce::Row) -> (&str, String) {
+    match row.label.rsplit_once(", ") {
+        Some((head, rest)) => (head, format!("{rest} {}", row.metric)),
+        None => (row.label.as_str(), row.metric.clone()),
+    }
+}
+
+/// One experiment's table: the conditions a heading row over the rows
+/// they share, each row one line at 80 columns ("single-sector / read
+/// (32 / sectors)" had taken three or four lines a row in a first column
+/// of conditions).
+fn reproduced(r: &Report) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut last: Option<&str> = None;
+    for row in &r.rows {
+        let (head, what) = heading(row);
+        if last != Some(head) {
+            rows.push(vec![
+                head.to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+            last = Some(head);
+        }
+        rows.push(vec![
+            format!("  {what}"),
+            row.unit.clone(),
+            format_num(row.published),
+            format_num(row.simulated),
+            format!("{:+.1}%", row.error_pct),
+        ]);
+    }
+    table::grid(&["what", "unit", "published", "simulated", "error"], &rows)
+}
+
 /// One experiment's table and notes, or several with their total
 /// (`total`: cells within 15%, cells, largest error).
 pub fn sim_reproduce(o: &mut String, reports: &[Report], total: Option<(usize, usize, f64)>) {
     for r in reports {
-        let header = ["what", "metric", "unit", "published", "simulated", "error"];
-        let cells = table::grid_of(&header, &r.rows, |row| {
-            vec![
-                row.label.clone(),
-                row.metric.clone(),
-                row.unit.clone(),
-                format_num(row.published),
-                format_num(row.simulated),
-                format!("{:+.1}%", row.error_pct),
-            ]
-        });
+        let cells = reproduced(r);
         let _ = writeln!(o, "== {}", r.experiment);
         let _ = writeln!(o, "{cells}");
         let _ = writeln!(

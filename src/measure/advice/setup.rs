@@ -40,8 +40,8 @@ pub(super) fn partition_command(info: Option<&DeviceInfo>, e: u64) -> Option<(St
     };
     Some((
         format!(
-            "one partition of {} from {} does (it replaces the partition table: copy the data off first; type=c \
-             for FAT):",
+            "for one partition ({} from {}; it replaces the partition table: copy the data off first; type=c for \
+             FAT):",
             Iec(whole),
             Iec(start)
         ),
@@ -148,7 +148,7 @@ mod tests {
             command,
             "echo 'start=8192, size=7618560, type=83' | sudo sfdisk /dev/mmcblk0"
         );
-        assert!(text.starts_with("one partition of 3.63 GiB from 4 MiB does "), "{text}");
+        assert!(text.starts_with("for one partition (3.63 GiB from 4 MiB; "), "{text}");
         let small = DeviceInfo::new("/dev/sdb", 3 << 20, 512, 512, crate::identify::Transport::Usb);
         assert_eq!(
             partition_command(Some(&small), 4 << 20),

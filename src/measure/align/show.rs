@@ -16,7 +16,7 @@ use crate::measure::metrics::{Better, Metric, MetricId, Unit, m, refused};
 use crate::measure::registry::Registered;
 use crate::measure::{CONFIDENT, best_erase, best_page, show};
 use crate::svg::{Chart, Figure, Kind, Quantity, Scale, Series};
-use crate::units::{Iec, duration_ns};
+use crate::units::{Iec, durations_ns};
 
 /// For a summary line of a test that counted in AUs of `erase` (open-au,
 /// fat): where that is not the erase block this summary line shows
@@ -34,6 +34,27 @@ pub fn counted_in(all: &Results, erase: u64) -> String {
     }
 }
 
+/// align's table of boundaries: each time column in one unit, from its
+/// largest magnitude (a negative diff of a few µs had read "-4459 ns"
+/// beside "34.5 µs").
+fn steps(r: &AlignResult) -> String {
+    let column = |f: fn(&super::Row) -> f64| durations_ns(&r.rows.iter().map(f).collect::<Vec<_>>());
+    let times = [
+        column(|x| x.pre_ns),
+        column(|x| x.on_ns),
+        column(|x| x.post_ns),
+        column(|x| x.diff_ns),
+        column(|x| x.diff_spread_ns),
+    ];
+    let header = ["boundary", "pre", "on", "post", "diff", "spread", "samples"];
+    table::grid_of(&header, r.rows.iter().enumerate(), |(i, row)| {
+        let mut cells = vec![Iec(row.boundary_bytes).to_string()];
+        cells.extend(times.iter().map(|c| c[i].clone()));
+        cells.push(row.samples.to_string());
+        cells
+    })
+}
+
 pub struct Presenter;
 
 impl Registered for Presenter {
@@ -41,19 +62,7 @@ impl Registered for Presenter {
     type Output = AlignResult;
 
     fn text(r: &AlignResult, device_s: f64, o: &mut String) {
-        let header = ["boundary", "pre", "on", "post", "diff", "spread", "samples"];
-        let steps = table::grid_of(&header, &r.rows, |row| {
-            vec![
-                Iec(row.boundary_bytes).to_string(),
-                duration_ns(row.pre_ns),
-                duration_ns(row.on_ns),
-                duration_ns(row.post_ns),
-                duration_ns(row.diff_ns),
-                duration_ns(row.diff_spread_ns),
-                row.samples.to_string(),
-            ]
-        });
-        let _ = writeln!(o, "{steps}");
+        let _ = writeln!(o, "{}", steps(r));
         for e in &r.evidence {
             let _ = writeln!(o, "{}", wrap(e, "  ", "  "));
         }
@@ -149,5 +158,64 @@ impl Registered for Presenter {
             out.push(m(MetricId::Page, Unit::Bytes, Better::Neither, p as f64));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Row;
+    use super::*;
+
+    fn row(boundary_bytes: u64, pre_ns: f64, on_ns: f64, diff_ns: f64) -> Row {
+        Row {
+            boundary_bytes,
+            pre_ns,
+            on_ns,
+            post_ns: pre_ns,
+            diff_ns,
+            diff_spread_ns: 900.0,
+            samples: 8,
+        }
+    }
+
+    #[test]
+    fn each_time_column_reads_in_one_unit() {
+        let r = AlignResult {
+            block_size: 1024,
+            rows: vec![
+                row(8 << 20, 1_680_000.0, 1_714_500.0, 34_500.0),
+                row(4 << 20, 1_684_459.0, 1_680_000.0, -4_459.0),
+                row(2 << 20, 980_000.0, 980_000.0, 0.0),
+            ],
+            erase_size_bytes: None,
+            page_size_bytes: None,
+            confidence: 0.0,
+            page_confidence: 0.0,
+            evidence: Vec::new(),
+            references: Vec::new(),
+            not_flash: None,
+            claim: Default::default(),
+        };
+        let cells: Vec<Vec<String>> = steps(&r)
+            .lines()
+            .filter(|l| l.starts_with('│'))
+            .map(|l| {
+                l.trim_matches('│')
+                    .split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                ["boundary", "pre", "on", "post", "diff", "spread", "samples"],
+                ["8 MiB", "1.68 ms", "1.71 ms", "1.68 ms", "34.5 µs", "900 ns", "8"],
+                ["4 MiB", "1.68 ms", "1.68 ms", "1.68 ms", "-4.5 µs", "900 ns", "8"],
+                ["2 MiB", "0.98 ms", "0.98 ms", "0.98 ms", "0.0 µs", "900 ns", "8"],
+            ]
+        );
     }
 }

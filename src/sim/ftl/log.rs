@@ -219,4 +219,12 @@ impl Logs {
     pub fn open_aus(&self) -> Vec<u64> {
         self.open.iter().map(|s| s.au).collect()
     }
+
+    /// The open AUs by mode: written in order, and taking random writes
+    /// (each counted against its own limit, `open_aus_linear` and
+    /// `open_aus_random`).
+    pub fn open_modes(&self) -> (u64, u64) {
+        let random = self.random_count();
+        (self.open.len() as u64 - random, random)
+    }
 }

@@ -159,6 +159,11 @@ impl Ftl {
         self.logs.open_aus()
     }
 
+    /// The open AUs in order and in random mode ([`log::Logs::open_modes`]).
+    pub fn open_modes(&self) -> (u64, u64) {
+        self.logs.open_modes()
+    }
+
     /// The work so far, for a document: `host_bytes` is what the host wrote.
     pub fn report(&self, p: &Params, host_bytes: u64) -> FlashReport {
         let counts = self.erase_counts();

@@ -40,7 +40,7 @@ fn timeline(b: &mut Builder) {
     };
     b.row(
         "single-sector read",
-        "first sector: command to interrupt + PIO fetch",
+        "first sector (command to data)",
         "us",
         published("single_sector_read", "first command to interrupt")
             + published("single_sector_read", "PIO fetch of one 512-byte sector"),

@@ -155,7 +155,11 @@ fn open_au_rows(b: &mut Builder, spec: &str, what: &str, n: u64, random: bool, p
     for (chunk, p) in published {
         let i = chunks.iter().position(|&c| c == chunk).expect("chunk in sweep");
         b.row(
-            format!("{what} {n} AUs, {}", crate::units::Iec(chunk)),
+            format!(
+                "{what} {}, {}",
+                crate::units::count(n, "AU", "AUs"),
+                crate::units::Iec(chunk)
+            ),
             "write",
             "B/s",
             p,

@@ -262,7 +262,7 @@ mod conclusions {
         assert_eq!(r.rows.len(), 236);
         assert!(r.within_15_pct >= 176, "{} of 236", r.within_15_pct);
         for chunk in ["16 KiB", "128 KiB", "256 KiB"] {
-            let label = format!("kingston-sa04g open-au random 1 AUs, {chunk}");
+            let label = format!("kingston-sa04g open-au random 1 AU, {chunk}");
             let row = r.rows.iter().find(|row| row.label == label).unwrap();
             let err = (row.simulated - row.published) / row.published;
             assert!(err.abs() <= 0.15, "{label}: {err:+.3}");
