@@ -327,7 +327,7 @@ fn a_store_flashlab_cannot_read_is_refused_and_probe_still_prints() {
         );
         assert_eq!(out.status.code(), Some(0), "{name}: {err}");
         assert!(
-            text.contains("erase block") && text.contains("advice:"),
+            text.contains("erase block") && text.contains("\nadvice"),
             "{name}: the probe's answer: {text}"
         );
         assert!(

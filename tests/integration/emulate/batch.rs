@@ -174,7 +174,9 @@ fn a_card_pulled_mid_test_is_removed_and_restored_when_it_returns() {
         .spawn()
         .unwrap();
     let held = |min: u64| journal_over(&journals, min);
-    wait_for_journal_data(&journals);
+    // The card's own journal, not the other device's: a card pulled before
+    // it wrote has nothing to put back.
+    wait_for_card_journal(dir.path(), &journals, &emu.device);
     emu.signal(libc::SIGUSR1);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -342,6 +344,29 @@ fn journal_over(dir: &Path, min: u64) -> bool {
 
 /// Wait (a minute at most) until a journal in `dir` holds a MiB: the
 /// test has written by then, so a card pulled now leaves data to restore.
+/// Wait (a minute at most) until the journal of `device` in `journals`
+/// holds a MiB, as `flashlab restore` lists it (the batch's other device
+/// journals into the same directory).
+fn wait_for_card_journal(dir: &Path, journals: &Path, device: &str) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < until {
+        let out = flashlab_in(dir)
+            .args(["restore", "--json", "--journal-dir"])
+            .arg(journals)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let held = v["pending"].as_array().is_some_and(|p| {
+            p.iter()
+                .any(|j| j["target"] == device && j["bytes"].as_u64().is_some_and(|b| b >= 1 << 20))
+        });
+        if held {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn wait_for_journal_data(dir: &Path) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !journal_over(dir, 1 << 20) && std::time::Instant::now() < until {
