@@ -11,6 +11,13 @@ use super::schema::Cli;
 /// emulate's SPEC, `sim show`'s PROFILE, `life --card`.
 const TAKE_A_CARD: [&str; 4] = ["TARGET", "SPEC", "PROFILE", "SPEC|RUN_ID"];
 
+/// Whether `a` takes a simulated card, by its value name.
+fn takes_a_card(a: &clap::Arg) -> bool {
+    let name = a.get_value_names().and_then(|n| n.first()).map(ToString::to_string);
+    let name = name.unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+    TAKE_A_CARD.contains(&name.as_str())
+}
+
 /// The completion script for `shell`. zsh's keeps files alone: clap_complete
 /// gives an argument with values those values only, and a TARGET is also a
 /// path.
@@ -26,7 +33,82 @@ pub(super) fn script(shell: clap_complete::Shell) -> String {
     };
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "flashlab", &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    let script = String::from_utf8_lossy(&out).into_owned();
+    match shell {
+        clap_complete::Shell::Bash => whole_words(&script),
+        clap_complete::Shell::Fish => script + &fish_cards(&Cli::command(), &[], &cards),
+        clap_complete::Shell::Elvish | clap_complete::Shell::PowerShell | clap_complete::Shell::Zsh | _ => script,
+    }
+}
+
+/// bash splits `sim:demo` at the colon (`COMP_WORDBREAKS`), so clap's
+/// function sees `sim`, `:`, `de` and completes `de` against
+/// `sim:demo`: nothing, or `sim:sim:demo` after a bare `sim:`. Its
+/// `complete` line goes to a wrapper that splits the line at blanks only
+/// (as bash-completion's `_get_comp_words_by_ref -n :` does, without
+/// needing it), then leaves in each answer only what follows the last
+/// colon of the word, the part bash replaces.
+fn whole_words(script: &str) -> String {
+    const WRAPPER: &str = r#"
+_flashlab_whole_words() {
+    local line="${COMP_LINE:0:COMP_POINT}"
+    local -a words
+    read -ra words <<< "$line"
+    if [[ -z "$line" || "$line" == *[[:space:]] ]]; then
+        words+=("")
+    fi
+    local n=${#words[@]}
+    local cur="${words[n-1]}" prev=""
+    if (( n > 1 )); then
+        prev="${words[n-2]}"
+    fi
+    COMP_WORDS=("${words[@]}")
+    COMP_CWORD=$(( n - 1 ))
+    _flashlab "$1" "$cur" "$prev"
+    if [[ "$cur" == *:* ]]; then
+        COMPREPLY=( "${COMPREPLY[@]#"${cur%:*}:"}" )
+    fi
+}
+"#;
+    let mut out = String::with_capacity(script.len() + WRAPPER.len());
+    let mut wrapped = false;
+    for line in script.lines() {
+        if line.trim_start().starts_with("complete -F _flashlab ") {
+            out.push_str(&line.replacen("-F _flashlab ", "-F _flashlab_whole_words ", 1));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+        // After clap's function, whose body ends at the first line "}".
+        if line == "}" && !wrapped {
+            out.push_str(WRAPPER);
+            wrapped = true;
+        }
+    }
+    out
+}
+
+/// clap's fish script completes options only; one line per command whose
+/// argument takes a card offers the cards there, files still offered
+/// beside them (a TARGET is also a path).
+fn fish_cards(c: &clap::Command, path: &[&str], cards: &[String]) -> String {
+    let mut out = String::new();
+    if let (true, Some((first, rest))) = (c.get_positionals().any(takes_a_card), path.split_first()) {
+        let mut when = format!("__fish_flashlab_using_subcommand {first}");
+        for sub in rest {
+            when.push_str(&format!("; and __fish_seen_subcommand_from {sub}"));
+        }
+        out.push_str(&format!(
+            "complete -c flashlab -n \"{when}\" -a \"{}\"\n",
+            cards.join(" ")
+        ));
+    }
+    for sub in c.get_subcommands() {
+        let mut deeper = path.to_vec();
+        deeper.push(sub.get_name());
+        out.push_str(&fish_cards(sub, &deeper, cards));
+    }
+    out
 }
 
 /// `c` and its commands with the cards as the values completed for each
@@ -37,11 +119,7 @@ pub(super) fn script(shell: clap_complete::Shell) -> String {
 fn offer_cards(c: clap::Command, cards: &[String]) -> clap::Command {
     let ids: Vec<clap::Id> = c
         .get_arguments()
-        .filter(|a| {
-            let name = a.get_value_names().and_then(|n| n.first()).map(ToString::to_string);
-            let name = name.unwrap_or_else(|| a.get_id().as_str().to_uppercase());
-            TAKE_A_CARD.contains(&name.as_str())
-        })
+        .filter(|a| takes_a_card(a))
         .map(|a| a.get_id().clone())
         .collect();
     let mut c = c;

@@ -208,11 +208,71 @@ fn bash_completions_offer_the_sim_profiles() {
         .find(|l| l.trim_start().starts_with("opts="))
         .unwrap_or_default();
     assert!(probe.contains(" sim:demo sim:kingston-sa04g "), "{probe}");
-    assert!(script.contains("complete -F _flashlab -o nosort -o bashdefault -o default flashlab"));
+    assert!(script.contains("complete -F _flashlab_whole_words -o nosort -o bashdefault -o default flashlab"));
     let sim_show = script
         .lines()
         .skip_while(|l| l.trim() != "flashlab__subcmd__sim__subcmd__show)")
         .find(|l| l.trim_start().starts_with("opts="))
         .unwrap_or_default();
     assert!(sim_show.contains(" sim:kingston-sa04g "), "{sim_show}");
+}
+
+/// In a real bash, a card completes across the colon bash splits words at
+/// (`COMP_WORDBREAKS`): `sim:de<Tab>` gives `demo`, the part bash puts
+/// after the colon, and options still complete.
+#[test]
+fn bash_completes_a_card_across_the_colon() {
+    let out = flashlab().args(["completions", "bash"]).output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flashlab.bash");
+    std::fs::write(&file, &out.stdout).unwrap();
+    // Each line with COMP_WORDS as bash splits it.
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("flashlab probe sim:de", "flashlab probe sim : de", &["demo"]),
+        (
+            "flashlab probe sim:sandisk-2g",
+            "flashlab probe sim : sandisk-2g",
+            &["sandisk-2gb"],
+        ),
+        (
+            "flashlab sim show sim:kin",
+            "flashlab sim show sim : kin",
+            &["kingston-sa04g"],
+        ),
+        ("flashlab probe --no-st", "flashlab probe --no-st", &["--no-store"]),
+    ];
+    for (line, words, want) in cases {
+        let run = format!(
+            "source {}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({words}); \
+             COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); \
+             _flashlab_whole_words flashlab \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display()
+        );
+        let got = std::process::Command::new("bash").args(["-c", &run]).output().unwrap();
+        assert!(got.status.success(), "{line}: {}", String::from_utf8_lossy(&got.stderr));
+        let text = String::from_utf8_lossy(&got.stdout);
+        let answers: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(answers, want, "{line}");
+    }
+}
+
+/// fish's script offers the cards where a command's argument takes one,
+/// nested commands included, and leaves files completing beside them.
+#[test]
+fn fish_completions_offer_the_cards_to_positional_arguments() {
+    let out = flashlab().args(["completions", "fish"]).output().unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    for when in [
+        "__fish_flashlab_using_subcommand probe",
+        "__fish_flashlab_using_subcommand emulate",
+        "__fish_flashlab_using_subcommand sim; and __fish_seen_subcommand_from show",
+    ] {
+        let line = script
+            .lines()
+            .find(|l| l.starts_with(&format!("complete -c flashlab -n \"{when}\" -a ")))
+            .unwrap_or_else(|| panic!("no card line for {when}"));
+        assert!(line.contains("sim:demo sim:kingston-sa04g "), "{line}");
+        assert!(!line.contains(" -f"), "files are no longer offered: {line}");
+    }
 }
