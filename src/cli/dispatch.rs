@@ -246,7 +246,10 @@ fn results_action(db: Option<&Path>, fleet: Option<&str>, action: ResultsAction)
                 label: label.as_deref(),
             },
         )?,
-        ResultsAction::Show { id } => results::show(from, id)?,
+        ResultsAction::Show { id, verbose } => {
+            crate::console::stdio::set_verbose(verbose);
+            results::show(from, id)?
+        }
         ResultsAction::Compare { runs } => results::compare(from, &runs)?,
         ResultsAction::Export { id } => return Ok(Output::Raw(results::export(from, id)?)),
         ResultsAction::Import { file } => results::import(db, &file)?,

@@ -525,6 +525,10 @@ pub enum ResultsAction {
         /// The run's id (`flashlab results list`).
         #[arg(value_parser = crate::args::run_id)]
         id: i64,
+        /// All of the run's text: a probe's advice whole, where its screen
+        /// cuts it to fit 80x24.
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Runs side by side: each figure, its difference from the first run,
     /// and which run is better on it.

@@ -180,7 +180,7 @@ fn the_first_screens_fit_80_by_24() {
     assert!(probe.lines().count() <= 23, "{probe}");
     let first: Vec<&str> = probe.lines().take(4).collect();
     assert!(
-        first.contains(&"sim:demo: 51.6 device-seconds of I/O (simulated)"),
+        first.contains(&"sim:demo: 51.4 device-seconds of I/O (simulated)"),
         "the verdicts come first: {probe}"
     );
     assert!(!probe.contains("done:"), "step lines only with -v: {probe}");
@@ -275,23 +275,68 @@ fn every_built_in_cards_probe_fits_80_by_24() {
     // is cut, and -v gives it whole.
     let (_, short) = run(&["probe", "sim:kingston-sa04g"]);
     assert!(
-        short.contains("advice (cut to fit the screen; whole with probe -v, --json or the report):\n"),
+        short.contains("advice (cut to fit the screen; whole with -v, --json or the report):\n"),
         "{short}"
     );
     assert!(
-        short.contains("\n  - only 3 AUs open at once for in-order writes: writing more than 3 files"),
+        short.contains("\n  - only 3 AUs open at once for in-order writes …\n"),
         "{short}"
     );
-    // Cut where a word ends, with no parenthesis left open.
+    // Cut where a clause of the piece ends (the JSON has it whole), with
+    // no parenthesis left open.
+    let (_, json) = run(&["probe", "sim:kingston-sa04g", "--json"]);
+    let whole: Vec<String> = serde_json::from_str::<serde_json::Value>(&json).unwrap()["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["text"].as_str().unwrap().to_string())
+        .collect();
     let cut: Vec<&str> = short.lines().filter(|l| l.ends_with(" …")).collect();
-    assert!(!cut.is_empty(), "{short}");
+    assert!(cut.len() >= 3, "{short}");
     for line in cut {
         assert!(line.matches('(').count() <= line.matches(')').count(), "{line:?}");
+        let Some(kept) = line.strip_prefix("  - ").and_then(|l| l.strip_suffix(" …")) else {
+            continue;
+        };
+        let ends_a_clause = whole.iter().any(|t| {
+            t.strip_prefix(kept)
+                .is_some_and(|rest| [";", ".", ":", ",", " ("].iter().any(|m| rest.starts_with(m)))
+        });
+        assert!(ends_a_clause, "{line:?} stops inside a clause of {whole:#?}");
     }
     assert!(!short.contains("one writer at a time avoids it"), "{short}");
-    let (_, all) = run(&["probe", "sim:kingston-sa04g", "-v"]);
+    let (screen, all) = run(&["probe", "sim:kingston-sa04g", "-v"]);
     assert!(all.contains("\nadvice:\n"), "{all}");
     assert!(all.contains("    or one writer at a time avoids it\n"), "{all}");
+    // The stored run shows as it printed: cut, and whole with -v.
+    let id = screen
+        .split("saved as run ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap_or_else(|| panic!("no run id: {screen}"));
+    let show = |verbose: bool| {
+        let mut c = flashlab();
+        c.args(["results", "show", id])
+            .env_remove("COLUMNS")
+            .env_remove("FLASHLAB_DB");
+        let out = c
+            .args(verbose.then_some("-v"))
+            .env("XDG_DATA_HOME", &home)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (stored_short, stored_all) = (show(false), show(true));
+    assert!(stored_short.contains("cut to fit the screen") && !stored_short.contains("one writer at a time avoids it"));
+    assert!(
+        stored_all.contains("\nadvice:\n    ") || stored_all.contains("\nadvice:\n  - "),
+        "{stored_all}"
+    );
+    assert!(
+        stored_all.contains("    or one writer at a time avoids it\n"),
+        "{stored_all}"
+    );
 }
 
 /// The README's first-ten-minutes output is what `flashlab probe` prints

@@ -46,7 +46,7 @@ pub fn probe(o: &mut String, doc: &RunDocument) {
         let all = crate::console::stdio::verbose();
         let (shown, short) = fit(advice, if all { usize::MAX } else { room });
         lines.push(if short {
-            "advice (cut to fit the screen; whole with probe -v, --json or the report):".into()
+            "advice (cut to fit the screen; whole with -v, --json or the report):".into()
         } else {
             "advice:".into()
         });
@@ -94,8 +94,7 @@ fn fit(advice: &[Advice], room: usize) -> (Vec<String>, bool) {
     for ((piece, &k), a) in pieces.iter().zip(&keep).zip(advice).take(shown) {
         if k < piece.len() {
             short = true;
-            out.extend(piece[..k - 1].iter().cloned());
-            out.push(cut(&piece[k - 1]));
+            out.extend(shortened(a, piece, k));
         } else {
             out.extend(piece.iter().cloned());
         }
@@ -105,6 +104,38 @@ fn fit(advice: &[Advice], room: usize) -> (Vec<String>, bool) {
         out.push(format!("  ... and {} more", pieces.len() - shown));
     }
     (out, short)
+}
+
+/// A piece of advice in `k` of its wrapped lines (`piece`): its text up to
+/// the last clause that ends in them (before a parenthesis, or at a full
+/// stop, semicolon, colon or comma outside one), then "…", so it stops
+/// where a thought does;
+/// where no clause ends early enough, at the last word that fits
+/// ([`cut`]). "unsure: erase block (the steps were small …" had stopped
+/// inside the reason.
+fn shortened(a: &Advice, piece: &[String], k: usize) -> Vec<String> {
+    // A clause shorter than this says too little to stand alone.
+    const LEAST: usize = 16;
+    let text = &a.text;
+    let mut ends: Vec<usize> = text.match_indices(" (").map(|(i, _)| i).collect();
+    ends.extend(
+        text.match_indices([';', '.', ':', ','])
+            .map(|(i, _)| i + 1)
+            .filter(|&i| text[i..].starts_with(' ')),
+    );
+    ends.sort_unstable();
+    // Never inside a parenthesis: it would be left open.
+    let closed = |e: &&usize| text[..**e].matches('(').count() == text[..**e].matches(')').count();
+    for &end in ends.iter().rev().filter(|&&e| e >= LEAST).filter(closed) {
+        let head = format!("{} …", text[..end].trim_end_matches([',', ';', ':', '.']));
+        let lines: Vec<String> = wrap(&head, "  - ", "    ").lines().map(String::from).collect();
+        if lines.len() <= k {
+            return lines;
+        }
+    }
+    let mut out = piece[..k - 1].to_vec();
+    out.push(cut(&piece[k - 1]));
+    out
 }
 
 /// A wrapped line that the piece stops at: its last word, and any
@@ -149,5 +180,42 @@ pub(super) fn advice(o: &mut String, doc: &RunDocument) {
                 let _ = writeln!(o, "{l}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cut piece stops where a clause does, at the latest that fits.
+    #[test]
+    fn advice_is_cut_where_a_clause_ends() {
+        let a = Advice {
+            topic: "unsure".into(),
+            text: "unsure: erase block (the steps were small against the noise, or the methods disagreed), \
+                   so no advice is drawn from it; a card in a direct SD slot shows more of itself than one \
+                   behind a USB reader. Run probe there"
+                .into(),
+            command: None,
+        };
+        let piece = text_lines(&a);
+        assert_eq!(piece.len(), 3);
+        assert_eq!(shortened(&a, &piece, 1), ["  - unsure: erase block …"]);
+        assert_eq!(
+            shortened(&a, &piece, 2),
+            [
+                "  - unsure: erase block (the steps were small against the noise, or the methods",
+                "    disagreed), so no advice is drawn from it …"
+            ]
+        );
+        // No clause ends early enough: the last word that fits.
+        let b = Advice {
+            text: "a single clause long enough to wrap onto a second line at eighty columns \
+                   with no place where a thought stops"
+                .into(),
+            ..a
+        };
+        let piece = text_lines(&b);
+        assert_eq!(shortened(&b, &piece, 1), [cut(&piece[0])]);
     }
 }
