@@ -155,6 +155,19 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// [`count`] in at most 6 characters before the noun, for a line that
+/// must keep its width as counts grow: "9999 reads", "40.1k reads",
+/// "12.3M reads" (decimal thousands, as a counter is read).
+pub fn count_short(n: u64, one: &str, many: &str) -> String {
+    let noun = if n == 1 { one } else { many };
+    match n {
+        0..=9_999 => format!("{n} {noun}"),
+        10_000..=999_949 => format!("{:.1}k {noun}", n as f64 / 1e3),
+        999_950..=999_949_999 => format!("{:.1}M {noun}", n as f64 / 1e6),
+        _ => format!("{:.1}G {noun}", n as f64 / 1e9),
+    }
+}
+
 /// A Unix time as "2026-11-23 14:05 UTC", for people (JSON keeps the
 /// seconds). Days to a civil date by Howard Hinnant's `civil_from_days`
 /// (proleptic Gregorian calendar), so no date crate is needed for one line.
@@ -199,6 +212,27 @@ pub fn split_power_of_two(size: u64) -> Option<PowerOfTwoSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_counts_keep_their_width() {
+        let shown: Vec<String> = [1, 9_999, 10_000, 40_127, 999_949, 999_950, 12_345_678, 5_000_000_000]
+            .iter()
+            .map(|&n| count_short(n, "read", "reads"))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "1 read",
+                "9999 reads",
+                "10.0k reads",
+                "40.1k reads",
+                "999.9k reads",
+                "1.0M reads",
+                "12.3M reads",
+                "5.0G reads"
+            ]
+        );
+    }
 
     #[test]
     fn a_span_of_years_reads_as_people_say_it() {

@@ -77,7 +77,7 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
     announce(&doc);
     // What "open: 3/6 in order" counts, said once.
     let line = format!(
-        "serving {} until Ctrl-C or SIGTERM (open: AUs open now/the most the card keeps open)",
+        "serving {} until Ctrl-C or SIGTERM (AUs: open now/the most the card keeps open)",
         r.device
     );
     crate::errln!("{}", crate::console::wrap(&line, "", "  "));
@@ -196,6 +196,27 @@ mod tests {
     use super::*;
     use crate::emulate::Live;
 
+    /// The line fits beside the spinner at 80 columns with the counts of
+    /// a probe through an emulated card (its 5-digit read count had cut
+    /// "random" to "rando").
+    #[test]
+    fn the_live_line_fits_80_columns_with_a_probe_behind_it() {
+        let now = Live {
+            reads: 40_127,
+            writes: 4_631,
+            bytes: 0,
+            merges: 554,
+            open_in_order: 6,
+            open_random: 24,
+        };
+        let line = now.line(&Live::default(), 2.0, (6, 24));
+        assert_eq!(
+            line,
+            "40.1k reads, 4631 writes, 0.0 MB/s, 554 merges; AUs 6/6 in order, 24/24 random"
+        );
+        assert!(line.chars().count() + 2 <= 80, "{line}");
+    }
+
     /// Without a terminal a line is written only when the counts changed:
     /// an idle card writes none, however long it waits.
     #[test]
@@ -214,7 +235,7 @@ mod tests {
         assert_eq!(log(&Live::default()), None);
         assert_eq!(
             log(&busy).as_deref(),
-            Some("1 read, 40 writes, 2.0 MB/s, 1 merge; open: 3/3 in order, 2/3 random")
+            Some("1 read, 40 writes, 2.0 MB/s, 1 merge; AUs 3/3 in order, 2/3 random")
         );
         assert_eq!(log(&busy), None);
         assert_eq!(log(&busy), None);
@@ -225,7 +246,7 @@ mod tests {
         };
         assert_eq!(
             log(&more).as_deref(),
-            Some("1 read, 41 writes, 0.0 MB/s, 1 merge; open: 3/3 in order, 2/3 random")
+            Some("1 read, 41 writes, 0.0 MB/s, 1 merge; AUs 3/3 in order, 2/3 random")
         );
     }
 }

@@ -528,13 +528,16 @@ impl Live {
 
     /// One line: the requests, the rate since `before` (`secs` ago), the
     /// merges, and the open AUs of each kind against how many the card
-    /// keeps (`kept`: in order, random; "open: 3/3 in order, 2/3 random"):
+    /// keeps (`kept`: in order, random; "AUs 3/3 in order, 2/3 random"):
     /// "5 AUs open" had said neither which kind nor of how many. Short
-    /// enough for a spinner beside it at 80 columns.
+    /// enough for a spinner beside it at 80 columns with a card's usual
+    /// 6 and 24: counts past 9999 are shortened ("40127 reads" had pushed
+    /// "random" off the line); a terminal narrower than the line cuts its
+    /// end.
     pub fn line(&self, before: &Live, secs: f64, kept: (u64, u64)) -> String {
-        use crate::units::count;
+        use crate::units::count_short as count;
         format!(
-            "{}, {}, {:.1} MB/s, {}; open: {}/{} in order, {}/{} random",
+            "{}, {}, {:.1} MB/s, {}; AUs {}/{} in order, {}/{} random",
             count(self.reads, "read", "reads"),
             count(self.writes, "write", "writes"),
             self.bytes.saturating_sub(before.bytes) as f64 / secs.max(1e-9) / 1e6,

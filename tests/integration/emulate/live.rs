@@ -27,7 +27,7 @@ fn a_log_gets_a_counter_line_only_when_something_changed() {
     std::thread::sleep(Duration::from_millis(6500));
     let (code, err) = emu.stop_with(libc::SIGTERM);
     assert_eq!(code, Some(0), "{err}");
-    let counters: Vec<&str> = err.lines().filter(|l| l.contains("; open: ")).collect();
+    let counters: Vec<&str> = err.lines().filter(|l| l.contains("; AUs ")).collect();
     assert_eq!(counters.len(), 1, "{err}");
     // Reads only (the kernel's own probe of a new disk among them), and
     // the open AUs of each kind against the 6 and 24 the card keeps.
@@ -35,7 +35,7 @@ fn a_log_gets_a_counter_line_only_when_something_changed() {
     assert!(reads.0.parse::<u64>().unwrap() >= 1, "{err}");
     assert!(reads.1.starts_with("read") && reads.1.contains(", 0 writes, "), "{err}");
     assert!(
-        counters[0].ends_with(", 0 merges; open: 0/6 in order, 0/24 random"),
+        counters[0].ends_with(", 0 merges; AUs 0/6 in order, 0/24 random"),
         "{err}"
     );
 }
