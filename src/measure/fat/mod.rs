@@ -487,7 +487,7 @@ mod tests {
         assert!(r.notes.iter().any(|n| n.contains("confidence 0.30")), "{:?}", r.notes);
     }
 
-    fn demo_options() -> Options {
+    pub(super) fn demo_options() -> Options {
         Options {
             erase: 4 << 20,
             chunk: 16 << 10,

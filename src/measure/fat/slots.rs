@@ -257,12 +257,7 @@ mod tests {
         let o = Options {
             erase: params.au_size,
             chunk: super::super::default_chunk(params.au_size, Some(params.page_size), 512),
-            max_aus: 8,
-            block: 512,
-            random_aus: None,
-            slots: true,
-            trusted_limit: false,
-            ordinary: None,
+            ..super::super::tests::demo_options()
         };
         let aus = aus(&o);
         let place = |au: u64, k: u64| slot_offset(&o, au, k);
