@@ -9,10 +9,12 @@ use std::path::Path;
 use super::{Emu, cannot_emulate, flashlab_in, timed};
 use crate::support::require_loop_devices;
 
-/// `align DEV --json` through the real path: the erase block and its
-/// confidence, and how identification named the device (the run's
-/// device name, "NAME, SIZE (TRANSPORT)").
-fn align(dir: &Path, dev: &str) -> (Option<u64>, f64, String) {
+/// `align DEV --json` through the real path: the erase block, whether it
+/// is claimed as sure, how identification named the device (the run's
+/// device name, "NAME, SIZE (TRANSPORT)"), and what the verdict rested
+/// on, for a CI log: the evidence and each row's boundary, diff and
+/// spread in µs.
+fn align(dir: &Path, dev: &str) -> (Option<u64>, bool, String, String) {
     let out = flashlab_in(dir)
         .args(["align", dev, "--json", "--no-store"])
         .output()
@@ -21,10 +23,26 @@ fn align(dir: &Path, dev: &str) -> (Option<u64>, f64, String) {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let a = &v["align"];
     let name = v["device"]["name"].as_str().unwrap();
+    let rows: Vec<String> = a["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let us = |k: &str| r[k].as_f64().unwrap() / 1e3;
+            format!(
+                "{}:{:.1}±{:.1}",
+                r["boundary_bytes"],
+                us("diff_ns"),
+                us("diff_spread_ns")
+            )
+        })
+        .collect();
+    let why = format!("{} {} rows {}", a["confidence"], a["evidence"], rows.join(" "));
     (
         a["erase_size_bytes"].as_u64(),
-        a["confidence"].as_f64().unwrap(),
+        a["confidence"].as_f64().unwrap() >= 0.9,
         name.rsplit_once(", ").map_or(name, |(n, _)| n).to_string(),
+        why,
     )
 }
 
@@ -53,18 +71,18 @@ fn an_emulated_card_is_measured_from_timing_never_from_its_spec() {
     let dir = tempfile::tempdir().unwrap();
     let spec = "sim:demo,capacity=64M,au_size=1M,jitter=0";
     let emu = Emu::start(dir.path(), spec, &[]);
-    let (erase, conf, model) = align(dir.path(), &emu.device);
+    let (erase, sure, model, why) = align(dir.path(), &emu.device);
     assert_eq!(model, format!("emulated card ({spec}, time scale 1)"));
-    assert_eq!((erase, conf >= 0.9), (Some(1 << 20), true), "{conf}");
+    assert_eq!((erase, sure), (Some(1 << 20), true), "{why}");
     let lie = "sim:demo,capacity=64M,au_size=8M,page_size=64K";
     publish(dir.path(), Some(lie));
-    let (erase, conf, model) = align(dir.path(), &emu.device);
+    let (erase, sure, model, why) = align(dir.path(), &emu.device);
     assert_eq!(model, format!("emulated card ({lie}, time scale 1)"));
-    assert_eq!((erase, conf >= 0.9), (Some(1 << 20), true), "the lie is not measured");
+    assert_eq!((erase, sure), (Some(1 << 20), true), "the lie is not measured: {why}");
     publish(dir.path(), None);
-    let (erase, conf, model) = align(dir.path(), &emu.device);
+    let (erase, sure, model, why) = align(dir.path(), &emu.device);
     assert_eq!(model, "emulated card (card not named, time scale 1)");
-    assert_eq!((erase, conf >= 0.9), (Some(1 << 20), true));
+    assert_eq!((erase, sure), (Some(1 << 20), true), "{why}");
     // The same bytes in a file behind an ordinary loop device: not a card.
     let copy = dir.path().join("copy.img");
     std::fs::write(&copy, std::fs::read(&emu.device).unwrap()).unwrap();
