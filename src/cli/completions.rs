@@ -18,26 +18,60 @@ fn takes_a_card(a: &clap::Arg) -> bool {
     TAKE_A_CARD.contains(&name.as_str())
 }
 
-/// The completion script for `shell`. zsh's keeps files alone: clap_complete
-/// gives an argument with values those values only, and a TARGET is also a
-/// path.
+/// The completion script for `shell`.
 pub(super) fn script(shell: clap_complete::Shell) -> String {
     let cards: Vec<String> = crate::sim::profiles::PROFILES
         .iter()
         .map(|p| format!("sim:{}", p.name))
         .collect();
-    let mut cmd = if shell == clap_complete::Shell::Zsh {
-        Cli::command()
-    } else {
-        offer_cards(Cli::command(), &cards)
-    };
+    let mut cmd = offer_cards(Cli::command(), &cards);
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "flashlab", &mut out);
     let script = String::from_utf8_lossy(&out).into_owned();
     match shell {
         clap_complete::Shell::Bash => whole_words(&script),
         clap_complete::Shell::Fish => script + &fish_cards(&Cli::command(), &[], &cards),
-        clap_complete::Shell::Elvish | clap_complete::Shell::PowerShell | clap_complete::Shell::Zsh | _ => script,
+        clap_complete::Shell::Zsh => zsh_cards_or_files(&script, &cards),
+        clap_complete::Shell::Elvish | clap_complete::Shell::PowerShell | _ => script,
+    }
+}
+
+/// clap's zsh script completes an argument with values to those values
+/// only, where a TARGET is also a path: each place that lists the cards
+/// calls a function instead, which offers the cards (with what `sim list`
+/// says of each) and files beside them.
+fn zsh_cards_or_files(script: &str, cards: &[String]) -> String {
+    // The list as clap_complete writes it: colons escaped (its
+    // `escape_value`; card names are otherwise letters, digits and '-').
+    let listed = format!("({})", cards.join(" ").replace(':', "\\:"));
+    let described: Vec<String> = crate::sim::profiles::PROFILES
+        .iter()
+        .map(|p| format!("        'sim\\:{}:{}'", p.name, p.summary.replace('\'', "'\\''")))
+        .collect();
+    let functions = format!(
+        r#"(( $+functions[_flashlab_card_names] )) ||
+_flashlab_card_names() {{
+    local -a cards
+    cards=(
+{}
+    )
+    _describe -t cards 'simulated card' cards
+}}
+
+(( $+functions[_flashlab_cards] )) ||
+_flashlab_cards() {{
+    _alternative 'cards:simulated card:_flashlab_card_names' 'files:file:_files'
+}}
+
+"#,
+        described.join("\n")
+    );
+    let script = script.replace(&listed, "_flashlab_cards");
+    // Before the lines that run or register `_flashlab`, which is
+    // called as the file is loaded.
+    match script.find("if [ \"$funcstack[1]\" = \"_flashlab\" ]") {
+        Some(at) => format!("{}{functions}{}", &script[..at], &script[at..]),
+        None => script + &functions,
     }
 }
 

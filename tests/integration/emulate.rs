@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{require_loop_devices, sha};
+use crate::support::{require_loop_devices, require_program, sha};
 
 /// Skip (visibly) unless loop devices and /dev/fuse are usable.
 fn cannot_emulate() -> Option<String> {
@@ -23,16 +23,6 @@ macro_rules! require_emulation {
         require_loop_devices!();
         if let Some(why) = cannot_emulate() {
             crate::support::skip(&why);
-            return;
-        }
-    };
-}
-
-/// Skip (visibly) unless `program` is on PATH, naming its Debian package.
-macro_rules! require_program {
-    ($program:expr, $package:expr) => {
-        if which($program).is_none() {
-            crate::support::skip(&format!("{} is not installed (Debian package {})", $program, $package));
             return;
         }
     };
@@ -799,14 +789,6 @@ fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
         sure > 0 || busy >= 0.1 * wall,
         "tasks waited for a CPU {busy:.1} s of {wall:.0} s: {o}"
     );
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file())
 }
 
 /// Seconds some task has waited for a CPU since boot (the kernel's

@@ -276,3 +276,53 @@ fn fish_completions_offer_the_cards_to_positional_arguments() {
         assert!(!line.contains(" -f"), "files are no longer offered: {line}");
     }
 }
+
+/// In a real zsh (driven through a pseudo-terminal by its zpty module),
+/// a card completes wherever a command takes one, options included, and
+/// files still complete there: clap's own script offered only the cards,
+/// or (without them) only files.
+#[test]
+fn zsh_completes_cards_and_files_alike() {
+    crate::support::require_program!("zsh", "zsh");
+    let out = flashlab().args(["completions", "zsh"]).output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let functions = dir.path().join("functions");
+    std::fs::create_dir(&functions).unwrap();
+    std::fs::write(functions.join("_flashlab"), &out.stdout).unwrap();
+    std::fs::write(dir.path().join("card-image.img"), b"").unwrap();
+    // Each line is typed with a Tab and Enter into an interactive zsh
+    // where `flashlab` prints the words it got ("G""OT" so the echoed
+    // definition is not taken for an answer).
+    let driver = format!(
+        r#"zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z 'PS1=""; fpath=({fns} $fpath); autoload -Uz compinit; compinit -u -d {dir}/zcompdump; cd {dir}'
+zpty -w z 'flashlab() {{ print -r -- "G""OT:$*:E""ND" }}'
+for line in "$@"; do
+  zpty -w -n z "$line"$'\t'
+  sleep 0.3
+  zpty -w -n z $'\r'
+  zpty -r -m z out '*GOT:*:END*' && print -r -- "${{${{out##*GOT:}}%%:END*}}"
+done
+zpty -d z
+"#,
+        fns = functions.display(),
+        dir = dir.path().display(),
+    );
+    let cases = [
+        ("flashlab probe sim:de", "probe sim:demo"),
+        ("flashlab sim show sim:kin", "sim show sim:kingston-sa04g"),
+        ("flashlab emulate sim:sandisk-2g", "emulate sim:sandisk-2gb"),
+        ("flashlab life x.trace --card sim:de", "life x.trace --card sim:demo"),
+        ("flashlab probe card-im", "probe card-image.img"),
+        ("flashlab probe --no-st", "probe --no-store"),
+    ];
+    let mut zsh = std::process::Command::new("timeout");
+    zsh.args(["60", "zsh", "-f", "-c", &driver, "zsh"]);
+    zsh.args(cases.map(|(line, _)| line));
+    let got = zsh.output().unwrap();
+    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    let text = String::from_utf8_lossy(&got.stdout);
+    let answers: Vec<&str> = text.lines().collect();
+    assert_eq!(answers, cases.map(|(_, want)| want), "{text}");
+}

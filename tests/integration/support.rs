@@ -147,6 +147,27 @@ macro_rules! require_loop_devices {
 }
 pub(crate) use require_loop_devices;
 
+/// Where `program` is on PATH, if it is.
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| std::path::Path::new(d).join(program))
+        .find(|p| p.is_file())
+}
+
+/// Skip (visibly, see [`skip`]) unless `program` is on PATH, naming its
+/// Debian package.
+macro_rules! require_program {
+    ($program:expr, $package:expr) => {
+        if crate::support::which($program).is_none() {
+            crate::support::skip(&format!("{} is not installed (Debian package {})", $program, $package));
+            return;
+        }
+    };
+}
+pub(crate) use require_program;
+
 /// A loop device over a file, detached by name on drop.
 pub struct LoopDevice {
     pub path: PathBuf,

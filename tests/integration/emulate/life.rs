@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Emu, cannot_emulate, flashlab_in, run, timed, which};
-use crate::support::{Mounted, require_loop_devices};
+use super::{Emu, cannot_emulate, flashlab_in, run, timed};
+use crate::support::{Mounted, require_loop_devices, require_program};
 
 /// 1 MiB AUs, 2 open in order and 1 at random, an 8-AU FAT area with a
 /// fifth spare: merges, switch merges and collection all happen.

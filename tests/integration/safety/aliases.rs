@@ -10,7 +10,7 @@ use assert_cmd::assert::OutputAssertExt;
 use predicates::prelude::*;
 
 use super::{crashed_journal, journals, restore, sha, write_pattern};
-use crate::support::{LoopDevice, Mounted, random_file, require_loop_devices};
+use crate::support::{LoopDevice, Mounted, random_file, require_loop_devices, which};
 
 /// A long preserving run on `target` (stopped with SIGTERM by the caller).
 fn long_run(target: &str, jdir: &Path) -> Child {
@@ -157,14 +157,6 @@ fn a_journal_directory_on_a_fuse_mount_of_the_target_is_refused() {
     assert!(err.contains("fuse2fs") || err.contains("itself"), "{err}");
     assert!(!mnt.join("j").exists(), "a refused run created its journal directory");
     assert!(declared(&img) == before, "the declared ranges changed");
-}
-
-fn which(cmd: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join(cmd))
-        .find(|p| p.exists())
 }
 
 /// A loop device with a pending journal is detached and another file of the
