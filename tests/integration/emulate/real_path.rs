@@ -6,15 +6,15 @@
 
 use std::path::Path;
 
-use super::{Emu, cannot_emulate, flashlab_in, timed};
+use super::{Emu, Load, cannot_emulate, flashlab_in, timed};
 use crate::support::require_loop_devices;
 
-/// `align DEV --json` through the real path: the erase block, whether it
-/// is claimed as sure, how identification named the device (the run's
-/// device name, "NAME, SIZE (TRANSPORT)"), and what the verdict rested
-/// on, for a CI log: the evidence and each row's boundary, diff and
-/// spread in µs.
-fn align(dir: &Path, dev: &str) -> (Option<u64>, bool, String, String) {
+/// `align DEV --json` through the real path: the erase block (checked:
+/// claimed as sure only where it is the card's 1 MiB, and unsure only
+/// where the machine was busy) and how identification named the device
+/// (the run's device name, "NAME, SIZE (TRANSPORT)").
+fn align(dir: &Path, dev: &str, what: &str) -> String {
+    let load = Load::start();
     let out = flashlab_in(dir)
         .args(["align", dev, "--json", "--no-store"])
         .output()
@@ -22,7 +22,8 @@ fn align(dir: &Path, dev: &str) -> (Option<u64>, bool, String, String) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let a = &v["align"];
-    let name = v["device"]["name"].as_str().unwrap();
+    // What the verdict rested on, for a CI log: the evidence and each
+    // row's boundary, diff and spread in µs.
     let rows: Vec<String> = a["rows"]
         .as_array()
         .unwrap()
@@ -37,13 +38,24 @@ fn align(dir: &Path, dev: &str) -> (Option<u64>, bool, String, String) {
             )
         })
         .collect();
-    let why = format!("{} {} rows {}", a["confidence"], a["evidence"], rows.join(" "));
-    (
-        a["erase_size_bytes"].as_u64(),
-        a["confidence"].as_f64().unwrap() >= 0.9,
-        name.rsplit_once(", ").map_or(name, |(n, _)| n).to_string(),
-        why,
-    )
+    let why = format!(
+        "{what}: {} at {}, {} rows {}",
+        a["erase_size_bytes"],
+        a["confidence"],
+        a["evidence"],
+        rows.join(" ")
+    );
+    if a["confidence"].as_f64().unwrap() >= 0.9 {
+        assert_eq!(a["erase_size_bytes"].as_u64(), Some(1 << 20), "{why}");
+    } else {
+        // Stalls past a third of the reads leave align unsure, as they
+        // should; a quiet machine has none.
+        let (busy, how) = load.busy();
+        assert!(busy, "unsure on a quiet machine ({how}): {why}");
+        println!("unsure on a busy machine ({how}): {why}");
+    }
+    let name = v["device"]["name"].as_str().unwrap();
+    name.rsplit_once(", ").map_or(name, |(n, _)| n).to_string()
 }
 
 /// The emulation's state record, rewritten with `spec` (None: hidden).
@@ -60,7 +72,8 @@ fn publish(dir: &Path, spec: Option<&str>) {
 }
 
 /// An emulated card is a card (its erase block is claimed, confidently and
-/// rightly), named as the emulation published it. The guard that the
+/// rightly, wherever the machine is quiet enough to claim it), named as
+/// the emulation published it. The guard that the
 /// measuring side never reads the spec: with the record saying 8 MiB AUs,
 /// or nothing at all, the verdict is still the card's 1 MiB. A plain loop
 /// device over a file with the same bytes stays "no flash behaviour".
@@ -71,18 +84,15 @@ fn an_emulated_card_is_measured_from_timing_never_from_its_spec() {
     let dir = tempfile::tempdir().unwrap();
     let spec = "sim:demo,capacity=64M,au_size=1M,jitter=0";
     let emu = Emu::start(dir.path(), spec, &[]);
-    let (erase, sure, model, why) = align(dir.path(), &emu.device);
+    let model = align(dir.path(), &emu.device, "as published");
     assert_eq!(model, format!("emulated card ({spec}, time scale 1)"));
-    assert_eq!((erase, sure), (Some(1 << 20), true), "{why}");
     let lie = "sim:demo,capacity=64M,au_size=8M,page_size=64K";
     publish(dir.path(), Some(lie));
-    let (erase, sure, model, why) = align(dir.path(), &emu.device);
+    let model = align(dir.path(), &emu.device, "the lie is not measured");
     assert_eq!(model, format!("emulated card ({lie}, time scale 1)"));
-    assert_eq!((erase, sure), (Some(1 << 20), true), "the lie is not measured: {why}");
     publish(dir.path(), None);
-    let (erase, sure, model, why) = align(dir.path(), &emu.device);
+    let model = align(dir.path(), &emu.device, "not named");
     assert_eq!(model, "emulated card (card not named, time scale 1)");
-    assert_eq!((erase, sure), (Some(1 << 20), true), "{why}");
     // The same bytes in a file behind an ordinary loop device: not a card.
     let copy = dir.path().join("copy.img");
     std::fs::write(&copy, std::fs::read(&emu.device).unwrap()).unwrap();
@@ -167,7 +177,7 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
     for engine in ["psync", "io_uring"] {
         // A fresh card for each, as the model's starts fresh.
         let emu = Emu::start(dir.path(), spec, &[]);
-        let (waited_before, started) = (super::cpu_waited_s(), std::time::Instant::now());
+        let load = Load::start();
         let out = flashlab_in(dir.path())
             .args([
                 "probe",
@@ -183,9 +193,10 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let real: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         // Each verdict confident and the model's, or not claimed: a loaded
-        // machine's stalls may leave a writing step unsure (open-au judges
-        // a collapse twice and claims nothing where the two disagree), but
-        // never confident and wrong. The reads' verdicts stay confident.
+        // machine's stalls may leave a step unsure (open-au judges a
+        // collapse twice and claims nothing where the two disagree; align
+        // claims nothing past a third of its reads stalled), but never
+        // confident and wrong.
         let got = verdicts(&real);
         let mut unsure = Vec::new();
         for ((what, value, conf), (_, model_value, _)) in got.iter().zip(&want) {
@@ -201,21 +212,13 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
                 unsure.push(*what);
             }
         }
-        assert!(
-            !unsure.contains(&"erase block") && !unsure.contains(&"page"),
-            "{engine}: the reads' verdicts unsure: {}",
-            real["summary"]
-        );
         // On a quiet machine every verdict is claimed: a path that only
         // ever says "unsure" fails here.
-        let busy = super::cpu_waited_s() - waited_before;
-        let wall = started.elapsed().as_secs_f64();
-        if busy < 0.1 * wall {
-            assert!(
-                unsure.is_empty(),
-                "{engine}: tasks waited for a CPU {busy:.1} s of {wall:.0} s, yet not claimed: {unsure:?}"
-            );
-        }
+        let (busy, how) = load.busy();
+        assert!(
+            busy || unsure.is_empty(),
+            "{engine}: {how}, yet not claimed: {unsure:?}"
+        );
         if !unsure.is_empty() {
             println!("{engine}: not claimed through the real path: {}", unsure.join(", "));
         }
