@@ -8,6 +8,8 @@
 #     scripts/eta-check.sh [FLASHLAB_BINARY]
 #     TARGET=/dev/loopN scripts/eta-check.sh   (a device you made, e.g. by
 #                                              `flashlab emulate`: left as is)
+#     SAMPLES=FILE scripts/eta-check.sh        (keep every sampled line, each
+#                                              with its second, in FILE)
 set -eu
 BIN=${1:-target/release/flashlab}
 BIN=$(realpath "$BIN")
@@ -37,22 +39,32 @@ samples="$DIR/samples"
 : > "$samples"
 for _ in $(seq 1 2400); do
   sleep 0.5
-  line=$(tmux capture-pane -t flashlab-eta -p | grep -E "ETA|END-42" | tail -1 || true)
+  # A step's bar, its spinner before the bar (name and elapsed time
+  # only), or the end marker.
+  line=$(tmux capture-pane -t flashlab-eta -p | grep -E "ETA|END-42|^[^ ]+ [a-z-]+ [0-9]+[smh]$" | tail -1 || true)
   printf '%s %s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$line" >> "$samples"
   case "$line" in *END-42*) break ;; esac
 done
-# Per step: when it was first and last seen, and each ETA shown (seconds
-# or minutes as indicatif words them) as a predicted end.
+if [ -n "${SAMPLES:-}" ]; then cp "$samples" "$SAMPLES"; fi
+# Per step: when it began (a sample's time less the elapsed time its line
+# shows, the spinner's before the bar's) and was last seen, and each ETA
+# shown (seconds or minutes as indicatif words them) as a predicted end.
 awk '
-  / ETA / {
-    step = $3; t = $1
-    if (!(step in first)) { first[step] = t; order[++n] = step }
+  function secs(x,   v) {
+    gsub(/[()]/, "", x); v = x + 0
+    if (x ~ /m$/) v *= 60; if (x ~ /h$/) v *= 3600
+    return v
+  }
+  NF >= 4 && $3 ~ /^[a-z-]+$/ && $NF ~ /^\(?[0-9]+[smh]\)?$/ {
+    step = $3; t = $1; began = t - secs($NF)
+    if (!(step in first)) { first[step] = began; order[++n] = step }
+    if (began < first[step]) first[step] = began
     last[step] = t
-    eta = ""
+    v = ""
     for (i = 1; i <= NF; i++) if ($i == "ETA") { v = $(i + 1); u = $(i + 2) }
     if (v ~ /^[0-9]+$/) {
       s = v; if (u ~ /^minute/) s = v * 60; if (u ~ /^hour/) s = v * 3600
-      pred[step, ++k[step]] = t + s; at[step, k[step]] = t
+      pred[step, ++k[step]] = t + s
     }
   }
   END {
