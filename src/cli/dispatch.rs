@@ -214,7 +214,7 @@ fn probe_with_report(
     }
     let doc = probe::probe(&r, erase_size)?;
     if let Some(path) = html {
-        output::write_report(&path, &crate::format::one(&doc))?;
+        let path = output::write_report(&path, &crate::format::one(&doc))?;
         crate::errln!("report written to {}", path.display());
     }
     Ok(doc)
@@ -295,7 +295,7 @@ fn report(runs: Vec<String>, output: Option<PathBuf>, from: results::Stored<'_>)
         .map(|t| t.spec.as_str())
         .collect();
     output::check_report_path(&output, &targets)?;
-    output::write_report(&output, &loaded)?;
+    let output = output::write_report(&output, &loaded)?;
     let mut doc = RunDocument::new(crate::document::CommandName::Report, None);
     doc.body = Body::Report(ReportBody {
         report: ReportWritten {

@@ -45,8 +45,11 @@ pub fn check_report_path(path: &Path, targets: &[&str]) -> CliResult<()> {
 
 /// Write the report of `runs` to `path`, whole or not at all, and only over
 /// a regular file nothing uses ([`crate::safety::output::write_output`]).
-pub fn write_report(path: &Path, runs: &[(String, RunDocument)]) -> CliResult<()> {
+/// Returns where it went as a whole path, which a user can open from any
+/// directory (a bare "flashlab-report-1.html" said nothing of where).
+pub fn write_report(path: &Path, runs: &[(String, RunDocument)]) -> CliResult<std::path::PathBuf> {
     use crate::format::Format;
     let text = crate::format::html::Html.render(runs).unwrap_or_default();
-    Ok(crate::safety::output::write_output(path, text.as_bytes())?)
+    crate::safety::output::write_output(path, text.as_bytes())?;
+    Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }

@@ -33,7 +33,12 @@ pub struct Progress {
     /// The bar is the terminal's only one (not a line of a MultiProgress):
     /// stderr lines go around it while it shows.
     alone: bool,
+    /// The step as the bar names it: after its run's label among others.
     what: String,
+    /// The step alone, for the line its end leaves: among others, every
+    /// stderr line of the run already starts with the run's name
+    /// ("loop0: failed: loop0: capacity" had named it twice).
+    step: String,
     started: Instant,
     /// A writing step's device-time budget: it ends by then, so the ETA
     /// shown is never past it.
@@ -86,6 +91,7 @@ impl Progress {
     /// A step's display in `display`; `budget_s`: a writing step's
     /// device-time budget.
     pub fn start(display: &Display, what: &str, budget_s: Option<f64>) -> Self {
+        let step = what.to_string();
         let what = match &display.among {
             Some((_, label)) => format!("{label}: {what}"),
             None => what.to_string(),
@@ -110,6 +116,7 @@ impl Progress {
             bar,
             alone,
             what,
+            step,
             started: Instant::now(),
             budget: budget_s.map(Duration::from_secs_f64),
         }
@@ -184,7 +191,7 @@ impl Progress {
             };
             crate::errln!(
                 "{ended} {} ({device}{:.1} s here)",
-                self.what,
+                self.step,
                 self.started.elapsed().as_secs_f64()
             );
         }

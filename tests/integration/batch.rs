@@ -374,3 +374,23 @@ fn a_card_moved_while_its_journal_waits_is_recognised_by_its_content() {
     assert_eq!(rows[1]["same_content_as"], rows[0]["slot"]);
     assert_eq!(rows[0].get("same_content_as"), None);
 }
+
+/// A step that fails says so once, on a line that starts with its
+/// device's name like every line of that device: "sim1: failed: sim1:
+/// capacity" had named it twice.
+#[test]
+fn a_failed_step_is_named_once_after_its_device() {
+    let out = flashlab()
+        .args(["batch", "sim:demo,capacity=256M,bad_ranges=0+268435456", "--no-store"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("failed:")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].starts_with("sim1: failed: capacity ("), "{err}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("FAIL") && table.contains("Input/output error"),
+        "{table}"
+    );
+}

@@ -85,10 +85,11 @@ fn the_report_is_self_contained_and_has_every_plot_with_labelled_axes() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("flashlab-report-2.html"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+    // Said as a whole path, to open from anywhere.
+    let whole = dir.path().join("flashlab-report-2.html");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("report written to {}", whole.display())
     );
     assert!(dir.path().join("flashlab-report-2.html").is_file());
     assert_eq!(
