@@ -332,6 +332,45 @@ mod tests {
     use crate::sim::SimTarget;
     use crate::sim::profiles::build;
 
+    /// Every (done, total) a step said.
+    #[derive(Default)]
+    struct Said(std::sync::Mutex<Vec<(u64, u64)>>);
+
+    impl crate::measure::Progress for Said {
+        fn advance(&self, done: u64, total: u64) {
+            self.0.lock().unwrap().push((done, total));
+        }
+    }
+
+    /// Both sweeps on one bar that only moves forward: the random sweep
+    /// goes on from the count the in-order one ended at (it had started
+    /// again at 0: "9%, then 6%, then 9%").
+    #[test]
+    fn the_two_sweeps_move_one_bar_forward() {
+        let params = build("demo").unwrap();
+        let o = Options {
+            erase: params.au_size,
+            chunk: default_chunk(params.au_size, Some(params.page_size), 512),
+            max: 32,
+            linear: true,
+            random: true,
+            full: false,
+        };
+        let mut card = SimTarget::new("demo", params);
+        let aus = pool(crate::targets::Target::description(&card).size_bytes, &o, &[]);
+        let said = Said::default();
+        let r = run(&mut card, o, aus, &said, crate::measure::budget_ns(None)).unwrap();
+        let said = said.0.into_inner().unwrap();
+        let (lin, rnd) = (r.linear.unwrap().tried_up_to, r.random.unwrap().tried_up_to);
+        assert_eq!((lin, rnd), (7, 25), "demo keeps 6 and 24");
+        assert!(said.windows(2).all(|w| w[1].0 >= w[0].0), "{said:?}");
+        assert!(said.iter().all(|&(done, total)| done <= total), "{said:?}");
+        // The random sweep's first count (2) goes on from where the
+        // in-order one ended (its last count said: 6 done).
+        assert!(said.contains(&(6, 32)) && said.contains(&(6 + 1, 6 + 32)), "{said:?}");
+        assert_eq!(said.last(), Some(&(6 + 24, 6 + 32)));
+    }
+
     fn measure(profile: &str, full: bool) -> (OpenAuResult, f64) {
         let params = build(profile).unwrap();
         let o = Options {

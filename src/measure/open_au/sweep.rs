@@ -62,6 +62,11 @@ pub(super) struct Sweeper<'a> {
     shuffled: Vec<u64>,
     /// Each pool slot's AU (byte offset; [`super::pool`]).
     aus: Vec<u64>,
+    /// Counts the sweeps before this one went through, and this one so
+    /// far: the bar goes on from where the in-order sweep ended instead of
+    /// starting again at 0 ("9%, then 6%, then 9%").
+    counted_before: u64,
+    counted: u64,
 }
 
 /// What judging a collapsing count again found (see `Sweeper::judge_again`).
@@ -104,6 +109,8 @@ impl<'a> Sweeper<'a> {
             started_ns,
             shuffled: lfsr_positions(positions(&o)),
             aus,
+            counted_before: 0,
+            counted: 0,
         }
     }
 
@@ -296,6 +303,7 @@ impl<'a> Sweeper<'a> {
     }
 
     pub(super) fn sweep(&mut self, random: bool, deadline_ns: u64) -> Result<Sweep, MeasureError> {
+        self.counted_before += std::mem::take(&mut self.counted);
         let mut pool = Pool {
             next: vec![0; self.o.max.max(1) as usize],
         };
@@ -332,7 +340,9 @@ impl<'a> Sweeper<'a> {
         };
         let mut lo = 1;
         for n in 2..=self.o.max {
-            self.progress.advance(n - 1, self.o.max);
+            self.counted = n - 1;
+            self.progress
+                .advance(self.counted_before + self.counted, self.counted_before + self.o.max);
             let Some(j) = self.count(&mut pool, n, &pass, &mut noise, false)? else {
                 // A region ran out (many counts on a card with few pages
                 // per AU in order): as far as it got, unsure.
