@@ -160,18 +160,17 @@ impl Samples {
     }
 }
 
-/// Which of [`Samples::estimates`] the verdict rests on, chosen once for
-/// all boundaries: the samples' own diffs, unless their pooled variance
-/// is more than twice the medians' (stalls spoil whole samples: on an
-/// emulated card with 30% of commands stalled 20x the own diffs showed no
-/// step in 256 samples, the medians' difference the card's 1 MiB in 32).
-/// Where the reads' noise is their own, both errors agree, and the own
-/// diffs, which cancel drift, are kept.
-fn stalled(samples: &[Samples]) -> bool {
-    let (own, apart) = samples.iter().fold((0.0, 0.0), |(o, a), s| {
-        let [x, y] = s.estimates();
-        (o + x.1 * x.1, a + y.1 * y.1)
-    });
+/// Which of [`Samples::estimates`] (one pair a boundary) the verdict
+/// rests on, chosen once for all boundaries: the samples' own diffs,
+/// unless their pooled variance is more than twice the medians' (stalls
+/// spoil whole samples: on the simulated demo card with 30% of commands
+/// stalled 20x the own diffs showed no step in 256 samples, the medians'
+/// difference the card's 1 MiB in 32). Where the reads' noise is their
+/// own, both errors agree, and the own diffs, which cancel drift, are kept.
+fn stalled(both: &[[(f64, f64); 2]]) -> bool {
+    let (own, apart) = both
+        .iter()
+        .fold((0.0, 0.0), |(o, a), [x, y]| (o + x.1 * x.1, a + y.1 * y.1));
     own > 2.0 * apart
 }
 
@@ -290,7 +289,8 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
     let mut want = FIRST_SAMPLES;
     // (erase, page, their posteriors) after the previous round.
     let mut previous: Option<(Option<u64>, Option<u64>, f64, f64)> = None;
-    let verdict = loop {
+    // The verdict, the diffs it rests on, and which way they were taken.
+    let (mut verdict, est, which) = loop {
         // One batch per round, boundaries interleaved so drift hits all alike.
         let mut reqs = Vec::new();
         let mut owner = Vec::new();
@@ -316,31 +316,30 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
             s.post.push(post);
             s.diff.push(on - (pre + post) / 2.0);
         }
-        let which = usize::from(stalled(&samples));
+        let both: Vec<[(f64, f64); 2]> = samples.iter().map(Samples::estimates).collect();
+        let which = usize::from(stalled(&both));
         let est: Vec<Estimate> = samples
             .iter()
-            .map(|s| {
-                let (m, se) = s.estimates()[which];
-                (s.boundary, m, se)
-            })
+            .zip(&both)
+            .map(|(s, e)| (s.boundary, e[which].0, e[which].1))
             .collect();
         let v = fit(&est, block);
         if (v.erase_p >= SURE && v.page_p >= SURE) || settled(previous, &v) || want >= MAX_SAMPLES {
-            break v;
+            break (v, est, which);
         }
         previous = Some((v.erase, v.page, v.erase_p, v.page_p));
         cx.progress.advance(want as u64, MAX_SAMPLES as u64);
         want *= 2;
     };
-    let which = usize::from(stalled(&samples));
     let mut rows: Vec<Row> = samples
         .iter()
-        .map(|s| Row {
+        .zip(&est)
+        .map(|(s, &(_, diff, _))| Row {
             boundary_bytes: s.boundary,
             pre_ns: median(&s.pre),
             on_ns: median(&s.on),
             post_ns: median(&s.post),
-            diff_ns: s.estimates()[which].0,
+            diff_ns: diff,
             diff_spread_ns: iqr(&s.diff),
             samples: s.diff.len(),
         })
@@ -355,7 +354,6 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
             agrees: erase.map(|e| e == *bytes),
         })
         .collect();
-    let mut verdict = verdict;
     let stalls = stall_share(&samples);
     if stalls > STALL_SHARE {
         verdict.erase_p = verdict.erase_p.min(0.5);

@@ -348,14 +348,7 @@ mod tests {
     #[test]
     fn the_two_sweeps_move_one_bar_forward() {
         let params = build("demo").unwrap();
-        let o = Options {
-            erase: params.au_size,
-            chunk: default_chunk(params.au_size, Some(params.page_size), 512),
-            max: 32,
-            linear: true,
-            random: true,
-            full: false,
-        };
+        let o = both_sweeps(&params, false);
         let mut card = SimTarget::new("demo", params);
         let aus = pool(crate::targets::Target::description(&card).size_bytes, &o, &[]);
         let said = Said::default();
@@ -371,18 +364,22 @@ mod tests {
         assert_eq!(said.last(), Some(&(6 + 24, 6 + 32)));
     }
 
-    fn measure(profile: &str, full: bool) -> (OpenAuResult, f64) {
-        let params = build(profile).unwrap();
-        let o = Options {
+    /// Both sweeps up to 32 AUs on the card's own AUs, in probe's chunks.
+    fn both_sweeps(params: &crate::sim::params::Params, full: bool) -> Options {
+        Options {
             erase: params.au_size,
             chunk: default_chunk(params.au_size, Some(params.page_size), 512),
             max: 32,
             linear: true,
             random: true,
             full,
-        };
+        }
+    }
+
+    fn measure(profile: &str, full: bool) -> (OpenAuResult, f64) {
+        let params = build(profile).unwrap();
         let test = OpenAu {
-            options: o,
+            options: both_sweeps(&params, full),
             medium: Default::default(),
             erase_confidence: 1.0,
             avoid: Vec::new(),
