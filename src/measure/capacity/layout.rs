@@ -17,6 +17,18 @@ pub const SAMPLES: u64 = 32;
 /// size (the last block is always among them) and the read probes catch a
 /// wrap; the narrowing stages, which only a fake card needs, take 32.
 pub const SURVEY_SAMPLES: u64 = 2;
+/// Sample blocks of a narrowing stage that flushes no cache over a window
+/// so wide that `SAMPLES` of them would each land an AU apart on a card of
+/// [`COMMON_AU`]: each such sample is an AU's merge, once written and once
+/// written back, and merges are what such a stage costs (32 of them took
+/// 3.1 of a drop fake's 8.1 simulated device-seconds). Eight split the
+/// window nine-fold for a quarter of that; the stages after them, an AU
+/// or so wide, take `SAMPLES` again, where they share a few AUs.
+pub const WIDE_SAMPLES: u64 = 8;
+/// The allocation unit most SD cards of 4 to 32 GB have (the SD spec
+/// (docs/SOURCES.md): AU_SIZE of 4 MiB for SDHC up to 32 GB; the `demo`
+/// and `kingston-sa04g` profiles).
+const COMMON_AU: u64 = 4 << 20;
 /// Most read probes: their spacing grows with the card past this.
 const MAX_PROBES: u64 = 1 << 16;
 /// Writes of the dense region.
@@ -97,11 +109,23 @@ pub(super) fn flush_start(o: &Options, lap: u64, size: u64, block: u64) -> u64 {
     }
 }
 
+/// How many sample blocks a stage writes: [`SURVEY_SAMPLES`] in the
+/// survey, [`WIDE_SAMPLES`] in a narrowing stage that flushes nothing over
+/// a wide window, else [`SAMPLES`] (a stage that flushes a cache pays
+/// that flush per stage, more than its samples' merges).
+pub(super) fn sample_count(window: Option<(u64, u64)>, flush: bool) -> u64 {
+    match window {
+        None => SURVEY_SAMPLES,
+        Some((lo, hi)) if !flush && hi.saturating_sub(lo) / (SAMPLES + 1) >= COMMON_AU => WIDE_SAMPLES,
+        Some(_) => SAMPLES,
+    }
+}
+
 /// Sample blocks of a stage, ascending. The first stage spreads them over
 /// the card past the dense region and always includes its last block;
-/// later ones spread them over the window, or cover it whole once it is
-/// small enough.
-pub(super) fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block: u64) -> Vec<Range> {
+/// later ones spread `count` over the window, or cover it whole once it
+/// is small enough.
+pub(super) fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block: u64, count: u64) -> Vec<Range> {
     let b = BLOCK.max(block);
     let d = dense(o, size, block);
     let (lo, hi) = window.unwrap_or((d.end(), size));
@@ -109,7 +133,6 @@ pub(super) fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block:
         return Vec::new();
     }
     let mut out = Vec::new();
-    let samples = if window.is_some() { SAMPLES } else { SURVEY_SAMPLES };
     if window.is_some() && hi - lo <= SAMPLES * b {
         let mut at = lo;
         while at < hi {
@@ -119,8 +142,8 @@ pub(super) fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block:
         }
         return out;
     }
-    for k in 1..=samples {
-        let at = (lo + (hi - lo) / (samples + 1) * k) / b * b;
+    for k in 1..=count {
+        let at = (lo + (hi - lo) / (count + 1) * k) / b * b;
         if at >= lo && at + b <= hi && out.last().is_none_or(|r: &Range| r.end() <= at) {
             out.push(Range { offset: at, len: b });
         }
@@ -162,6 +185,6 @@ pub(super) fn probes(o: &Options, size: u64, block: u64) -> Vec<u64> {
 /// Bytes the first stage writes after its samples: the dense region and
 /// the rest of the flush.
 pub(super) fn flushed(o: &Options, size: u64, block: u64) -> u64 {
-    let s = samples(o, None, size, block);
+    let s = samples(o, None, size, block, SURVEY_SAMPLES);
     dense(o, size, block).len + extra(o, size, block, &s).iter().map(|r| r.len).sum::<u64>()
 }

@@ -13,6 +13,8 @@
 //!   bytes they hold: both push any write cache out before anything is read
 //!   back, and the second needs nothing written back (a 48 MiB
 //!   cache outlasted the 32 MiB push and the card was called genuine).
+//!   Where a sample read back wrong right after its write, no cache kept
+//!   it, and the dense region alone is written.
 //!
 //! Wrap-around at any modulus N is then seen by reads alone: the read probes,
 //! one every `push` bytes over the whole card, include one that lands on the
@@ -21,14 +23,21 @@
 //! address N bytes lower. Lost writes are seen at the samples: past N they do
 //! not read back. A sample that read back right before the push and wrong
 //! after it was kept only by a cache. Later stages narrow the window between
-//! the last good and the first bad byte, `SAMPLES` blocks at a time, until
+//! the last good and the first bad byte, `SAMPLES` blocks at a time (fewer
+//! over a window many AUs wide: `WIDE_SAMPLES`), until
 //! it is covered block by block, so the usable size is found to the logical
 //! block.
 //!
 //! Every stage is its own preserving run: its first write batch touches every
 //! range it declared, so the journal takes all the originals before any of
 //! them is overwritten, even where a wrapping card maps two of them onto one
-//! place; the restore then writes the same snapshot back in any order.
+//! place; the restore then writes the same snapshot back in any order. The
+//! exception is a flush written as it is, chunk by chunk, each chunk
+//! journalled at its own write: the survey's past the dense region, where
+//! a chunk that holds a block this run wrote (come there through a wrap)
+//! is left alone, so no journal keeps this run's tag as an original; and a
+//! narrowing stage's with a canary, where no wrap was seen. A flush cut
+//! short reads no more originals than it wrote.
 
 mod boundary;
 mod command;
@@ -158,6 +167,10 @@ pub struct StageResult {
     /// cache may still hold the samples, so their good reads prove nothing.
     #[serde(default)]
     pub unflushed: bool,
+    /// A survey sample read back wrong right after its write: no cache
+    /// kept it, so the flush stopped after the dense region.
+    #[serde(default)]
+    pub lost_at_once: bool,
 }
 
 fn block_of(d: &TargetDescription) -> u64 {

@@ -72,21 +72,29 @@ impl Registered for Presenter {
         if r.bad_regions.len() > 10 {
             let _ = writeln!(o, "  ... and {} more (--json lists them)", r.bad_regions.len() - 10);
         }
+        // A cache matters where it could hide lost writes: once writes
+        // were seen lost, it hid nothing of the verdict (the fake's own
+        // lines say how they were lost).
+        let cache = match r.verdict {
+            Verdict::Genuine | Verdict::Damaged => format!(
+                ", a write cache larger than the {} written after the samples{}",
+                Iec(r.flush_bytes.max(r.push_bytes)),
+                if super::thorough_helps(r.flush_bytes, r.announced_bytes, r.skip_bytes) {
+                    " (--thorough: 1 GiB)"
+                } else {
+                    ""
+                }
+            ),
+            Verdict::Fake => String::new(),
+        };
         let summary = format!(
             "checked {} written blocks in {} and {} read probes; wrote {} (the originals \
-             are written back where they changed). Not seen: a real size within {} of either end, a \
-             write cache larger than the {} written after the samples{}.",
+             are written back where they changed). Not seen: a real size within {} of either end{cache}.",
             r.samples,
             crate::units::count(r.stages as u64, "stage", "stages"),
             r.read_probes,
             Iec(r.bytes_written),
             Iec(r.skip_bytes),
-            Iec(r.flush_bytes.max(r.push_bytes)),
-            if super::thorough_helps(r.flush_bytes, r.announced_bytes, r.skip_bytes) {
-                " (--thorough: 1 GiB)"
-            } else {
-                ""
-            }
         );
         let _ = writeln!(o, "{}", wrap(&summary, "", ""));
         let _ = writeln!(o, "{device_s:.1} device-seconds");

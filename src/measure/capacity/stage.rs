@@ -3,8 +3,8 @@
 //! (the module doc says why in this order).
 
 use super::boundary::narrow_refusals;
-use super::layout::{CHUNK, as_is, chunked, dense, extra, flush_start, probes, samples};
-use super::tag::{check, tag};
+use super::layout::{CHUNK, as_is, chunked, dense, extra, flush_start, probes, sample_count, samples};
+use super::tag::{self, check, tag};
 use super::{BLOCK, Checked, Evidence, Options, StageResult, block_of};
 use crate::measure::{MeasureError, Progress};
 use crate::safety::ranges::Range;
@@ -42,7 +42,8 @@ impl Stage {
     fn ranges(&self, d: &TargetDescription) -> (Range, Vec<Range>, Vec<Range>) {
         let block = block_of(d);
         let push = dense(&self.options, d.size_bytes, block);
-        let samples = samples(&self.options, self.window, d.size_bytes, block);
+        let count = sample_count(self.window, self.flush);
+        let samples = samples(&self.options, self.window, d.size_bytes, block, count);
         if !self.flush {
             return (Range { len: 0, ..push }, Vec::new(), samples);
         }
@@ -193,9 +194,14 @@ impl Stage {
         let block = p.block;
         let b = BLOCK.max(block);
         // (With a canary no wrap was seen: the flush's ranges are journalled
-        // as they are first written.)
+        // as they are first written. So are the survey's chunks past the
+        // dense region: [`Stage::flush`] leaves alone a chunk that holds a
+        // block of this run, so no chunk journalled late keeps a sample's
+        // tag as its original; and a flush cut short reads none of the
+        // rest.)
+        let survey = self.window.is_none();
         let heads: Vec<Range> = std::iter::once(p.dense)
-            .chain(p.extra.iter().copied())
+            .chain(p.extra.iter().copied().filter(|_| !survey))
             .filter(|r| r.len > 0 && p.canary.is_none())
             .map(|r| Range { len: b.min(r.len), ..r })
             .collect();
@@ -245,8 +251,24 @@ impl Stage {
 
     /// The flush, chunk by chunk, then a sync: the survey's dense region
     /// tagged, everything else written with the bytes it holds. Returns the
-    /// bytes flushed and whether the canary was seen to go.
-    fn flush(&self, t: &mut dyn Target, progress: &dyn Progress, p: &Plan) -> Result<(u64, bool), MeasureError> {
+    /// bytes flushed, whether the canary was seen to go and whether the
+    /// flush stopped after the dense region.
+    ///
+    /// A survey whose samples `early` shows one lost at once (read back
+    /// wrong right after its write, which the card took) writes the dense
+    /// region alone: a cache that lets go in the order it took had already
+    /// let that sample go after the few KiB written behind it, so the dense
+    /// region's MiBs outlast it many times over, and the rest of the flush
+    /// would only cost time (40 MiB read and written again on a drop fake,
+    /// where f3probe wrote 1 MiB in all).
+    fn flush(
+        &self,
+        t: &mut dyn Target,
+        progress: &dyn Progress,
+        p: &Plan,
+        early: &[Checked],
+        refused: &[u64],
+    ) -> Result<Flushed, MeasureError> {
         let (block, nonce, canary) = (p.block, self.options.nonce, p.canary);
         let mut probe = AlignedBuf::new(BLOCK.max(block) as usize);
         let tagged = self.tagged();
@@ -254,7 +276,12 @@ impl Stage {
             .chain(p.extra.iter().copied())
             .filter(|r| r.len > 0)
             .collect();
-        let planned: u64 = flush.iter().map(|r| r.len).sum();
+        let lost_at_once = tagged && early.iter().any(|c| lost(c) && !refused.contains(&c.offset));
+        let planned: u64 = if lost_at_once {
+            p.dense.len
+        } else {
+            flush.iter().map(|r| r.len).sum()
+        };
         let total = p.sample_bytes();
         let work = planned + total + if tagged { p.dense.len } else { 0 };
         let mut chunk = AlignedBuf::new(CHUNK as usize);
@@ -279,6 +306,15 @@ impl Stage {
                 let n = (r.end() - off).min(CHUNK);
                 if as_is {
                     crate::targets::run_all(t, &[Request::read(off, n as u32, 0)], 1, &mut chunk)?;
+                    if tagged && holds_ours(nonce, block, &chunk.as_slice()[..n as usize]) {
+                        // A block of this run here came through a wrap
+                        // (the read probes find it): written, its range
+                        // would be journalled with the tag as original.
+                        // (A narrowing stage's chunks are journalled late
+                        // only with a canary: no wrap was seen.)
+                        off += n;
+                        continue;
+                    }
                 } else {
                     tag(nonce, off, block, &mut chunk.as_mut_slice()[..n as usize]);
                 }
@@ -300,7 +336,11 @@ impl Stage {
         }
         t.sync()?;
         progress.advance(total + flushed, work);
-        Ok((flushed, evicted))
+        Ok(Flushed {
+            bytes: flushed,
+            evicted,
+            lost_at_once,
+        })
     }
 
     /// The samples read back after the flush, each with whether it read
@@ -431,7 +471,7 @@ impl crate::measure::Test for Stage {
         let (refused, batch_bytes) = self.write_samples(t, &p)?;
         let early = self.read_back(t, &p.samples, p.block)?;
         let canary_bytes = self.write_canary(t, &p)?;
-        let (flushed, evicted) = self.flush(t, progress, &p)?;
+        let flushed = self.flush(t, progress, &p, &early, &refused)?;
         let mut checked = self.check_samples(t, &p, &early, &refused)?;
         checked.append(&mut unreadable);
         let probed = if self.window.is_none() {
@@ -446,13 +486,28 @@ impl crate::measure::Test for Stage {
             aliases: probed.aliases,
             probe_errors: probed.probe_errors,
             probes: probed.probes,
-            bytes_written: priced_bytes + batch_bytes + canary_bytes + flushed,
+            bytes_written: priced_bytes + batch_bytes + canary_bytes + flushed.bytes,
             reads_only: false,
             canary: p.canary.map(|c| c.offset),
-            flushed,
-            unflushed: p.canary.is_some() && !evicted,
+            flushed: flushed.bytes,
+            unflushed: p.canary.is_some() && !flushed.evicted,
+            lost_at_once: flushed.lost_at_once,
         })
     }
+}
+
+/// Whether any block of `data` carries a tag of the run `nonce`.
+fn holds_ours(nonce: u64, block: u64, data: &[u8]) -> bool {
+    data.chunks(block as usize).any(|b| tag::is_ours(nonce, b))
+}
+
+/// A block that read back wrong for want of its write: zeros, other
+/// data or another address's tag, not a refusal.
+fn lost(c: &Checked) -> bool {
+    matches!(
+        c.bad,
+        Some(Evidence::Zeros | Evidence::Other | Evidence::Foreign { .. })
+    )
 }
 
 /// A stage's blocks as its run writes them ([`Stage::ranges`]), less the
@@ -469,6 +524,15 @@ impl Plan {
     fn sample_bytes(&self) -> u64 {
         self.samples.iter().map(|r| r.len).sum()
     }
+}
+
+/// What a stage's flush did ([`Stage::flush`]).
+struct Flushed {
+    bytes: u64,
+    /// The canary was seen to go.
+    evicted: bool,
+    /// A survey sample was lost at once: the dense region alone.
+    lost_at_once: bool,
 }
 
 /// What the survey's read probes found.

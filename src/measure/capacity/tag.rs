@@ -22,6 +22,11 @@ pub(super) fn tag(nonce: u64, offset: u64, block: u64, buf: &mut [u8]) {
     }
 }
 
+/// Whether `block` starts as a tag of the run `nonce`, for any address.
+pub(super) fn is_ours(nonce: u64, block: &[u8]) -> bool {
+    block.len() >= 16 && block[..8] == MAGIC.to_le_bytes() && block[8..16] == nonce.to_le_bytes()
+}
+
 /// Compare what was read at `offset` with its tags: the good bytes before
 /// the first wrong block, and what that block held.
 pub(super) fn check(nonce: u64, offset: u64, block: u64, got: &[u8], scratch: &mut Vec<u8>) -> (u64, Option<Evidence>) {
@@ -33,7 +38,7 @@ pub(super) fn check(nonce: u64, offset: u64, block: u64, got: &[u8], scratch: &m
             continue;
         }
         let word = |k: usize| u64::from_le_bytes(chunk[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
-        let evidence = if chunk.len() >= 24 && word(0) == MAGIC && word(1) == nonce && word(2) != at {
+        let evidence = if chunk.len() >= 24 && is_ours(nonce, chunk) && word(2) != at {
             Evidence::Foreign { from: word(2) }
         } else if chunk.iter().all(|&b| b == 0) {
             Evidence::Zeros

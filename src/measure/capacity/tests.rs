@@ -189,6 +189,95 @@ fn every_fake_kind_is_found_with_its_real_size() {
     );
 }
 
+/// A fake that loses a sample at once (no cache kept it) pays for the
+/// dense region alone after its samples, not the rest of the flush, and
+/// its first narrowing stage over a window hundreds of AUs wide writes a
+/// few samples, not 32 merges' worth; a cache fake still pays the whole
+/// flush, since its samples read back right at first.
+#[test]
+fn a_write_lost_at_once_cuts_the_flush_and_wide_windows_take_few_samples() {
+    let lost = "sim:demo,capacity=4G,real_capacity=300M,fake_mode=drop-zeros";
+    let (r, s) = check_card(lost);
+    assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Drop), 300 << 20), "{r:?}");
+    assert_eq!(r.flush_bytes, r.push_bytes, "the dense region alone");
+    // Survey: 2 samples and the last block; then 8 over 1.4 GB and
+    // 8 over the 150 MiB between the samples that split it.
+    let survey = layout::samples(
+        &Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH, NONCE),
+        None,
+        4 << 30,
+        512,
+        SURVEY_SAMPLES,
+    );
+    assert_eq!(survey.len(), 3);
+    assert_eq!(layout::sample_count(Some((0, 1454723072)), false), layout::WIDE_SAMPLES);
+    assert_eq!(
+        layout::sample_count(Some((0, 1454723072)), true),
+        SAMPLES,
+        "a flushing stage"
+    );
+    assert_eq!(
+        layout::sample_count(Some((0, 100 << 20)), false),
+        SAMPLES,
+        "a few AUs wide"
+    );
+    assert!(s < 7.0, "{s} device-seconds (10.0 before either rule)");
+    let (r, _) = check_card("sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=512K");
+    assert_eq!(r.kind, Some(FakeKind::Cache));
+    assert!(r.flush_bytes > 64 << 20, "{}", r.flush_bytes);
+}
+
+/// The survey's flush past the dense region is journalled chunk by chunk
+/// as it is written. On this wrap card the last block lands in it (4 GiB
+/// less a block, modulo 2121267200, is 50 MiB): the chunk there holds the
+/// sample's tag when the flush reaches it, so it is left alone, and the
+/// restore puts back every byte. (Journalled with the tag as its
+/// original, that chunk was written back with the tag.)
+#[test]
+fn a_sample_wrapped_into_the_flush_is_put_back_as_it_was() {
+    use crate::targets::{AlignedBuf, Request, run_all};
+    let spec = "sim:demo,capacity=4G,real_capacity=2121267200,fake_mode=wrap";
+    let mut card = SimTarget::new(spec, params_of(spec));
+    let span = 80u64 << 20;
+    let mut pattern = AlignedBuf::new(span as usize);
+    for (i, b) in pattern.as_mut_slice().chunks_mut(4096).enumerate() {
+        b.fill((i % 251) as u8 + 1);
+    }
+    run_all(&mut card, &[Request::write(0, span as u32, 0)], 1, &mut pattern).unwrap();
+    let stage = Stage {
+        options: Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH, NONCE),
+        window: None,
+        flush: true,
+        canary: None,
+        lap: 0,
+        flush_budget_ns: u64::MAX,
+    };
+    let ranges = stage.plan(card.description()).unwrap();
+    let mut p = crate::safety::PreservingTarget::in_memory(Box::new(&mut card as &mut dyn Target), ranges).unwrap();
+    let never = || None;
+    let mut cx = crate::measure::Cx {
+        target: &mut p,
+        progress: &(),
+        cancelled: &never,
+        budget_ns: u64::MAX,
+    };
+    let out = stage.run(&mut cx).unwrap();
+    assert!(
+        out.aliases.iter().any(|&(at, from)| at - from == 2121267200),
+        "the wrap seen: {:?}",
+        out.aliases
+    );
+    let (_, restored) = p.finish();
+    restored.unwrap();
+    let mut back = AlignedBuf::new(span as usize);
+    run_all(&mut card, &[Request::read(0, span as u32, 0)], 1, &mut back).unwrap();
+    let differ = (0..span / 4096).find(|&k| {
+        let r = (k * 4096) as usize..(k * 4096 + 4096) as usize;
+        back.as_slice()[r.clone()] != pattern.as_slice()[r]
+    });
+    assert_eq!(differ.map(|k| k * 4096), None, "the first block not put back");
+}
+
 /// A stage whose flush never let its canary go proves nothing by its
 /// good blocks: they are left out, the narrowing stops there, and the
 /// verdict keeps the window it had.
@@ -213,6 +302,7 @@ fn good_reads_of_a_stage_that_could_not_empty_the_cache_are_not_evidence() {
         canary: None,
         flushed: 0,
         unflushed,
+        lost_at_once: false,
     };
     let survey = stage(None, vec![block(100 << 20, false), block(size - BLOCK, true)], false);
     let narrow = stage(

@@ -98,9 +98,10 @@ pub enum Next {
     Reads(u64, u64),
 }
 
-/// Stages at most: five resolve 64 GB to the block; more is a card that
-/// keeps changing its answer.
-pub const MAX_STAGES: usize = 8;
+/// Stages at most: nine resolve 2 TB to the block (four nine-fold stages
+/// of [`WIDE_SAMPLES`](super::layout::WIDE_SAMPLES) down to about 100 MiB,
+/// then 33-fold ones); more is a card that keeps changing its answer.
+pub const MAX_STAGES: usize = 10;
 
 /// Whether any stage saw a cache: a sample that read back right at once
 /// and wrong after the push.
@@ -327,6 +328,27 @@ fn survey_flush(stages: &[StageResult], o: &Options, size: u64, block: u64) -> u
         .map_or_else(|| flushed(o, size, block), |s| s.flushed)
 }
 
+/// What size of write cache the check could have missed, in words.
+fn cache_limit(stages: &[StageResult], o: &Options, size: u64, block: u64) -> String {
+    let flushed = survey_flush(stages, o, size, block);
+    if stages.iter().any(|s| s.lost_at_once) {
+        return format!(
+            "only the {} dense region was written after the samples: one read back wrong right after its \
+             write, so no write cache kept it",
+            Iec(flushed)
+        );
+    }
+    format!(
+        "a write cache larger than the {} written after the samples would hide lost writes{}",
+        Iec(flushed),
+        if thorough_helps(flushed, size, o.skip) {
+            " (--thorough: 1 GiB)"
+        } else {
+            ""
+        }
+    )
+}
+
 /// The verdict from every stage's blocks.
 pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> CapacityResult {
     let size = d.size_bytes;
@@ -355,15 +377,7 @@ pub fn verdict(stages: &[StageResult], d: &TargetDescription, o: &Options) -> Ca
                 Iec(o.skip),
                 Iec(o.skip + BLOCK.max(block))
             ),
-            format!(
-                "a write cache larger than the {} written after the samples would hide lost writes{}",
-                Iec(survey_flush(stages, o, size, block)),
-                if thorough_helps(survey_flush(stages, o, size, block), size, o.skip) {
-                    " (--thorough: 1 GiB)"
-                } else {
-                    ""
-                }
-            ),
+            cache_limit(stages, o, size, block),
         ],
     };
     if stages.iter().any(|s| s.unflushed) {
