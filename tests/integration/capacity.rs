@@ -82,6 +82,40 @@ fn every_fake_kind_on_a_simulated_card_is_named_with_its_real_size() {
         assert_eq!(again["capacity"]["usable_bytes"], c["usable_bytes"]);
         assert_eq!(again["capacity"]["kind"], c["kind"]);
     }
+    // Writes lost at once (no cache kept them): the survey tags only the
+    // part of its dense region the read probes need, priced, and still
+    // tells a chain (a wrap past the lost stretch) from a drop.
+    for (spec, kind, real) in [
+        (
+            "sim:demo,capacity=4G,real_capacity=300M,fake_mode=drop-zeros",
+            "drop",
+            300u64 << 20,
+        ),
+        (
+            "sim:demo,capacity=8G,real_capacity=1536M,fake_mode=chain,fake_module=2G",
+            "chain",
+            1536 << 20,
+        ),
+    ] {
+        let v = json(&["capacity", spec]);
+        let c = capacity_of(&v);
+        assert_eq!(
+            (c["kind"].as_str(), c["usable_bytes"].as_u64()),
+            (Some(kind), Some(real)),
+            "{c}"
+        );
+        let flushed = c["flush_bytes"].as_u64().unwrap();
+        assert!(flushed >= 1 << 20 && flushed < c["push_bytes"].as_u64().unwrap(), "{c}");
+        assert!(
+            c["limits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l.as_str().unwrap().contains("no write cache kept it")),
+            "{c}"
+        );
+        assert!(c["bytes_written"].as_u64().unwrap() < 16 << 20, "{c}");
+    }
 }
 
 /// A write cache larger than the default flush (72 MiB) hides lost writes,

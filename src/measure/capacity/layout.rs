@@ -25,9 +25,9 @@ pub const SURVEY_SAMPLES: u64 = 2;
 /// window nine-fold for a quarter of that; the stages after them, an AU
 /// or so wide, take `SAMPLES` again, where they share a few AUs.
 pub const WIDE_SAMPLES: u64 = 8;
-/// The allocation unit most SD cards of 4 to 32 GB have (the SD spec
-/// (docs/SOURCES.md): AU_SIZE of 4 MiB for SDHC up to 32 GB; the `demo`
-/// and `kingston-sa04g` profiles).
+/// The allocation unit most SD cards of 4 to 32 GB have: AU_SIZE of 4 MiB
+/// for SDHC up to 32 GB in the SD spec (docs/SOURCES.md), and in the
+/// `demo` and `kingston-sa04g` profiles.
 const COMMON_AU: u64 = 4 << 20;
 /// Most read probes: their spacing grows with the card past this.
 const MAX_PROBES: u64 = 1 << 16;
@@ -160,12 +160,11 @@ pub(super) fn samples(o: &Options, window: Option<(u64, u64)>, size: u64, block:
     out
 }
 
-/// Read probes of the first stage: every `push` bytes from the start past
-/// the skipped bytes, and the card's last block, so that for any real size
-/// N up to the announced size less the skip, one lands on the dense region
-/// through the wrap.
-pub(super) fn probes(o: &Options, size: u64, block: u64) -> Vec<u64> {
-    let d = dense(o, size, block);
+/// Read probes of the first stage: every `d.len` bytes (the dense region
+/// as tagged) from the start past the skipped bytes, and the card's last
+/// block, so that for any real size N up to the announced size less the
+/// skip, one lands on the dense region through the wrap.
+pub(super) fn probes(d: Range, size: u64, block: u64) -> Vec<u64> {
     if d.len == 0 {
         return Vec::new();
     }
@@ -180,6 +179,27 @@ pub(super) fn probes(o: &Options, size: u64, block: u64) -> Vec<u64> {
         out.push(last);
     }
     out
+}
+
+/// How much of the dense region a survey tags once a sample was lost at
+/// once (no cache to push out): enough for the read probes, no more. Each
+/// byte tagged costs a write and its write back, about `byte_ns` (a read
+/// and a write, as [`Stage::price_flush`](super::Stage) timed them), and
+/// the probes, one every `len` bytes of the card, cost `probe_ns` each:
+/// `len * byte_ns + size / len * probe_ns` is least at the square root
+/// below. Whole MiBs, at least one, and never so little that the probes
+/// would have to be spaced wider than it ([`MAX_PROBES`]). Unpriced (a
+/// `--thorough` flush), all of it.
+pub(super) fn cut_dense(d: Range, size: u64, byte_ns: Option<f64>, probe_ns: f64) -> u64 {
+    let Some(byte_ns) = byte_ns.filter(|&b| b > 0.0) else {
+        return d.len;
+    };
+    let best = (size as f64 * probe_ns.max(0.0) / byte_ns).sqrt() as u64;
+    best.max(size.div_ceil(MAX_PROBES))
+        .div_ceil(CHUNK)
+        .max(1)
+        .saturating_mul(CHUNK)
+        .min(d.len)
 }
 
 /// Bytes the first stage writes after its samples: the dense region and

@@ -14,7 +14,8 @@
 //!   back, and the second needs nothing written back (a 48 MiB
 //!   cache outlasted the 32 MiB push and the card was called genuine).
 //!   Where a sample read back wrong right after its write, no cache kept
-//!   it, and the dense region alone is written.
+//!   it: nothing past the dense region is written, and of the dense region
+//!   only what the read probes need, priced (they come closer together).
 //!
 //! Wrap-around at any modulus N is then seen by reads alone: the read probes,
 //! one every `push` bytes over the whole card, include one that lands on the

@@ -3,7 +3,7 @@
 //! (the module doc says why in this order).
 
 use super::boundary::narrow_refusals;
-use super::layout::{CHUNK, as_is, chunked, dense, extra, flush_start, probes, sample_count, samples};
+use super::layout::{CHUNK, as_is, chunked, cut_dense, dense, extra, flush_start, probes, sample_count, samples};
 use super::tag::{self, check, tag};
 use super::{BLOCK, Checked, Evidence, Options, StageResult, block_of};
 use crate::measure::{MeasureError, Progress};
@@ -155,7 +155,9 @@ impl Stage {
             // restore, and the merges an AU's end brings, which one MiB in
             // the middle of an AU does not pay (an AT91 host with 64 KiB
             // pages took 218 device-seconds at twice).
-            let per_byte = t.device_time_ns().saturating_sub(before) as f64 * 3.0 / CHUNK as f64;
+            let timed = t.device_time_ns().saturating_sub(before) as f64 / CHUNK as f64;
+            p.byte_ns = Some(timed);
+            let per_byte = timed * 3.0;
             let affordable = (self.flush_budget_ns as f64 / per_byte.max(1e-9)) as u64;
             let mut room = affordable.saturating_sub(dense.len);
             p.extra.retain(|r| {
@@ -251,24 +253,8 @@ impl Stage {
 
     /// The flush, chunk by chunk, then a sync: the survey's dense region
     /// tagged, everything else written with the bytes it holds. Returns the
-    /// bytes flushed, whether the canary was seen to go and whether the
-    /// flush stopped after the dense region.
-    ///
-    /// A survey whose samples `early` shows one lost at once (read back
-    /// wrong right after its write, which the card took) writes the dense
-    /// region alone: a cache that lets go in the order it took had already
-    /// let that sample go after the few KiB written behind it, so the dense
-    /// region's MiBs outlast it many times over, and the rest of the flush
-    /// would only cost time (40 MiB read and written again on a drop fake,
-    /// where f3probe wrote 1 MiB in all).
-    fn flush(
-        &self,
-        t: &mut dyn Target,
-        progress: &dyn Progress,
-        p: &Plan,
-        early: &[Checked],
-        refused: &[u64],
-    ) -> Result<Flushed, MeasureError> {
+    /// bytes flushed and whether the canary was seen to go.
+    fn flush(&self, t: &mut dyn Target, progress: &dyn Progress, p: &Plan) -> Result<Flushed, MeasureError> {
         let (block, nonce, canary) = (p.block, self.options.nonce, p.canary);
         let mut probe = AlignedBuf::new(BLOCK.max(block) as usize);
         let tagged = self.tagged();
@@ -276,12 +262,7 @@ impl Stage {
             .chain(p.extra.iter().copied())
             .filter(|r| r.len > 0)
             .collect();
-        let lost_at_once = tagged && early.iter().any(|c| lost(c) && !refused.contains(&c.offset));
-        let planned: u64 = if lost_at_once {
-            p.dense.len
-        } else {
-            flush.iter().map(|r| r.len).sum()
-        };
+        let planned: u64 = flush.iter().map(|r| r.len).sum();
         let total = p.sample_bytes();
         let work = planned + total + if tagged { p.dense.len } else { 0 };
         let mut chunk = AlignedBuf::new(CHUNK as usize);
@@ -339,7 +320,6 @@ impl Stage {
         Ok(Flushed {
             bytes: flushed,
             evicted,
-            lost_at_once,
         })
     }
 
@@ -381,7 +361,7 @@ impl Stage {
         let block = p.block;
         let mut aliases = Vec::new();
         let b = BLOCK.max(block);
-        let all = probes(&self.options, size, block);
+        let all = probes(p.dense, size, block);
         let mut n_probes = all.len() as u64;
         let ranges: Vec<Range> = all.iter().map(|&a| Range { offset: a, len: b }).collect();
         let mut refusals = Vec::with_capacity(ranges.len());
@@ -463,15 +443,29 @@ impl crate::measure::Test for Stage {
             samples,
             canary: self.canary(&d),
             block: block_of(&d),
+            byte_ns: None,
         };
         // Every byte written counts, the pricing's too: the run's own line
         // ("65.02 MiB of writes landed ...") and this one agree.
         let priced_bytes = self.price_flush(t, &mut p)?;
         let mut unreadable = self.drop_unreadable(t, &mut p)?;
         let (refused, batch_bytes) = self.write_samples(t, &p)?;
+        let before = t.device_time_ns();
         let early = self.read_back(t, &p.samples, p.block)?;
+        // A survey sample read back wrong right after its write, which the
+        // card took: a cache that lets go in the order it took had let it
+        // go after the few KiB written behind it, so the flush past the
+        // dense region would only cost time (40 MiB read and written again
+        // on a drop fake, where f3probe wrote 1 MiB in all), and of the
+        // dense region the read probes need only a part.
+        let lost_at_once = self.tagged() && early.iter().any(|c| lost(c) && !refused.contains(&c.offset));
+        if lost_at_once {
+            let probe_ns = t.device_time_ns().saturating_sub(before) as f64 / early.len().max(1) as f64;
+            p.extra.clear();
+            p.dense.len = cut_dense(p.dense, d.size_bytes, p.byte_ns, probe_ns);
+        }
         let canary_bytes = self.write_canary(t, &p)?;
-        let flushed = self.flush(t, progress, &p, &early, &refused)?;
+        let flushed = self.flush(t, progress, &p)?;
         let mut checked = self.check_samples(t, &p, &early, &refused)?;
         checked.append(&mut unreadable);
         let probed = if self.window.is_none() {
@@ -491,7 +485,7 @@ impl crate::measure::Test for Stage {
             canary: p.canary.map(|c| c.offset),
             flushed: flushed.bytes,
             unflushed: p.canary.is_some() && !flushed.evicted,
-            lost_at_once: flushed.lost_at_once,
+            lost_at_once,
         })
     }
 }
@@ -518,6 +512,9 @@ struct Plan {
     samples: Vec<Range>,
     canary: Option<Range>,
     block: u64,
+    /// Device-ns a byte of the dense region took to read and write as it
+    /// is, where [`Stage::price_flush`] timed it.
+    byte_ns: Option<f64>,
 }
 
 impl Plan {
@@ -531,8 +528,6 @@ struct Flushed {
     bytes: u64,
     /// The canary was seen to go.
     evicted: bool,
-    /// A survey sample was lost at once: the dense region alone.
-    lost_at_once: bool,
 }
 
 /// What the survey's read probes found.

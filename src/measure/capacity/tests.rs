@@ -190,7 +190,8 @@ fn every_fake_kind_is_found_with_its_real_size() {
 }
 
 /// A fake that loses a sample at once (no cache kept it) pays for the
-/// dense region alone after its samples, not the rest of the flush, and
+/// dense region alone after its samples, not the rest of the flush (the
+/// CLI's priced survey tags only part of it: `cut_dense`), and
 /// its first narrowing stage over a window hundreds of AUs wide writes a
 /// few samples, not 32 merges' worth; a cache fake still pays the whole
 /// flush, since its samples read back right at first.
@@ -222,6 +223,23 @@ fn a_write_lost_at_once_cuts_the_flush_and_wide_windows_take_few_samples() {
         "a few AUs wide"
     );
     assert!(s < 7.0, "{s} device-seconds (10.0 before either rule)");
+    // How much of the dense region such a survey tags: priced (at 37 ns a
+    // byte read and written, 0.17 ms a probe: 4.4 MiB, whole MiBs), never
+    // so little that the probes must spread wider (2 TiB: 32 MiB), all of
+    // it unpriced.
+    let d = layout::dense(
+        &Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH, NONCE),
+        4 << 30,
+        512,
+    );
+    assert_eq!(layout::cut_dense(d, 4 << 30, Some(37.0), 170_000.0), 5 << 20);
+    assert_eq!(layout::cut_dense(d, 2 << 40, Some(37.0), 170_000.0), 32 << 20);
+    assert_eq!(
+        layout::cut_dense(d, 4 << 30, Some(1e9), 1.0),
+        1 << 20,
+        "one MiB at least"
+    );
+    assert_eq!(layout::cut_dense(d, 4 << 30, None, 170_000.0), 32 << 20);
     let (r, _) = check_card("sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=512K");
     assert_eq!(r.kind, Some(FakeKind::Cache));
     assert!(r.flush_bytes > 64 << 20, "{}", r.flush_bytes);

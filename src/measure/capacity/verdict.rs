@@ -333,8 +333,8 @@ fn cache_limit(stages: &[StageResult], o: &Options, size: u64, block: u64) -> St
     let flushed = survey_flush(stages, o, size, block);
     if stages.iter().any(|s| s.lost_at_once) {
         return format!(
-            "only the {} dense region was written after the samples: one read back wrong right after its \
-             write, so no write cache kept it",
+            "only {} of tags for the read probes was written after the samples: one read back wrong right \
+             after its write, so no write cache kept it",
             Iec(flushed)
         );
     }
