@@ -180,7 +180,7 @@ fn the_first_screens_fit_80_by_24() {
     assert!(probe.lines().count() <= 23, "{probe}");
     let first: Vec<&str> = probe.lines().take(4).collect();
     assert!(
-        first.contains(&"sim:demo: 50.5 device-seconds of I/O (simulated)"),
+        first.contains(&"sim:demo: 50.4 device-seconds of I/O (simulated)"),
         "the verdicts come first: {probe}"
     );
     assert!(!probe.contains("done:"), "step lines only with -v: {probe}");

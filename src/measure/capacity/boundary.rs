@@ -38,7 +38,7 @@ impl crate::measure::Test for Boundary {
             canary: None,
             flushed: 0,
             unflushed: false,
-            lost_at_once: false,
+            cut: None,
         })
     }
 }

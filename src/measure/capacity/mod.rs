@@ -16,6 +16,8 @@
 //!   Where a sample read back wrong right after its write, no cache kept
 //!   it: nothing past the dense region is written, and of the dense region
 //!   only what the read probes need, priced (they come closer together).
+//!   Otherwise a canary, the block before the card's last, written after
+//!   the samples, ends the flush at half again once it reads back lost.
 //!
 //! Wrap-around at any modulus N is then seen by reads alone: the read probes,
 //! one every `push` bytes over the whole card, include one that lands on the
@@ -168,10 +170,22 @@ pub struct StageResult {
     /// cache may still hold the samples, so their good reads prove nothing.
     #[serde(default)]
     pub unflushed: bool,
-    /// A survey sample read back wrong right after its write: no cache
-    /// kept it, so the flush stopped after the dense region.
+    /// Why the survey's flush stopped short of its plan.
     #[serde(default)]
-    pub lost_at_once: bool,
+    pub cut: Option<Cut>,
+}
+
+/// Why a survey's flush stopped short of its plan: a write cache, if any,
+/// had already let the samples go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// A sample read back wrong right after its write: nothing past the
+    /// part of the dense region the read probes need was written.
+    LostAtOnce,
+    /// The canary, written after the samples, read back lost once `after`
+    /// bytes of flush were written; the flush went on to half again.
+    LetGo { after: u64 },
 }
 
 fn block_of(d: &TargetDescription) -> u64 {

@@ -3,9 +3,11 @@
 //! (the module doc says why in this order).
 
 use super::boundary::narrow_refusals;
-use super::layout::{CHUNK, as_is, chunked, cut_dense, dense, extra, flush_start, probes, sample_count, samples};
+use super::layout::{
+    CHUNK, as_is, chunked, cut_dense, dense, extra, flush_start, probes, sample_count, samples, survey_canary,
+};
 use super::tag::{self, check, tag};
-use super::{BLOCK, Checked, Evidence, Options, StageResult, block_of};
+use super::{BLOCK, Checked, Cut, Evidence, Options, StageResult, block_of};
 use crate::measure::{MeasureError, Progress};
 use crate::safety::ranges::Range;
 use crate::targets::{AlignedBuf, Request, Target, TargetDescription};
@@ -86,8 +88,13 @@ impl Stage {
         (Range { len: 0, ..push }, flush, samples)
     }
 
+    /// The stage's canary: the one asked for, or in the survey the block
+    /// before the card's last ([`survey_canary`]).
     fn canary(&self, d: &TargetDescription) -> Option<Range> {
         let b = BLOCK.max(block_of(d));
+        if self.window.is_none() {
+            return survey_canary(&self.options, d.size_bytes, block_of(d));
+        }
         let at = self.canary.filter(|_| self.flush)?;
         (at.is_multiple_of(b) && at + b <= d.size_bytes).then_some(Range { offset: at, len: b })
     }
@@ -171,6 +178,7 @@ impl Stage {
 
     /// A sample whose original cannot be read cannot be put back: it is
     /// not written, and counts as bad. Returns those samples, checked.
+    /// The survey's canary, a guess, is dropped the same way.
     fn drop_unreadable(&self, t: &mut dyn Target, p: &mut Plan) -> Result<Vec<Checked>, MeasureError> {
         let unreadable: Vec<Checked> = self
             .read_back(t, &p.samples, p.block)?
@@ -178,6 +186,15 @@ impl Stage {
             .filter(|c| c.bad == Some(Evidence::IoError))
             .collect();
         p.samples.retain(|s| !unreadable.iter().any(|u| u.offset == s.offset));
+        if let Some(c) = p.canary.filter(|_| self.window.is_none()) {
+            let mut probe = AlignedBuf::new(c.len as usize);
+            if t.run(&[Request::read(c.offset, c.len as u32, 0)], 1, &mut probe)?[0]
+                .errno
+                .is_some()
+            {
+                p.canary = None;
+            }
+        }
         Ok(unreadable)
     }
 
@@ -202,9 +219,12 @@ impl Stage {
         // tag as its original; and a flush cut short reads none of the
         // rest.)
         let survey = self.window.is_none();
+        // The survey's canary is only a guess at a lost block: it might
+        // land on a sample through a wrap, so it is journalled here too.
         let heads: Vec<Range> = std::iter::once(p.dense)
             .chain(p.extra.iter().copied().filter(|_| !survey))
-            .filter(|r| r.len > 0 && p.canary.is_none())
+            .filter(|r| r.len > 0 && (survey || p.canary.is_none()))
+            .chain(p.canary.filter(|_| survey))
             .map(|r| Range { len: b.min(r.len), ..r })
             .collect();
         let head_bytes: u64 = heads.iter().map(|r| r.len).sum();
@@ -252,9 +272,10 @@ impl Stage {
     }
 
     /// The flush, chunk by chunk, then a sync: the survey's dense region
-    /// tagged, everything else written with the bytes it holds. Returns the
-    /// bytes flushed and whether the canary was seen to go.
-    fn flush(&self, t: &mut dyn Target, progress: &dyn Progress, p: &Plan) -> Result<Flushed, MeasureError> {
+    /// tagged, everything else written with the bytes it holds. Once the
+    /// canary is seen to go, it writes on to half again, and `keep` bytes
+    /// at least (the part of the dense region the read probes need).
+    fn flush(&self, t: &mut dyn Target, progress: &dyn Progress, p: &Plan, keep: u64) -> Result<Flushed, MeasureError> {
         let (block, nonce, canary) = (p.block, self.options.nonce, p.canary);
         let mut probe = AlignedBuf::new(BLOCK.max(block) as usize);
         let tagged = self.tagged();
@@ -273,9 +294,12 @@ impl Stage {
         // again as margin against a cache that lets go in another order,
         // instead of writing all of it at every stage (321 MiB
         // written on a cache card where f3probe wrote 15 MiB).
+        // The survey's canary is a guess (the block before the card's
+        // last): it ends the flush only once it reads back lost, not once
+        // a wrap lays another block's tag over it.
         let mut stop_at = planned;
         let mut flushed = 0;
-        let mut evicted = false;
+        let mut evicted = None;
         'flush: for (i, r) in flush.iter().enumerate() {
             let mut off = r.offset;
             while off < r.end() {
@@ -302,15 +326,16 @@ impl Stage {
                 crate::targets::run_all(t, &[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
                 flushed += n;
                 off += n;
-                if let Some(c) = canary.filter(|_| !evicted) {
+                if let Some(c) = canary.filter(|_| evicted.is_none()) {
                     let got = t.run(&[Request::read(c.offset, c.len as u32, 0)], 1, &mut probe)?;
                     let gone = got[0].errno.is_some()
-                        || check(nonce, c.offset, block, probe.as_slice(), &mut Vec::new())
-                            .1
-                            .is_some();
+                        || match check(nonce, c.offset, block, probe.as_slice(), &mut Vec::new()).1 {
+                            Some(Evidence::Foreign { .. }) => !tagged,
+                            bad => bad.is_some(),
+                        };
                     if gone {
-                        evicted = true;
-                        stop_at = planned.min(flushed + CHUNK + flushed / 2);
+                        evicted = Some(flushed);
+                        stop_at = planned.min((flushed + CHUNK + flushed / 2).max(keep));
                     }
                 }
             }
@@ -459,13 +484,29 @@ impl crate::measure::Test for Stage {
         // on a drop fake, where f3probe wrote 1 MiB in all), and of the
         // dense region the read probes need only a part.
         let lost_at_once = self.tagged() && early.iter().any(|c| lost(c) && !refused.contains(&c.offset));
+        let probe_ns = t.device_time_ns().saturating_sub(before) as f64 / early.len().max(1) as f64;
+        let keep = if self.tagged() {
+            cut_dense(p.dense, d.size_bytes, p.byte_ns, probe_ns)
+        } else {
+            0
+        };
         if lost_at_once {
-            let probe_ns = t.device_time_ns().saturating_sub(before) as f64 / early.len().max(1) as f64;
             p.extra.clear();
-            p.dense.len = cut_dense(p.dense, d.size_bytes, p.byte_ns, probe_ns);
+            p.dense.len = keep;
+            p.canary = None;
         }
         let canary_bytes = self.write_canary(t, &p)?;
-        let flushed = self.flush(t, progress, &p)?;
+        let flushed = self.flush(t, progress, &p, keep)?;
+        // The survey's canary went: a cache let the samples go too, and the
+        // read probes see the dense region as far as it was tagged.
+        let cut = match (lost_at_once, flushed.evicted) {
+            (true, _) => Some(Cut::LostAtOnce),
+            (false, Some(after)) if self.tagged() => {
+                p.dense.len = p.dense.len.min(flushed.bytes);
+                Some(Cut::LetGo { after })
+            }
+            (false, _) => None,
+        };
         let mut checked = self.check_samples(t, &p, &early, &refused)?;
         checked.append(&mut unreadable);
         let probed = if self.window.is_none() {
@@ -484,8 +525,9 @@ impl crate::measure::Test for Stage {
             reads_only: false,
             canary: p.canary.map(|c| c.offset),
             flushed: flushed.bytes,
-            unflushed: p.canary.is_some() && !flushed.evicted,
-            lost_at_once,
+            // (The survey's canary is a guess: a genuine card keeps it.)
+            unflushed: !self.tagged() && p.canary.is_some() && flushed.evicted.is_none(),
+            cut,
         })
     }
 }
@@ -526,8 +568,8 @@ impl Plan {
 /// What a stage's flush did ([`Stage::flush`]).
 struct Flushed {
     bytes: u64,
-    /// The canary was seen to go.
-    evicted: bool,
+    /// The bytes flushed when the canary was seen to go.
+    evicted: Option<u64>,
 }
 
 /// What the survey's read probes found.

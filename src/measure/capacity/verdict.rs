@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::layout::{dense, flush_start, flushed};
-use super::{BLOCK, Checked, Evidence, Options, StageResult, THOROUGH_FLUSH, block_of};
+use super::{BLOCK, Checked, Cut, Evidence, Options, StageResult, THOROUGH_FLUSH, block_of};
 use crate::targets::TargetDescription;
 use crate::units::Iec;
 
@@ -331,12 +331,23 @@ fn survey_flush(stages: &[StageResult], o: &Options, size: u64, block: u64) -> u
 /// What size of write cache the check could have missed, in words.
 fn cache_limit(stages: &[StageResult], o: &Options, size: u64, block: u64) -> String {
     let flushed = survey_flush(stages, o, size, block);
-    if stages.iter().any(|s| s.lost_at_once) {
-        return format!(
-            "only {} of tags for the read probes was written after the samples: one read back wrong right \
-             after its write, so no write cache kept it",
-            Iec(flushed)
-        );
+    match stages.iter().find_map(|s| s.cut) {
+        Some(Cut::LostAtOnce) => {
+            return format!(
+                "only {} of tags for the read probes was written after the samples: one read back wrong \
+                 right after its write, so no write cache kept it",
+                Iec(flushed)
+            );
+        }
+        Some(Cut::LetGo { after }) => {
+            return format!(
+                "{} was written after the samples, and a block written after them read back lost after {}: \
+                 a write cache that lets go in the order it took had let them go",
+                Iec(flushed),
+                Iec(after)
+            );
+        }
+        None => {}
     }
     format!(
         "a write cache larger than the {} written after the samples would hide lost writes{}",
