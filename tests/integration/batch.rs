@@ -135,15 +135,15 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
 
 #[test]
 fn a_class_the_card_claims_and_misses_is_suspect() {
-    let v = json(&["batch", "sim:demo", "--claims", "u3", "--no-store"]);
+    let v = json(&["batch", "sim:demo", "--claims", "v60", "--no-store"]);
     let row = &v["batch"]["rows"][0];
     assert_eq!(row["verdict"], "SUSPECT", "{row}");
-    assert_eq!(row["claims"], "U3 (--claims)");
+    assert_eq!(row["claims"], "V60 (--claims)");
     assert!(
         row["why"]
             .as_str()
             .unwrap()
-            .starts_with("claims U3 (--claims) but missed it here"),
+            .starts_with("claims V60 (--claims) but missed it here"),
         "{}",
         row["why"]
     );

@@ -10,6 +10,15 @@ fn capacity_of(v: &serde_json::Value) -> &serde_json::Value {
     c
 }
 
+/// Whether one of the verdict's limits says `words`.
+fn limits_say(c: &serde_json::Value, words: &str) -> bool {
+    c["limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l.as_str().unwrap().contains(words))
+}
+
 #[test]
 fn a_loop_device_and_its_file_are_genuine_and_unchanged_with_each_engine() {
     if let Some(why) = cannot_use_loop_devices() {
@@ -106,14 +115,7 @@ fn every_fake_kind_on_a_simulated_card_is_named_with_its_real_size() {
         );
         let flushed = c["flush_bytes"].as_u64().unwrap();
         assert!(flushed >= 1 << 20 && flushed < c["push_bytes"].as_u64().unwrap(), "{c}");
-        assert!(
-            c["limits"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|l| l.as_str().unwrap().contains("no write cache kept it")),
-            "{c}"
-        );
+        assert!(limits_say(c, "no write cache kept it"), "{c}");
         assert!(c["bytes_written"].as_u64().unwrap() < 16 << 20, "{c}");
     }
 }
@@ -129,14 +131,7 @@ fn thorough_sees_past_a_cache_the_default_cannot() {
     let c = capacity_of(&v);
     assert_eq!(c["verdict"], "genuine", "{c}");
     assert_eq!(c["flush_bytes"], 72u64 << 20, "{c}");
-    assert!(
-        c["limits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l.as_str().unwrap().contains("--thorough")),
-        "{c}"
-    );
+    assert!(limits_say(c, "--thorough"), "{c}");
     let v = json(&["capacity", spec, "--thorough"]);
     let c = capacity_of(&v);
     assert_eq!(
@@ -148,14 +143,7 @@ fn thorough_sees_past_a_cache_the_default_cannot() {
     // go, and the flush ended at half again, short of the 1 GiB asked.
     let flushed = c["flush_bytes"].as_u64().unwrap();
     assert!(flushed > 300 << 20 && flushed < 1 << 30, "{c}");
-    assert!(
-        c["limits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l.as_str().unwrap().contains("read back lost after 200.")),
-        "{c}"
-    );
+    assert!(limits_say(c, "read back lost after 200."), "{c}");
     // A card too small for two flush regions: the narrowing stages flush
     // the one there is (with no flush at all they once read their samples
     // back from the cache and called 347 MiB of 256 usable).

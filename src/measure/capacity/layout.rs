@@ -181,20 +181,25 @@ pub(super) fn probes(d: Range, size: u64, block: u64) -> Vec<u64> {
     out
 }
 
-/// The survey's canary: the block before the card's last (the last is a
-/// sample), where a fake has lost writes if it has lost any. Written after
-/// the samples and read after each chunk of the flush, it ends the flush
-/// soon after a cache has let it go. None on a target with no room for it
-/// past the dense region and clear of the samples.
+/// The survey's canary: the block right before the card's last (the last
+/// is a sample), where a fake has lost writes if it has lost any. Written
+/// after the samples and read after each chunk of the flush, it ends the
+/// flush soon after a cache has let it go. It is declared with the last
+/// sample as one range ([`Stage::plan`](super::Stage)), so the samples'
+/// batch journals it before any sample is written, with no write of its
+/// own (a guess, it might land on a sample through a wrap). None on a
+/// target with no room for it past the dense region and clear of the
+/// other samples.
 pub(super) fn survey_canary(o: &Options, size: u64, block: u64) -> Option<Range> {
     let b = BLOCK.max(block);
-    let last = size.checked_sub(b)? / block * block;
-    let at = last.checked_sub(b)? / b * b;
-    let c = Range { offset: at, len: b };
-    let clear = samples(o, None, size, block, SURVEY_SAMPLES)
-        .iter()
-        .all(|s| s.end() <= c.offset || s.offset >= c.end());
-    (at >= dense(o, size, block).end() && clear).then_some(c)
+    let s = samples(o, None, size, block, SURVEY_SAMPLES);
+    let (last, others) = s.split_last()?;
+    let c = Range {
+        offset: last.offset.checked_sub(b)?,
+        len: b,
+    };
+    let clear = others.iter().all(|s| s.end() <= c.offset);
+    (last.end() == size && c.offset >= dense(o, size, block).end() && clear).then_some(c)
 }
 
 /// How much of the dense region a survey tags once a sample was lost at

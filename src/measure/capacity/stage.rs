@@ -186,11 +186,15 @@ impl Stage {
             .filter(|c| c.bad == Some(Evidence::IoError))
             .collect();
         p.samples.retain(|s| !unreadable.iter().any(|u| u.offset == s.offset));
+        // Without the last sample's write nothing journals the survey's
+        // canary before the samples are written.
         if let Some(c) = p.canary.filter(|_| self.window.is_none()) {
             let mut probe = AlignedBuf::new(c.len as usize);
-            if t.run(&[Request::read(c.offset, c.len as u32, 0)], 1, &mut probe)?[0]
-                .errno
-                .is_some()
+            let last_gone = unreadable.iter().any(|u| u.offset == c.end());
+            if last_gone
+                || t.run(&[Request::read(c.offset, c.len as u32, 0)], 1, &mut probe)?[0]
+                    .errno
+                    .is_some()
             {
                 p.canary = None;
             }
@@ -219,12 +223,11 @@ impl Stage {
         // tag as its original; and a flush cut short reads none of the
         // rest.)
         let survey = self.window.is_none();
-        // The survey's canary is only a guess at a lost block: it might
-        // land on a sample through a wrap, so it is journalled here too.
+        // (The survey's canary is declared with the last sample, so this
+        // batch journals it too.)
         let heads: Vec<Range> = std::iter::once(p.dense)
             .chain(p.extra.iter().copied().filter(|_| !survey))
             .filter(|r| r.len > 0 && (survey || p.canary.is_none()))
-            .chain(p.canary.filter(|_| survey))
             .map(|r| Range { len: b.min(r.len), ..r })
             .collect();
         let head_bytes: u64 = heads.iter().map(|r| r.len).sum();
@@ -445,10 +448,18 @@ impl crate::measure::Test for Stage {
                 fix: "give a --push of a few MiB (32M by default)".into(),
             });
         }
-        let (d_range, extra, s) = self.ranges(d);
+        let (d_range, extra, mut s) = self.ranges(d);
         let mut all: Vec<Range> = (d_range.len > 0).then_some(d_range).into_iter().collect();
         all.extend(extra);
-        all.extend(self.canary(d));
+        match (self.canary(d), s.last_mut()) {
+            // The survey's canary and the last sample, one range
+            // ([`survey_canary`]).
+            (Some(c), Some(last)) if self.window.is_none() && c.end() == last.offset => {
+                last.len += c.len;
+                last.offset = c.offset;
+            }
+            (canary, _) => all.extend(canary),
+        }
         all.extend(s);
         Ok(all)
     }
