@@ -1,9 +1,10 @@
 #!/bin/bash
 # How well probe's progress ETAs hold on a real target (the goal: within a
 # factor of 2): runs `flashlab probe LOOP --write` on a loop device over a
-# 1 GiB file in an 80x24 tmux pane, samples the progress line every 0.5 s,
-# and prints, per step, each ETA shown against the time the step really
-# took. Needs root (losetup) and tmux; detaches its loop device by name.
+# 1 GiB file in an 80x24 tmux pane, samples the progress lines every
+# 0.5 s, and prints, per step and for probe's overall line ("probe"), each
+# ETA shown against the time the step (or the whole run) really took.
+# Needs root (losetup) and tmux; detaches its loop device by name.
 #
 #     scripts/eta-check.sh [FLASHLAB_BINARY]
 #     TARGET=/dev/loopN scripts/eta-check.sh   (a device you made, e.g. by
@@ -39,11 +40,13 @@ samples="$DIR/samples"
 : > "$samples"
 for _ in $(seq 1 2400); do
   sleep 0.5
-  # A step's bar, its spinner before the bar (name and elapsed time
-  # only), or the end marker.
-  line=$(tmux capture-pane -t flashlab-eta -p | grep -E "ETA|END-42|^[^ ]+ [a-z-]+ [0-9]+[smh]$" | tail -1 || true)
-  printf '%s %s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$line" >> "$samples"
-  case "$line" in *END-42*) break ;; esac
+  # probe's overall line, a step's bar, its spinner before the bar (name
+  # and elapsed time only), or the end marker: each line shown, with the
+  # sample's second.
+  lines=$(tmux capture-pane -t flashlab-eta -p | grep -E "ETA|END-42|^[^ ]+ [a-z-]+ [0-9]+[smh]$" || true)
+  now=$(echo "$(date +%s.%N) - $start" | bc)
+  printf '%s\n' "$lines" | while IFS= read -r line; do printf '%s %s\n' "$now" "$line"; done >> "$samples"
+  case "$lines" in *END-42*) break ;; esac
 done
 if [ -n "${SAMPLES:-}" ]; then cp "$samples" "$SAMPLES"; fi
 # Per step: when it began (a sample's time less the elapsed time its line
@@ -56,6 +59,8 @@ awk '
     return v
   }
   NF >= 4 && $3 ~ /^[a-z-]+$/ && $NF ~ /^\(?[0-9]+[smh]\)?$/ {
+    # The overall line of probe ("probe 5/8 open-au [...] ETA 1m, budget 9m")
+    # counts as the step "probe".
     step = $3; t = $1; began = t - secs($NF)
     if (!(step in first)) { first[step] = began; order[++n] = step }
     if (began < first[step]) first[step] = began
@@ -64,6 +69,12 @@ awk '
     for (i = 1; i <= NF; i++) if ($i == "ETA") { v = $(i + 1); u = $(i + 2) }
     if (v ~ /^[0-9]+$/) {
       s = v; if (u ~ /^minute/) s = v * 60; if (u ~ /^hour/) s = v * 3600
+      pred[step, ++k[step]] = t + s
+    } else if (v ~ /^[0-9]+[smh][0-9m]*,$/) {
+      # The short words of the overall line: 41s, 3m, 1h5m.
+      sub(/,$/, "", v); s = 0
+      if (v ~ /h/) { split(v, hm, "h"); s = hm[1] * 3600; v = hm[2] }
+      s += secs(v)
       pred[step, ++k[step]] = t + s
     }
   }

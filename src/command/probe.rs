@@ -52,6 +52,11 @@ pub fn probe(r: &Resolved, erase: Option<u64>) -> CliResult<RunDocument> {
         runner.hold_for_writing()?;
     }
     runner.announce_steps();
+    let budget = match r.consent.budget_s {
+        Some(each) => crate::runner::overall::Budget::EachStep(each),
+        None => crate::runner::overall::Budget::Whole(PROBE_BUDGET_S),
+    };
+    runner.show_overall(&crate::runner::overall::PROBE_STEPS, budget);
     probe_with(
         runner,
         ProbeSteps {
@@ -87,8 +92,10 @@ pub fn probe_with(mut r: Runner, steps: ProbeSteps) -> CliResult<RunDocument> {
     }
 }
 
-/// A step probe leaves out, and why: in `skipped` and as a note.
-fn skip_step(r: &mut Runner, why: String, hint: Option<&str>) {
+/// Steps probe leaves out, and why: in `skipped` and as a note; the
+/// overall line stops waiting for them.
+fn skip_step(r: &mut Runner, steps: &[&str], why: String, hint: Option<&str>) {
+    r.skip_steps(steps);
     let line = match hint {
         Some(h) => format!("{why}; {h}"),
         None => why.clone(),
@@ -154,12 +161,14 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
     if a.not_flash.is_some() {
         skip_step(
             r,
+            &["au", "page", "open-au", "fat"],
             "au, page, open-au and fat: the target shows no flash behaviour".into(),
             Some("they would measure the medium, not flash (align says why)"),
         );
     } else if real && !write {
         skip_step(
             r,
+            &["au", "page", "open-au", "fat", "capacity", "bench"],
             "au, page, open-au, fat, capacity and bench write to the target".into(),
             Some("add --write (its data is journalled, restored and verified)"),
         );
@@ -172,6 +181,7 @@ fn probe_steps(r: &mut Runner, steps: ProbeSteps) -> CliResult<()> {
         // The geometry steps were skipped for the medium; these two for consent.
         skip_step(
             r,
+            &["capacity", "bench"],
             "capacity and bench write to the target; add --write (its data is journalled, restored and verified)"
                 .into(),
             None,
@@ -238,7 +248,7 @@ fn capacity_and_bench(r: &mut Runner, medium: crate::measure::Medium, shares: &S
             let found = capacity::steps(r, options)?;
             r.update(|res| res.capacity.set(found));
         }
-        Err(e) => skip_step(r, format!("capacity: {e}"), None),
+        Err(e) => skip_step(r, &["capacity"], format!("capacity: {e}"), None),
     }
     let quick = bench::BenchArgs {
         preset: Some(bench::Preset::Quick),
@@ -254,7 +264,7 @@ fn capacity_and_bench(r: &mut Runner, medium: crate::measure::Medium, shares: &S
             shares.give(r, 1);
             r.run(&test)?;
         }
-        Err(e) => skip_step(r, format!("bench: {e}"), None),
+        Err(e) => skip_step(r, &["bench"], format!("bench: {e}"), None),
     }
     Ok(())
 }
@@ -342,6 +352,8 @@ fn writing_steps(
         shares.give(r, 4);
         au_found = Some(r.run(&at)?);
         written.extend(ranges);
+    } else {
+        r.skip_steps(&["au"]);
     }
     // The user's erase size stands (they know the card, or its datasheet).
     let (erase, erase_confidence) = match given {
@@ -362,10 +374,13 @@ fn writing_steps(
         let found = r.run(&pt)?;
         g.page = crate::measure::best_page(a, Some(&found)).0;
         written.extend(ranges);
+    } else {
+        r.skip_steps(&["page"]);
     }
     if erase.is_none() {
         skip_step(
             r,
+            &["open-au", "fat"],
             "open-au and fat: neither align's reads nor the writes showed an erase block".into(),
             Some("run them with --erase-size SIZE if you know it"),
         );
@@ -382,11 +397,12 @@ fn writing_steps(
     let mut fits = true;
     for (name, plan) in [("open-au", ot.plan(&d)), ("fat", ft.plan(&d))] {
         if let Err(e) = plan {
-            skip_step(r, format!("{name}: {e}"), None);
+            skip_step(r, &[name], format!("{name}: {e}"), None);
             fits = false;
         }
     }
     if !fits {
+        r.skip_steps(&["open-au", "fat"]);
         return Ok(());
     }
     shares.give(r, 4);

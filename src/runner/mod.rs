@@ -11,6 +11,7 @@
 
 pub mod many;
 pub mod open;
+pub mod overall;
 pub mod progress;
 pub mod writable;
 
@@ -112,6 +113,8 @@ pub struct Runner {
     nonce: u64,
     /// Where its progress shows.
     display: progress::Display,
+    /// The line over its steps (probe on a terminal).
+    overall: Option<overall::Overall>,
     /// What stops this run: a signal, or its own stop ([`Runner::stopper`]).
     stop: crate::safety::signals::Stop,
 }
@@ -181,7 +184,28 @@ impl Runner {
             writes: Vec::new(),
             nonce: crate::random::nonce(),
             display: progress::Display::default(),
+            overall: None,
             stop: Default::default(),
+        }
+    }
+
+    /// A line over the run's steps, `plan`, above each step's own: where
+    /// the run is alone on stderr's terminal (among other runs, each run's
+    /// line is its step's).
+    pub fn show_overall(&mut self, plan: &[(&str, f64, bool)], budget: overall::Budget) {
+        if self.display.is_shared() {
+            return;
+        }
+        if let Some((o, d)) = overall::Overall::start(plan, budget) {
+            self.overall = Some(o);
+            self.display = d;
+        }
+    }
+
+    /// Steps of the overall line's plan that will not run.
+    pub fn skip_steps(&self, steps: &[&str]) {
+        if let Some(o) = &self.overall {
+            o.skip(steps);
         }
     }
 
@@ -315,7 +339,11 @@ impl Runner {
         self.check_signal()?;
         let ranges = test.plan(self.reader.as_target().description())?;
         let budget = (!ranges.is_empty()).then(|| crate::measure::budget_ns(self.consent.budget_s) as f64 / 1e9);
-        let progress = progress::Progress::start(&self.display, &T::KEY.replace('_', "-"), budget);
+        let step = T::KEY.replace('_', "-");
+        if let Some(o) = &self.overall {
+            o.begin(&step);
+        }
+        let progress = progress::Progress::start(&self.display, &step, budget);
         let before = self.device_ns;
         let out = if ranges.is_empty() {
             let t = self.reader.as_target_mut();
@@ -344,11 +372,11 @@ impl Runner {
             },
         };
         progress.finish(ended, spent, self.announce);
+        if let Some(o) = &self.overall {
+            o.end(&step, self.device_ns as f64 / 1e9);
+        }
         let mut steps = self.doc.extras.steps.get().cloned().unwrap_or_default();
-        steps.push(crate::document::StepTime {
-            step: T::KEY.replace('_', "-"),
-            device_s: spent,
-        });
+        steps.push(crate::document::StepTime { step, device_s: spent });
         self.doc.extras.steps.set(steps);
         let out = out?;
         T::record(&out, &mut self.doc.results);
@@ -422,6 +450,8 @@ impl Runner {
 
     /// The finished document, handed to the listeners once more.
     pub fn finish(mut self) -> RunDocument {
+        // The overall line goes before the report is printed.
+        self.overall = None;
         if let Opened::Sim(card) = &self.reader {
             let report = card.flash_report();
             if report.host_bytes_written > 0 {

@@ -5,6 +5,8 @@
 //! notes and errors). Never on stdout, so nothing of it reaches `--json`.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -17,6 +19,9 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 #[derive(Clone, Default)]
 pub struct Display {
     among: Option<(MultiProgress, String)>,
+    /// Under an overall line: where each step tells how far it is, in
+    /// thousandths, for the line's ETA.
+    told_above: Option<Arc<AtomicU64>>,
 }
 
 impl Display {
@@ -24,6 +29,21 @@ impl Display {
     pub fn among(multi: &MultiProgress, label: &str) -> Display {
         Display {
             among: Some((multi.clone(), label.to_string())),
+            told_above: None,
+        }
+    }
+
+    /// The run shares the terminal with other lines.
+    pub fn is_shared(&self) -> bool {
+        self.among.is_some()
+    }
+
+    /// One line of `multi` under a run's own overall line (probe's): the
+    /// step's name alone, and how far it is told in `told_above`.
+    pub fn under(multi: &MultiProgress, told_above: Arc<AtomicU64>) -> Display {
+        Display {
+            told_above: Some(told_above),
+            ..Display::among(multi, "")
         }
     }
 }
@@ -47,6 +67,11 @@ pub struct Progress {
     /// taken from then, not from its start, whose setup (a journal, a
     /// warm-up) advanced nothing.
     first: std::sync::OnceLock<(Instant, u64)>,
+    /// A timed step's estimate of the wall time left, and when it was
+    /// made.
+    told: Arc<std::sync::Mutex<Option<(Instant, Duration)>>>,
+    /// The overall line's share of how far this step is ([`Display::under`]).
+    told_above: Option<Arc<AtomicU64>>,
 }
 
 impl crate::measure::Progress for Progress {
@@ -58,38 +83,91 @@ impl crate::measure::Progress for Progress {
             return;
         };
         let total = total.max(1);
-        let (t0, p0) = *self.first.get_or_init(|| (Instant::now(), done));
-        if b.length() != Some(total) {
-            let budget = self.budget;
-            // The time left at the step's average rate so far, but no
-            // later than the step's budget ends it: a sweep's later counts
-            // cost more than its first, and a collapse ends it early.
-            let left = move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                // Too little done to go by (a warm-up, a journal being
-                // read, a step's first test): "0s" would be a promise, and
-                // rates from the first few percent were off by more than
-                // twice (bench on a loop device: 53 s shown at 3%, 17 s
-                // taken; from 10% on, within a factor of 2:
-                // scripts/eta-check.sh).
-                let (pos, len) = (state.pos(), state.len().unwrap_or(1));
-                let enough = pos * 10 >= len && pos > p0;
-                if !enough || t0.elapsed() < Duration::from_secs(1) {
-                    let _ = write!(w, "…");
-                    return;
-                }
-                let eta = at_this_rate(t0.elapsed(), pos.saturating_sub(p0), len.saturating_sub(pos));
-                let cap = budget.map(|b| b.saturating_sub(state.elapsed()));
-                let shown = cap.map_or(eta, |c| eta.min(c));
-                let _ = write!(w, "{}", indicatif::HumanDuration(shown));
-            };
-            if let Ok(style) =
-                ProgressStyle::with_template("{spinner} {msg} [{bar:24}] {percent:>3}% ETA {left} ({elapsed})")
-            {
-                b.set_style(style.progress_chars("=> ").with_key("left", left));
-            }
-            b.set_length(total);
-        }
+        self.first.get_or_init(|| (Instant::now(), done));
+        self.as_bar(b, total);
         b.set_position(done.min(total));
+        self.tell_above(b);
+    }
+
+    /// The bar in thousandths of the estimated whole, never back; the ETA
+    /// is the estimate left, turned into wall time at the pace device time
+    /// has gone since the first call (an emulation at a time scale, a
+    /// host's own overhead), counting down between calls.
+    fn timed(&self, spent_ns: u64, left_ns: u64) {
+        let Some(b) = &self.bar else {
+            return;
+        };
+        let (t0, s0) = *self.first.get_or_init(|| (Instant::now(), spent_ns));
+        self.as_bar(b, PER_MILLE);
+        let whole = spent_ns as f64 + left_ns as f64;
+        let at = (PER_MILLE as f64 * spent_ns as f64 / whole.max(1.0)) as u64;
+        b.set_position(at.max(b.position()).min(PER_MILLE));
+        self.tell_above(b);
+        let device = spent_ns.saturating_sub(s0);
+        if device > 0 {
+            let pace = t0.elapsed().as_secs_f64() / (device as f64 / 1e9);
+            let left = Duration::try_from_secs_f64(left_ns as f64 / 1e9 * pace).unwrap_or(Duration::MAX);
+            if let Ok(mut told) = self.told.lock() {
+                *told = Some((Instant::now(), left));
+            }
+        }
+    }
+}
+
+/// A timed step's bar length: its estimate in thousandths.
+const PER_MILLE: u64 = 1000;
+
+impl Progress {
+    /// Tell the overall line, if any, how far the bar is.
+    fn tell_above(&self, b: &ProgressBar) {
+        if let Some(above) = &self.told_above {
+            let len = b.length().unwrap_or(1).max(1);
+            above.store(b.position().saturating_mul(1000) / len, Ordering::Relaxed);
+        }
+    }
+
+    /// Turn the spinner into a bar of `total` units, once: a percentage
+    /// and the time left, either the step's own estimate (`timed`) or at
+    /// its average rate so far, and never past its budget.
+    fn as_bar(&self, b: &ProgressBar, total: u64) {
+        if b.length() == Some(total) {
+            return;
+        }
+        let budget = self.budget;
+        let p0 = self.first.get().map_or(0, |f| f.1);
+        let t0 = self.first.get().map_or_else(Instant::now, |f| f.0);
+        let told = self.told.clone();
+        // The time left at the step's average rate so far (or as the step
+        // estimates it), but no later than the step's budget ends it: a
+        // sweep's later counts cost more than its first, and a collapse
+        // ends it early.
+        let left = move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            // Too little done to go by (a warm-up, a journal being read, a
+            // step's first test): "0s" would be a promise, and rates from
+            // the first few percent were off by more than twice (bench on a
+            // loop device: 53 s shown at 3%, 17 s taken; from 10% on,
+            // within a factor of 2: scripts/eta-check.sh).
+            let (pos, len) = (state.pos(), state.len().unwrap_or(1));
+            let told = told.lock().ok().and_then(|t| *t);
+            let enough = pos * 10 >= len && (told.is_some() || pos > p0);
+            if !enough || t0.elapsed() < Duration::from_secs(1) {
+                let _ = write!(w, "…");
+                return;
+            }
+            let eta = match told {
+                Some((at, left)) => left.saturating_sub(at.elapsed()),
+                None => at_this_rate(t0.elapsed(), pos.saturating_sub(p0), len.saturating_sub(pos)),
+            };
+            let cap = budget.map(|b| b.saturating_sub(state.elapsed()));
+            let shown = cap.map_or(eta, |c| eta.min(c));
+            let _ = write!(w, "{}", indicatif::HumanDuration(shown));
+        };
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} {msg} [{bar:24}] {percent:>3}% ETA {left} ({elapsed})")
+        {
+            b.set_style(style.progress_chars("=> ").with_key("left", left));
+        }
+        b.set_length(total);
     }
 }
 
@@ -110,8 +188,8 @@ impl Progress {
     pub fn start(display: &Display, what: &str, budget_s: Option<f64>) -> Self {
         let step = what.to_string();
         let what = match &display.among {
-            Some((_, label)) => format!("{label}: {what}"),
-            None => what.to_string(),
+            Some((_, label)) if !label.is_empty() => format!("{label}: {what}"),
+            _ => what.to_string(),
         };
         let alone = display.among.is_none();
         let bar = (!alone || std::io::stderr().is_terminal()).then(|| {
@@ -137,6 +215,8 @@ impl Progress {
             started: Instant::now(),
             budget: budget_s.map(Duration::from_secs_f64),
             first: std::sync::OnceLock::new(),
+            told: Default::default(),
+            told_above: display.told_above.clone(),
         }
     }
 

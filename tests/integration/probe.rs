@@ -357,3 +357,30 @@ fn the_readme_shows_the_default_probe_as_it_is() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(shown, String::from_utf8(out.stdout).unwrap());
 }
+
+/// On a terminal (a pseudo-terminal by util-linux's `script`) probe draws
+/// its overall line above each step's bar and still ends with its answer:
+/// the line's ETA, drawn while the steps lock their plan, had deadlocked
+/// the first probe on a real terminal before any step began.
+#[test]
+fn on_a_terminal_probe_draws_its_overall_line_and_ends() {
+    crate::support::require_program!("script", "bsdutils");
+    crate::support::require_program!("timeout", "coreutils");
+    let bin = assert_cmd::cargo::cargo_bin("flashlab");
+    let out = std::process::Command::new("timeout")
+        .arg("120")
+        .args(["script", "-qec"])
+        .arg(format!("'{}' probe --no-store", bin.display()))
+        .arg("/dev/null")
+        .envs(crate::support::test_env())
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("sim:demo: 50.4 device-seconds of I/O (simulated)"),
+        "{text}"
+    );
+    assert!(text.contains("ETA …, budget "), "the overall line: {text}");
+}

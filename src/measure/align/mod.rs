@@ -287,6 +287,7 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
     let len = super::request_len(block, "the read size")?;
     let mut buf = super::buffer(block)?;
     let mut want = FIRST_SAMPLES;
+    let started = cx.target.device_time_ns();
     // (erase, page, their posteriors) after the previous round.
     let mut previous: Option<(Option<u64>, Option<u64>, f64, f64)> = None;
     // The verdict, the diffs it rests on, and which way they were taken.
@@ -328,7 +329,12 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
             break (v, est, which);
         }
         previous = Some((v.erase, v.page, v.erase_p, v.page_p));
-        cx.progress.advance(want as u64, MAX_SAMPLES as u64);
+        // Each round reads as many samples as all before it: the least
+        // left is one round more, the most every round up to the last.
+        let spent = cx.target.device_time_ns().saturating_sub(started);
+        let per = spent as f64 / want as f64;
+        let left = super::left_between(want as f64 * per, MAX_SAMPLES.saturating_sub(want) as f64 * per);
+        cx.progress.timed(spent, left as u64);
         want *= 2;
     };
     let mut rows: Vec<Row> = samples
