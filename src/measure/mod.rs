@@ -86,6 +86,15 @@ pub fn left_between(least: f64, most: f64) -> f64 {
     least.max(0.0).powf(1.0 - TOWARD_MOST) * most.max(0.0).powf(TOWARD_MOST)
 }
 
+/// Device ns left of a step that doubles its samples each round until it
+/// is sure (align, page), at `have` of at most `most` samples with
+/// `spent_ns` spent: the least is one round more, which costs what all
+/// before it did, the most every round up to `most`.
+pub fn doubling_left(spent_ns: u64, have: usize, most: usize) -> u64 {
+    let per = spent_ns as f64 / have.max(1) as f64;
+    left_between(have as f64 * per, most.saturating_sub(have) as f64 * per) as u64
+}
+
 /// No progress shown (the unit tests, the property tests).
 impl Progress for () {
     fn advance(&self, _: u64, _: u64) {}
@@ -467,6 +476,17 @@ mod tests {
         // No answer from the writes, or no writes: the reads.
         assert_eq!(reads_and_writes((two, 0.95), Some((None, 0.3))), (two, 0.95));
         assert_eq!(reads_and_writes((None, 0.1), None), (None, 0.1));
+    }
+
+    /// A doubling step at 16 of 256 samples after 1 ms: one round more
+    /// costs 1 ms, every round to the last 15 ms; the estimate leans to the
+    /// most. At the last round nothing is left.
+    #[test]
+    fn a_doubling_step_is_priced_between_one_round_and_all() {
+        assert_eq!(doubling_left(1_000_000, 16, 256), 5_077_556);
+        assert_eq!(doubling_left(1_000_000, 256, 256), 0);
+        assert_eq!(doubling_left(0, 0, 256), 0);
+        assert_eq!(left_between(4.0, 4.0).round(), 4.0);
     }
 
     #[test]

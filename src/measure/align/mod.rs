@@ -329,12 +329,8 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
             break (v, est, which);
         }
         previous = Some((v.erase, v.page, v.erase_p, v.page_p));
-        // Each round reads as many samples as all before it: the least
-        // left is one round more, the most every round up to the last.
         let spent = cx.target.device_time_ns().saturating_sub(started);
-        let per = spent as f64 / want as f64;
-        let left = super::left_between(want as f64 * per, MAX_SAMPLES.saturating_sub(want) as f64 * per);
-        cx.progress.timed(spent, left as u64);
+        cx.progress.timed(spent, super::doubling_left(spent, want, MAX_SAMPLES));
         want *= 2;
     };
     let mut rows: Vec<Row> = samples

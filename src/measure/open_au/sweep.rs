@@ -458,7 +458,13 @@ impl<'a> Sweeper<'a> {
             runs.push(self.run_record(n, &j.latencies, j.collapsed, random));
             if j.collapsed {
                 let verdict = if !beyond_a_stall(&j.latencies, &base) {
-                    self.judge_again(&mut pool, n, &pass, &mut noise, &mut runs)?
+                    // Its two counts are the collapse's to the bar.
+                    let at = self.spent_ns();
+                    self.collapse.get_or_insert((at, n));
+                    self.confirming = true;
+                    let again = self.judge_again(&mut pool, n, &pass, &mut noise, &mut runs);
+                    self.confirming = false;
+                    again?
                 } else {
                     Confirmed::Collapse
                 };
@@ -530,23 +536,6 @@ impl<'a> Sweeper<'a> {
     /// the hard family (300 cards, seed 1, `examples/budget.rs`) it cost
     /// 1 in-order verdict its confidence and 3.5 s of probe's median.
     fn judge_again(
-        &mut self,
-        pool: &mut Pool,
-        n: u64,
-        pass: &Pass,
-        noise: &mut (u64, u64),
-        runs: &mut Vec<Run>,
-    ) -> Result<Confirmed, MeasureError> {
-        let at = self.spent_ns();
-        self.collapse.get_or_insert((at, n));
-        self.confirming = true;
-        let verdict = self.confirm(pool, n, pass, noise, runs);
-        self.confirming = false;
-        verdict
-    }
-
-    /// `judge_again`'s two counts.
-    fn confirm(
         &mut self,
         pool: &mut Pool,
         n: u64,
