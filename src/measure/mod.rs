@@ -289,6 +289,21 @@ pub const MAX_BUFFER: u64 = MAX_ERASE;
 /// is not written back afterwards, which on a card of 128 MiB AUs saves a
 /// merge per AU touched (seconds each).
 pub fn rewrite(t: &mut dyn Target, offsets: &[u64], len: u64) -> Result<Vec<f64>, MeasureError> {
+    Ok(rewrite_timed(t, offsets, len)?.writes)
+}
+
+/// What [`rewrite_timed`] timed: each read's and each write's ns, in the
+/// order of the offsets.
+pub struct Rewritten {
+    pub reads: Vec<f64>,
+    pub writes: Vec<f64>,
+}
+
+/// [`rewrite`], with the reads' latencies too: a read just before its
+/// write is the path's control, as a card merges on writes, not on reads,
+/// while a stall of the path (a loaded machine, a late emulation) slows
+/// both (open-au's `judge_again`).
+pub fn rewrite_timed(t: &mut dyn Target, offsets: &[u64], len: u64) -> Result<Rewritten, MeasureError> {
     let n = request_len(len, "--chunk")?;
     let mut buf = buffer(len.saturating_mul(offsets.len() as u64))?;
     let at = |i: usize| i * n as usize;
@@ -297,16 +312,18 @@ pub fn rewrite(t: &mut dyn Target, offsets: &[u64], len: u64) -> Result<Vec<f64>
         .enumerate()
         .map(|(i, &o)| crate::targets::Request::read(o, n, at(i)))
         .collect();
-    crate::targets::run_all(t, &reads, 1, &mut buf)?;
+    let read = crate::targets::run_all(t, &reads, 1, &mut buf)?;
     let writes: Vec<crate::targets::Request> = offsets
         .iter()
         .enumerate()
         .map(|(i, &o)| crate::targets::Request::write(o, n, at(i)))
         .collect();
-    Ok(crate::targets::run_all(t, &writes, 1, &mut buf)?
-        .iter()
-        .map(|c| c.duration_ns as f64)
-        .collect())
+    let written = crate::targets::run_all(t, &writes, 1, &mut buf)?;
+    let ns = |c: &[crate::targets::Completion]| c.iter().map(|c| c.duration_ns as f64).collect();
+    Ok(Rewritten {
+        reads: ns(&read),
+        writes: ns(&written),
+    })
 }
 
 /// Device-seconds a writing step may take by default: a card pays device

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
+use super::progress::PER_MILLE;
+
 /// probe's steps in order, each weighed by its median device time on the
 /// generator's hard family (`cargo run --release --example budget -- 100 1
 /// 2 3`, 300 cards; seconds): what a step usually costs against the others,
@@ -78,7 +80,10 @@ impl Steps {
         let of = |keep: &dyn Fn(State) -> bool| self.plan.iter().filter(|p| keep(p.state)).map(|p| p.weight).sum();
         let total: f64 = of(&|s| s != State::Skipped);
         let done: f64 = of(&|s| s == State::Ran);
-        (done + self.running_weight() * running.min(1000) as f64 / 1000.0, total)
+        (
+            done + self.running_weight() * running.min(PER_MILLE) as f64 / PER_MILLE as f64,
+            total,
+        )
     }
 
     /// The step running, if it has not ended.
@@ -252,9 +257,6 @@ impl Drop for Overall {
     }
 }
 
-/// The line's length: thousandths of the run's weight.
-const PER_MILLE: u64 = 1000;
-
 /// Where the line is, in thousandths of the weight, the running step's
 /// share by `running`; never behind `shown`, the farthest drawn (a step
 /// ends its weight or takes it out of the whole, and a bar estimating in
@@ -292,7 +294,7 @@ fn eta_text(s: &Steps, running: u64, in_step: Duration) -> String {
     let budget = format!("budget {}", short(bound));
     let (ran, total) = s.writing();
     let writing = s.running().filter(|p| p.writes).map_or(0.0, |p| p.weight);
-    let f = running.min(1000) as f64 / 1000.0;
+    let f = running.min(PER_MILLE) as f64 / PER_MILLE as f64;
     let done = ran + writing * f;
     let spent = s.writing_s + if writing > 0.0 { in_step.as_secs_f64() } else { 0.0 };
     if total <= 0.0 || done * 10.0 < total || spent < 1.0 {

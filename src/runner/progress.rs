@@ -114,15 +114,16 @@ impl crate::measure::Progress for Progress {
     }
 }
 
-/// A timed step's bar length: its estimate in thousandths.
-const PER_MILLE: u64 = 1000;
+/// Thousandths: a timed step's bar length (its estimate), the share of its
+/// step a bar tells the overall line, and that line's length.
+pub(super) const PER_MILLE: u64 = 1000;
 
 impl Progress {
     /// Tell the overall line, if any, how far the bar is.
     fn tell_above(&self, b: &ProgressBar) {
         if let Some(above) = &self.told_above {
             let len = b.length().unwrap_or(1).max(1);
-            above.store(b.position().saturating_mul(1000) / len, Ordering::Relaxed);
+            above.store(b.position().saturating_mul(PER_MILLE) / len, Ordering::Relaxed);
         }
     }
 

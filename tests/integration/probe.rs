@@ -180,7 +180,7 @@ fn the_first_screens_fit_80_by_24() {
     assert!(probe.lines().count() <= 23, "{probe}");
     let first: Vec<&str> = probe.lines().take(4).collect();
     assert!(
-        first.contains(&"sim:demo: 50.4 device-seconds of I/O (simulated)"),
+        first.contains(&"sim:demo: 51.1 device-seconds of I/O (simulated)"),
         "the verdicts come first: {probe}"
     );
     assert!(!probe.contains("done:"), "step lines only with -v: {probe}");
@@ -379,7 +379,7 @@ fn on_a_terminal_probe_draws_its_overall_line_and_ends() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
-        text.contains("sim:demo: 50.4 device-seconds of I/O (simulated)"),
+        text.contains("sim:demo: 51.1 device-seconds of I/O (simulated)"),
         "{text}"
     );
     assert!(text.contains("ETA …, budget "), "the overall line: {text}");

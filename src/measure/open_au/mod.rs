@@ -15,6 +15,7 @@
 //! budget, and says which.
 
 mod command;
+mod evidence;
 mod result;
 mod show;
 mod sweep;
@@ -389,11 +390,11 @@ mod tests {
             })
             .collect();
         let want = [
-            ("demo", 2.61),
-            ("kingston-sa04g", 2.21),
-            ("toshiba-7au", 1.45),
-            ("sandisk-20au", 1.97),
-            ("sandisk-2gb", 1.43),
+            ("demo", 2.64),
+            ("kingston-sa04g", 2.43),
+            ("toshiba-7au", 1.58),
+            ("sandisk-20au", 2.02),
+            ("sandisk-2gb", 1.38),
         ];
         assert_eq!(got, want);
     }

@@ -1,24 +1,13 @@
 //! The sweep itself: the pool of AUs, each count's visits, and the
 //! sequential test that calls a count collapsed (see the module above).
 
+use super::evidence::{SLOW, Stats, beyond_a_stall, path_stalled, slower_than};
 use super::{Level, Options, Run, Sweep, positions};
 use crate::measure::claim::Claim;
 use crate::measure::{MeasureError, Progress};
 use crate::random::lfsr_positions;
 use crate::targets::{Request, Target, run_all};
 
-/// A count whose visits take this many times the one-AU baseline's (by
-/// median, or by mean without the slowest tenth) is collapsed, in two
-/// windows in a row: the faint collapse
-/// of a card whose merges are cheap next to its writes (cf-simpletech-oem: 16
-/// KiB AUs written over PIO only halve their speed past the limit), while
-/// counts below the limit stay within 1.1 of the baseline (the property
-/// test's highest on 1,600 cards).
-const COLLAPSE: f64 = 1.5;
-/// A write this many times the baseline's median is a merge (or an outlier).
-/// A merge copies pages of an AU and erases it: a 4 MiB AU of 16 KiB pages
-/// costs ~100 writes' time, a 128 MiB AU of 4 KiB pages ~15,000.
-const SLOW: f64 = 8.0;
 /// The sequential test on slow visits (Wald's SPRT): below the limit a
 /// visit is slow with probability [`P_OUTLIER`] or the rate the sweep saw
 /// so far, if higher (an outlier: the generator's cards have up to 2%,
@@ -41,9 +30,6 @@ const EVIDENCE_AGAIN: f64 = 1e2;
 const FLOOR: f64 = 1e-2;
 /// Visits of the one-AU baseline, after its first (which opens the AU).
 const BASELINE_WRITES: usize = 24;
-/// Visits after which a count that is plainly slower (three times the
-/// baseline) is called collapsed without waiting for two windows.
-const EARLY_LOOK: usize = 6;
 /// Visits each count is judged on: at least this many, and two rounds.
 const JUDGED_WRITES: usize = 16;
 
@@ -74,6 +60,10 @@ pub(super) struct Sweeper<'a> {
     /// `judge_again` runs: its control's slow opening round is the
     /// collapse's too.
     confirming: bool,
+    /// The one-AU visits' reads (before their writes), by median (device
+    /// ns): a visit whose read is [`SLOW`] times this was stalled on the
+    /// path, whatever its write took.
+    read_ns: f64,
 }
 
 /// What judging a collapsing count again found (see `Sweeper::judge_again`).
@@ -82,6 +72,9 @@ enum Confirmed {
     /// The collapse did not repeat, or the control collapsed too: nothing
     /// is claimed.
     NotRepeated,
+    /// The collapse judged again read back slowly too: the path stalled,
+    /// and nothing is claimed.
+    Stalled,
     /// A region ran out.
     Unsure,
     OutOfTime,
@@ -100,6 +93,9 @@ struct Pass<'a> {
 struct Judged {
     collapsed: bool,
     latencies: Vec<f64>,
+    /// Of the judged visits, how many read back slowly before their
+    /// writes (see [`path_stalled`]).
+    slow_reads: usize,
     /// The budget ended it first.
     out_of_time: bool,
 }
@@ -120,6 +116,7 @@ impl<'a> Sweeper<'a> {
             merges: (0.0, 0),
             collapse: None,
             confirming: false,
+            read_ns: 0.0,
         }
     }
 
@@ -251,21 +248,24 @@ impl<'a> Sweeper<'a> {
         Some(vec![a.max(b), a.min(b)])
     }
 
-    /// Visits, each written as one group; the time of each visit.
-    fn visits(&mut self, visits: &[Vec<u64>]) -> Result<Vec<f64>, MeasureError> {
+    /// Visits, each read and then written as one group; the time of each
+    /// visit's writes and of its reads.
+    fn visits(&mut self, visits: &[Vec<u64>]) -> Result<Vec<(f64, f64)>, MeasureError> {
         let flat: Vec<u64> = visits.iter().flatten().copied().collect();
-        let lat = crate::measure::rewrite(self.t, &flat, self.o.chunk)?;
+        let done = crate::measure::rewrite_timed(self.t, &flat, self.o.chunk)?;
         let mut out = Vec::with_capacity(visits.len());
         let mut i = 0;
         for v in visits {
-            out.push(lat[i..i + v.len()].iter().sum());
+            let sum = |lat: &[f64]| lat[i..i + v.len()].iter().sum::<f64>();
+            out.push((sum(&done.writes), sum(&done.reads)));
             i += v.len();
         }
         Ok(out)
     }
 
-    /// The one-AU baseline: its visits after the first (which opens the AU).
-    fn baseline(&mut self, pool: &mut Pool, random: bool) -> Result<Option<Vec<f64>>, MeasureError> {
+    /// The one-AU baseline: its visits after the first (which opens the
+    /// AU), and the median of their reads.
+    fn baseline(&mut self, pool: &mut Pool, random: bool) -> Result<Option<(Vec<f64>, f64)>, MeasureError> {
         let mut vs = Vec::new();
         for _ in 0..=BASELINE_WRITES {
             match self.visit(pool, 0, random) {
@@ -273,8 +273,12 @@ impl<'a> Sweeper<'a> {
                 None => return Ok(None),
             }
         }
-        let lat = self.visits(&vs)?;
-        Ok(Some(lat[1..].to_vec()))
+        let done = self.visits(&vs)?;
+        let reads: Vec<f64> = done[1..].iter().map(|v| v.1).collect();
+        Ok(Some((
+            done[1..].iter().map(|v| v.0).collect(),
+            crate::measure::median(&reads).max(1.0),
+        )))
     }
 
     /// Count `n`: one round opens the new AU (and lets the others catch
@@ -300,6 +304,7 @@ impl<'a> Sweeper<'a> {
         let mut judged = Judged {
             collapsed: false,
             latencies: Vec::new(),
+            slow_reads: 0,
             out_of_time: false,
         };
         let whole = positions(&self.o) == self.o.erase / self.o.chunk;
@@ -338,7 +343,7 @@ impl<'a> Sweeper<'a> {
                     break 'rounds;
                 }
                 let wraps: Vec<bool> = g.iter().map(|v| whole && !random && self.at_wrap(v[0])).collect();
-                for ((slot, l), wrap) in (first..).zip(self.visits(g)?).zip(wraps) {
+                for ((slot, (l, read)), wrap) in (first..).zip(self.visits(g)?).zip(wraps) {
                     let slow = l >= SLOW * base.median;
                     if slow {
                         self.merges.0 += l;
@@ -367,6 +372,7 @@ impl<'a> Sweeper<'a> {
                         continue;
                     }
                     judged.latencies.push(l);
+                    judged.slow_reads += usize::from(read >= SLOW * self.read_ns);
                     // What the ratios see: a slow visit that does not count
                     // yet as the typical one.
                     scored.push(if (slow || wrap) && !counts { base.median } else { l });
@@ -425,9 +431,10 @@ impl<'a> Sweeper<'a> {
             stopped_by_budget_s: None,
             at_most: None,
         };
-        let Some(b) = self.baseline(&mut pool, random)? else {
+        let Some((b, read_ns)) = self.baseline(&mut pool, random)? else {
             return Ok(region_out(0, runs));
         };
+        self.read_ns = read_ns;
         let base = Stats::of(&b);
         self.quick_ns = base.median;
         // The baseline's own slow visits are outliers too.
@@ -494,6 +501,21 @@ impl<'a> Sweeper<'a> {
                             at_most: None,
                         });
                     }
+                    Confirmed::Stalled => {
+                        return Ok(Sweep {
+                            max_open_aus: None,
+                            tried_up_to: n,
+                            runs,
+                            confidence: 0.0,
+                            claim: Claim::refused(format!(
+                                "the collapse at {n} read back slowly too: the path stalled (a loaded machine, a \
+                                 reader or an emulation answering late), not the card's merges; run it again \
+                                 on a quiet machine"
+                            )),
+                            stopped_by_budget_s: None,
+                            at_most: None,
+                        });
+                    }
                     Confirmed::Unsure => return Ok(region_out(lo, runs)),
                     Confirmed::OutOfTime => return Ok(self.out_of_time(lo, runs)),
                 }
@@ -520,13 +542,20 @@ impl<'a> Sweeper<'a> {
     /// beside it the random sweep claimed 20 and 18 open AUs at 0.95 where
     /// the card keeps 24 (`tests/integration/emulate/real_path.rs`,
     /// `scripts/probe-vs-emulate.sh`); under load that lasts, a second
-    /// judgment of `n` alone collapsed again. So `n` is judged once more
-    /// (its AUs open already: no opening round, two slow visits in a row
-    /// suffice), then `n - 1` once more as the control, which must hold:
-    /// a stall slows both, a card's limit only the first. Where either
-    /// disagrees nothing is claimed; going on would claim one too many
-    /// where the collapse is faint (the random sweep's one past the limit:
-    /// 25 at 0.95 on the same card under two CPU spinners).
+    /// judgment of `n` alone collapsed again. So `n - 1` is judged once
+    /// more as the control, which must hold, and then `n` once more (all
+    /// but one of its AUs open already: no opening round, two slow visits
+    /// in a row suffice), which must collapse again: a stall slows both, a
+    /// card's limit only `n`. The control goes between the two judgments
+    /// of `n`, as a stall that lasts seconds fooled the order `n`, `n`,
+    /// `n - 1`: in CI, with the other tests running beside it, the random
+    /// sweep of the emulated demo card collapsed at 11 twice and held at
+    /// 10, where the card keeps 24. Here a stall must end for the control
+    /// and come back for `n`. And a collapse whose visits read back slowly
+    /// too is a stall ([`path_stalled`]). Where anything disagrees nothing
+    /// is claimed; going on would claim one too many where the collapse is
+    /// faint (the random sweep's one past the limit: 25 at 0.95 on the
+    /// same card under two CPU spinners).
     ///
     /// The simulator judges again too. A card's own speed drifts (heat,
     /// its housekeeping): on a simulated demo card drifting by half over
@@ -547,18 +576,27 @@ impl<'a> Sweeper<'a> {
         // again, as they may have been closed by the collapse. A collapse
         // at 2 has one AU alone as its control (it had none: a stall over
         // count 2 and its second judgment went unchecked).
-        for (count, again, collapse) in [(n, true, true), (n - 1, false, false)] {
-            let Some(j) = self.count(pool, count, pass, noise, again)? else {
+        let mut control: Vec<f64> = Vec::new();
+        for (count, again, collapse) in [(n - 1, false, false), (n, true, true)] {
+            let Some(mut j) = self.count(pool, count, pass, noise, again)? else {
                 return Ok(Confirmed::Unsure);
             };
             if j.out_of_time {
                 return Ok(Confirmed::OutOfTime);
+            }
+            if collapse {
+                j.collapsed |= slower_than(&j.latencies, &control);
+            } else {
+                control = j.latencies.clone();
             }
             let mut row = self.run_record(count, &j.latencies, j.collapsed, pass.random);
             row.confirmation = true;
             runs.push(row);
             if j.collapsed != collapse {
                 return Ok(Confirmed::NotRepeated);
+            }
+            if j.collapsed && path_stalled(j.slow_reads, j.latencies.len()) {
+                return Ok(Confirmed::Stalled);
             }
         }
         Ok(Confirmed::Collapse)
@@ -653,92 +691,5 @@ impl<'a> Sweeper<'a> {
             });
         }
         Ok(runs)
-    }
-}
-
-/// A slow visit that takes this long is a merge, not a stall of the path.
-/// Stalls of the path are milliseconds: through emulated cards, the latest
-/// answer of 13 probes at time scale 1 came 8.6 ms past its moment, and with
-/// a build beside fio a program waited a mean 0.4 ms between requests
-/// (`scripts/probe-vs-emulate.sh`, `scripts/emulate-vs-model.sh`; figures in
-/// the README). A 64 MiB AU of 4 KiB pages behind an AT91 host merges in
-/// about 45 s: there, judging the collapse again (two more merges) and its
-/// control took more than the in-order sweep's 73 s share of the budget and
-/// left the verdict unsure, with the collapse plain from its first three
-/// visits.
-const STALL_NS: f64 = 1e9;
-
-/// Whether a collapsed count's slow visits last longer than any stall of the
-/// path ([`STALL_NS`], by their median, two at least): then the collapse
-/// stands without being judged again.
-fn beyond_a_stall(lat: &[f64], base: &Stats) -> bool {
-    let slow: Vec<f64> = lat.iter().copied().filter(|&l| l >= SLOW * base.median).collect();
-    slow.len() >= 2 && crate::measure::median(&slow) >= STALL_NS
-}
-
-/// The baseline's median and its mean without the slowest tenth.
-struct Stats {
-    median: f64,
-    trimmed: f64,
-}
-
-impl Stats {
-    fn of(lat: &[f64]) -> Stats {
-        Stats {
-            median: crate::measure::median(lat).max(1.0),
-            trimmed: trimmed_mean(lat).max(1.0),
-        }
-    }
-
-    /// What the ratios of the visits `scored` so far, against this
-    /// baseline, say. A plain collapse needs no second window: the median
-    /// and the trimmed mean of the first [`EARLY_LOOK`] visits both three
-    /// times the baseline's (half of them slow at least: outliers of a few
-    /// percent do that about once in 10^4 counts). Otherwise, at the end of
-    /// each `window`, the median (a card whose one-AU writes do their own
-    /// housekeeping every few, where a collapse moves the typical visit) or
-    /// the mean without the slowest tenth (where only some visits merge)
-    /// over [`COLLAPSE`]; two such windows in a row (`over` counts them).
-    fn ratios_collapsed(&self, scored: &[f64], window: usize, over: &mut u32) -> bool {
-        let m = scored.len();
-        if m == EARLY_LOOK
-            && crate::measure::median(scored) >= 3.0 * self.median
-            && trimmed_mean(scored) >= 3.0 * self.trimmed
-        {
-            return true;
-        }
-        if m.is_multiple_of(window) {
-            let w = &scored[m - window..];
-            let r = (crate::measure::median(w) / self.median).max(trimmed_mean(w) / self.trimmed);
-            *over = if r > COLLAPSE { *over + 1 } else { 0 };
-        }
-        *over >= 2
-    }
-}
-
-/// The mean without the slowest tenth (two at least): a stall of the card's
-/// own is rare and alone, while a card past its limit merges again and again.
-fn trimmed_mean(lat: &[f64]) -> f64 {
-    let mut v = lat.to_vec();
-    v.sort_by(f64::total_cmp);
-    let keep = v.len().saturating_sub((v.len() / 10).max(2)).max(v.len().min(1));
-    v[..keep].iter().sum::<f64>() / keep.max(1) as f64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_slow_visits_past_any_stall_stand_without_a_second_judgment() {
-        // A 3 ms baseline; an AT91 host's 64 MiB merges of ~45 s stand.
-        let base = Stats::of(&[3e6; 24]);
-        assert!(beyond_a_stall(&[3e6, 45e9, 44e9, 46e9], &base));
-        // sim:kingston-sa04g's merges through an emulation: 0.3-0.7 s.
-        assert!(!beyond_a_stall(&[3e6, 0.6e9, 0.7e9, 0.5e9], &base));
-        assert!(!beyond_a_stall(&[3e6, 45e9], &base), "one slow visit");
-        // Slow by the median: an outlier among merges does not tip it.
-        assert!(beyond_a_stall(&[3e6, 45e9, 0.1e9, 46e9], &base));
-        assert!(!beyond_a_stall(&[3e6; 6], &base));
     }
 }

@@ -120,8 +120,8 @@ fn verdicts(v: &serde_json::Value) -> Vec<(&'static str, Option<u64>, f64)> {
 }
 
 /// What a writing verdict rested on, in a few lines (a CI log shows the
-/// tail): open-au's notes and each sweep's counts, fat's method, limit and
-/// rows.
+/// tail): open-au's notes and each sweep's counts with their MB/s, fat's
+/// method, limit and rows.
 fn how_fat_and_open_au_went(v: &serde_json::Value) -> String {
     let sweep = |order: &str| {
         let runs = v["open_au"][order]["runs"].as_array().cloned().unwrap_or_default();
@@ -130,7 +130,8 @@ fn how_fat_and_open_au_went(v: &serde_json::Value) -> String {
             .map(|r| {
                 let mark = if r["collapsed"] == true { "x" } else { "" };
                 let again = if r["confirmation"] == true { "'" } else { "" };
-                format!("{}{again}{mark}", r["open_aus"])
+                let mbs = r["levels"][0]["bytes_per_sec"].as_f64().unwrap_or(0.0) / 1e6;
+                format!("{}{again}{mark}@{mbs:.1}", r["open_aus"])
             })
             .collect();
         format!("{order} {} ({})", counts.join(" "), v["open_au"][order]["not_claimed"])
@@ -204,9 +205,10 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
                 assert_eq!(
                     value,
                     model_value,
-                    "{engine}: {what} confident and wrong: {}\n{}",
+                    "{engine}: {what} confident and wrong: {}\n{}\n{}",
                     real["summary"],
-                    how_fat_and_open_au_went(&real)
+                    how_fat_and_open_au_went(&real),
+                    load.busy().1
                 );
             } else {
                 unsure.push(*what);
