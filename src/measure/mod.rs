@@ -23,6 +23,8 @@ pub mod note;
 pub mod open_au;
 pub mod page;
 pub mod registry;
+#[cfg(test)]
+pub(crate) mod said;
 pub mod scatter;
 pub mod session;
 pub mod show;

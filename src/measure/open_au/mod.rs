@@ -333,21 +333,6 @@ mod tests {
     use crate::sim::SimTarget;
     use crate::sim::profiles::build;
 
-    /// Every (done, total) a step said.
-    /// What the step told its bar: device ns spent and estimated left.
-    #[derive(Default)]
-    struct Said(std::sync::Mutex<Vec<(u64, u64)>>);
-
-    impl crate::measure::Progress for Said {
-        fn advance(&self, _: u64, _: u64) {
-            panic!("open-au tells its bar in device time");
-        }
-
-        fn timed(&self, spent_ns: u64, left_ns: u64) {
-            self.0.lock().unwrap().push((spent_ns, left_ns));
-        }
-    }
-
     /// The worst estimate of the step's length (spent + left) against its
     /// real length, either way, from 10% on (where the bar shows an ETA).
     fn worst_estimate(profile: &str) -> (f64, usize) {
@@ -355,21 +340,10 @@ mod tests {
         let o = both_sweeps(&params, false);
         let mut card = SimTarget::new(profile, params);
         let aus = pool(crate::targets::Target::description(&card).size_bytes, &o, &[]);
-        let said = Said::default();
+        let said = crate::measure::said::Said::default();
         let t0 = crate::targets::Target::device_time_ns(&card);
         run(&mut card, o, aus, &said, crate::measure::budget_ns(None)).unwrap();
-        let took = (crate::targets::Target::device_time_ns(&card) - t0) as f64;
-        let said = said.0.into_inner().unwrap();
-        assert!(said.windows(2).all(|w| w[1].0 >= w[0].0), "{said:?}");
-        let shown: Vec<f64> = said
-            .iter()
-            .map(|&(spent, left)| (spent + left) as f64)
-            .filter(|&whole| whole > 0.0)
-            .zip(&said)
-            .filter(|&(whole, &(spent, _))| spent as f64 >= 0.1 * whole)
-            .map(|(whole, _)| if whole > took { whole / took } else { took / whole })
-            .collect();
-        (shown.iter().copied().fold(1.0, f64::max), shown.len())
+        said.worst((crate::targets::Target::device_time_ns(&card) - t0) as f64)
     }
 
     /// Both sweeps on one bar, in device time: one count past the card's

@@ -475,7 +475,7 @@ impl<'a> Sweeper<'a> {
                 } else {
                     Confirmed::Collapse
                 };
-                match verdict {
+                let why = match verdict {
                     Confirmed::Collapse => {
                         return Ok(Sweep {
                             max_open_aus: Some(lo),
@@ -487,38 +487,26 @@ impl<'a> Sweeper<'a> {
                             at_most: None,
                         });
                     }
-                    Confirmed::NotRepeated => {
-                        return Ok(Sweep {
-                            max_open_aus: None,
-                            tried_up_to: n,
-                            runs,
-                            confidence: 0.0,
-                            claim: Claim::refused(format!(
-                                "the collapse at {n} did not repeat when judged again, or {lo} AUs slowed down \
-                                 too (a stall of the path, or a faint collapse): {lo} is the likelier limit"
-                            )),
-                            stopped_by_budget_s: None,
-                            at_most: None,
-                        });
-                    }
-                    Confirmed::Stalled => {
-                        return Ok(Sweep {
-                            max_open_aus: None,
-                            tried_up_to: n,
-                            runs,
-                            confidence: 0.0,
-                            claim: Claim::refused(format!(
-                                "the collapse at {n} read back slowly too: the path stalled (a loaded machine, a \
-                                 reader or an emulation answering late), not the card's merges; run it again \
-                                 on a quiet machine"
-                            )),
-                            stopped_by_budget_s: None,
-                            at_most: None,
-                        });
-                    }
+                    Confirmed::NotRepeated => format!(
+                        "the collapse at {n} did not repeat when judged again, or {lo} AUs slowed down too (a \
+                         stall of the path, or a faint collapse): {lo} is the likelier limit"
+                    ),
+                    Confirmed::Stalled => format!(
+                        "the collapse at {n} read back slowly too: the path stalled (a loaded machine, a reader \
+                         or an emulation answering late), not the card's merges; run it again on a quiet machine"
+                    ),
                     Confirmed::Unsure => return Ok(region_out(lo, runs)),
                     Confirmed::OutOfTime => return Ok(self.out_of_time(lo, runs)),
-                }
+                };
+                return Ok(Sweep {
+                    max_open_aus: None,
+                    tried_up_to: n,
+                    runs,
+                    confidence: 0.0,
+                    claim: Claim::refused(why),
+                    stopped_by_budget_s: None,
+                    at_most: None,
+                });
             }
             lo = n;
         }
