@@ -608,13 +608,17 @@ impl Load {
         }
     }
 
-    /// Whether tasks waited for a CPU a tenth of the span or more (never
-    /// where the kernel keeps no pressure figures), and the figures.
+    /// Whether tasks waited for a CPU a fiftieth of the span or more
+    /// (never where the kernel keeps no pressure figures), and the
+    /// figures. An idle machine here: 6 ms of 10 s (0.06%). In CI beside
+    /// the other tests: 1.8 s of 19 s (9.5%), where flashbench's rows of
+    /// an emulated card were too noisy for the import to be sure of
+    /// either limit (`third_party.rs`), under the tenth this was.
     pub(crate) fn busy(&self) -> (bool, String) {
         let waited = cpu_waited_s() - self.waited_before;
         let wall = self.started.elapsed().as_secs_f64();
         (
-            waited >= 0.1 * wall,
+            waited >= 0.02 * wall,
             format!("tasks waited for a CPU {waited:.1} s of {wall:.0} s"),
         )
     }
