@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use flashlab::import::trace::{Trace, TraceOptions};
+use flashlab::import::trace::{Trace, TraceOp, TraceOptions, issue_record};
 use flashlab::measure::life::{LifeError, Replay, Source, Start, Variant, card_life};
 use flashlab::sim::SimTarget;
 use flashlab::sim::replay::TraceRecord;
@@ -43,16 +43,16 @@ fn writes(n: u64) -> impl Iterator<Item = (u64, u64)> {
 /// D events of writes, as the kernel writes them.
 fn binary(path: &Path, n: u64) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    for (time, sector) in writes(n) {
-        let mut h = [0u8; 48];
-        h[0..4].copy_from_slice(&0x6561_7407u32.to_le_bytes());
-        h[8..16].copy_from_slice(&time.to_le_bytes());
-        h[16..24].copy_from_slice(&sector.to_le_bytes());
-        h[24..28].copy_from_slice(&4096u32.to_le_bytes());
-        // D (7), category WRITE (bit 1 of the high half).
-        h[28..32].copy_from_slice(&(7u32 | (2 << 16)).to_le_bytes());
-        h[36..40].copy_from_slice(&(179u32 << 20).to_le_bytes());
-        out.write_all(&h).unwrap();
+    for (i, (time, sector)) in writes(n).enumerate() {
+        out.write_all(&issue_record(
+            i as u32,
+            time,
+            TraceOp::Write,
+            sector * 512,
+            4096,
+            179 << 20,
+        ))
+        .unwrap();
     }
 }
 

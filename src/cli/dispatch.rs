@@ -118,10 +118,11 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
             spec,
             time_scale,
             backing,
+            record,
             json,
             cleanup,
             force,
-        } => return emulate(spec, time_scale, backing, json, (cleanup, force), &at.places),
+        } => return emulate(spec, time_scale, (backing, record), json, (cleanup, force), &at.places),
         Command::Import { source } => import(source, &at.places)?,
         Command::Trace {
             device,
@@ -328,7 +329,7 @@ fn sim(action: SimAction) -> CliResult<Output> {
 fn emulate(
     spec: Option<crate::args::SimCard>,
     time_scale: f64,
-    backing: Option<PathBuf>,
+    (backing, record): (Option<PathBuf>, Option<PathBuf>),
     json: bool,
     (cleanup, force): (bool, Option<u32>),
     places: &Places,
@@ -343,6 +344,7 @@ fn emulate(
                     params: *spec.params,
                     time_scale,
                     backing,
+                    record,
                     dir: places.emulations.clone(),
                 },
                 &|doc| {

@@ -416,6 +416,7 @@ pub enum Command {
   sudo flashlab emulate sim:kingston-sa04g            prints /dev/loopN, serves until Ctrl-C
   sudo flashlab emulate sim:demo,capacity=1G --time-scale 0.1   ten times faster than the card
   sudo flashlab emulate sim:demo --backing card.img   the data survives a restart
+  sudo flashlab emulate sim:demo --record card.blktrace.0   then: flashlab life card.blktrace.0 --card sim:demo
   sudo flashlab emulate --cleanup                     remove what a killed emulation left
   sudo flashlab emulate --cleanup --force PID         end a stopped emulation that hangs its device
   sudo kill -USR1 PID; sudo kill -USR2 PID            pull the card out of its slot, put it back")]
@@ -432,12 +433,18 @@ pub enum Command {
         /// survives a restart.
         #[arg(long, value_name = "FILE")]
         backing: Option<PathBuf>,
+        /// Write each request in the order the card took it to FILE, in
+        /// blktrace's binary format (`flashlab life` and blkparse read it):
+        /// what the card saw, where a capture of the device holds what the
+        /// kernel sent.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         /// Print the device as one JSON document on stdout (the summary
         /// still goes to stderr at the end).
         #[arg(long)]
         json: bool,
         /// Only detach and unmount what emulations killed earlier left.
-        #[arg(long, conflicts_with_all = ["spec", "backing", "time_scale"])]
+        #[arg(long, conflicts_with_all = ["spec", "backing", "record", "time_scale"])]
         cleanup: bool,
         /// With --cleanup: end the running emulation PID (a stopped one
         /// hangs its device's I/O), failing what waits on it with EIO.

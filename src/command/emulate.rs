@@ -83,6 +83,7 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
     crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     let sig = counters(&em);
     let device = em.ready.device.clone();
+    let em_record = em.ready.record.clone();
     let s = em.stop().map_err(cli)?;
     let sizes: Vec<String> = {
         let mut v: Vec<(&u32, &u64)> = s.sizes.iter().collect();
@@ -119,6 +120,13 @@ pub fn run(o: &emulate::Options, announce: &dyn Fn(&RunDocument), stopped: &dyn 
         crate::errln!("{}", crate::console::wrap(&line, "", "  "));
     }
     crate::errln!("detached {device} and unmounted the card's FUSE filesystem");
+    if let (Some(n), Some(path)) = (s.recorded, &em_record) {
+        let line = format!(
+            "recorded {} in the order the card took them: {path}",
+            count(n, "request", "requests")
+        );
+        crate::errln!("{}", crate::console::wrap(&line, "", "  "));
+    }
     if let Body::Emulating(e) = &mut doc.body {
         e.stopped = Some(Box::new(s));
     }

@@ -16,8 +16,10 @@ use fuser::{
     ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
 };
 
+use super::files::Recorder;
 use super::order::{Order, PATIENCE};
 use super::timing::{Calibrating, Overhead, Waiter};
+use crate::import::trace::TraceOp;
 use crate::sim::SimTarget;
 use crate::targets::{AlignedBuf, Op, Request as Io};
 
@@ -124,6 +126,8 @@ pub struct Card {
     /// file shows 0 bytes and every request fails with ENOMEDIUM.
     pub present: AtomicBool,
     pub stats: Mutex<Stats>,
+    /// `--record`'s file, from when the card serves the model.
+    record: OnceLock<Recorder>,
 }
 
 impl Card {
@@ -143,6 +147,26 @@ impl Card {
             in_flight: AtomicU64::new(0),
             present: AtomicBool::new(true),
             stats: Mutex::new(Stats::default()),
+            record: OnceLock::new(),
+        }
+    }
+
+    /// The record's requests once the device is gone (None without
+    /// `--record`).
+    pub fn finish_record(&self) -> Result<Option<u64>, super::EmulateError> {
+        self.record.get().map(Recorder::finish).transpose()
+    }
+
+    /// Record each request the model takes from now on into `r`.
+    pub fn record_to(&self, r: Recorder) {
+        let _ = self.record.set(r);
+    }
+
+    /// `--record` one request as the model takes it, at `arrival` (the
+    /// card's clock).
+    fn note(&self, arrival: u64, op: TraceOp, offset: u64, bytes: u32) {
+        if let Some(r) = self.record.get() {
+            r.note(arrival, op, offset, bytes);
         }
     }
 
@@ -193,8 +217,8 @@ impl Card {
             self.order.wait_turn(unique, arrived + PATIENCE);
             let mut sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
             self.order.seen(unique);
+            let arrival = self.arrival(arrived);
             if zero {
-                let arrival = (arrived.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64;
                 with_buf(|buf| {
                     buf.as_mut_slice().fill(0);
                     let mut at = offset;
@@ -202,12 +226,21 @@ impl Card {
                         let n = (offset + len - at).min(u64::from(MAX_IO)) as u32;
                         sim.serve_at(arrival, &Io::write(at, n, 0), buf)
                             .map_err(|_| Errno::EIO)?;
+                        self.note(arrival, TraceOp::Write, at, n);
                         at += u64::from(n);
                     }
                     Ok::<(), Errno>(())
                 })?;
             } else {
                 sim.discard(offset, len);
+                // A record holds at most 4 GiB; 2 GiB pieces stay whole
+                // AUs of any power-of-two size up to theirs.
+                let mut at = offset;
+                while at < offset + len {
+                    let n = (offset + len - at).min(1 << 31) as u32;
+                    self.note(arrival, TraceOp::Discard, at, n);
+                    at += u64::from(n);
+                }
             }
         }
         if let Some(f) = &self.backing {
@@ -234,6 +267,11 @@ impl Card {
             st.bytes_discarded += len;
         }
         Ok(())
+    }
+
+    /// `at` on the card's clock: wall time since the start over the scale.
+    fn arrival(&self, at: Instant) -> u64 {
+        (at.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64
     }
 
     /// ENOMEDIUM (its number seen) while the card is out of its slot.
@@ -276,12 +314,20 @@ impl Card {
                 st.idle_wait_sum_ns += (gap.as_nanos() as u64).saturating_sub(overhead.at(io.op, io.len));
             }
         }
-        let arrival = (arrived.saturating_duration_since(self.origin).as_nanos() as f64 / self.scale) as u64;
+        let arrival = self.arrival(arrived);
         let served = {
             self.order.wait_turn(unique, arrived + PATIENCE);
             let mut sim = self.sim.lock().unwrap_or_else(|p| p.into_inner());
             self.order.seen(unique);
-            sim.serve_at(arrival, &io, buf)
+            let served = sim.serve_at(arrival, &io, buf);
+            if served.is_ok() {
+                let op = match io.op {
+                    Op::Read => TraceOp::Read,
+                    Op::Write => TraceOp::Write,
+                };
+                self.note(arrival, op, io.offset, io.len);
+            }
+            served
         };
         let result = match served {
             Ok((complete, errno)) => {
@@ -475,6 +521,7 @@ impl Filesystem for CardFs {
     fn fsync(&self, req: &Request, _ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
         self.0.order.seen(req.unique().0);
         self.0.stats.lock().unwrap_or_else(|p| p.into_inner()).flushes += 1;
+        self.0.note(self.0.arrival(Instant::now()), TraceOp::Flush, 0, 0);
         if let Some(f) = &self.0.backing {
             let _ = f.sync_data();
         }

@@ -13,13 +13,14 @@
 //! What an emulation leaves while it runs is recorded in a state file
 //! ([`stale`]), so one killed with SIGKILL is cleaned up by the next.
 
+mod files;
 mod fs;
 mod medium;
 mod order;
 pub mod stale;
 mod timing;
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -132,6 +133,8 @@ pub struct Options {
     pub params: crate::sim::params::Params,
     pub time_scale: f64,
     pub backing: Option<PathBuf>,
+    /// Where each request is written in the order the card took it.
+    pub record: Option<PathBuf>,
     /// Where emulations record themselves (`Places::emulations`).
     pub dir: PathBuf,
 }
@@ -160,6 +163,9 @@ pub struct Ready {
     pub faithful_scale: f64,
     pub mountpoint: String,
     pub backing: Option<String>,
+    /// `--record`'s file (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
 }
 
 /// What the card saw, at the end.
@@ -200,6 +206,9 @@ pub struct Summary {
     pub flash_work: crate::sim::ftl::FlashReport,
     pub device_s: f64,
     pub wall_s: f64,
+    /// Requests written to `--record`'s file (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<u64>,
 }
 
 /// A running emulation: dropping it detaches the loop device and unmounts.
@@ -251,9 +260,12 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     preflight()?;
     let mut sim = SimTarget::new(&o.spec, o.params.clone());
     let backing = match &o.backing {
-        Some(p) => Some(open_backing(p, &sim)?),
+        Some(p) => Some(files::open_backing(p, &sim)?),
         None => None,
     };
+    if let Some(r) = &o.record {
+        files::Recorder::check(r)?;
+    }
     // The card keeps its data in memory unless a backing file does.
     sim.params.keep_data = backing.is_none();
     let d = sim.description().clone();
@@ -317,6 +329,7 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
             faithful_scale: faithful_scale(quickest),
             mountpoint: state.mountpoint.display().to_string(),
             backing: o.backing.as_ref().map(|b| b.display().to_string()),
+            record: o.record.as_ref().map(|r| r.display().to_string()),
         },
         session: Some(session),
         limit_before_kb: None,
@@ -344,51 +357,13 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     let overhead = overhead.map_err(|e| failed(format!("cannot calibrate {dev}: {e}"), "check the loop device"))?;
     em.ready.overhead_us = overhead.at(crate::targets::Op::Read, 4096) as f64 / 1e3;
     em.card.serve_model(overhead);
+    // Made once the card serves the model, so that a start that fails
+    // leaves no file, and the calibration's requests are not in it.
+    if let Some(r) = &o.record {
+        em.card.record_to(files::Recorder::create(r)?);
+    }
     em.started = Instant::now();
     Ok(em)
-}
-
-/// The backing file: a regular file (made if missing) of the card's size.
-fn open_backing(p: &Path, sim: &SimTarget) -> Result<File, EmulateError> {
-    let size = sim.description().size_bytes;
-    if sim.params.real_capacity.is_some() || sim.params.write_cache > 0 {
-        return Err(refused(
-            "--backing keeps a genuine card's bytes; a fake card's lost writes are modelled in memory only",
-            "leave out --backing, or emulate a genuine profile",
-        ));
-    }
-    if let Ok(m) = std::fs::symlink_metadata(p)
-        && !m.file_type().is_file()
-    {
-        return Err(refused(
-            format!("--backing {} exists and is not a regular file", p.display()),
-            "give a regular file (it is made if missing)",
-        ));
-    }
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
-        .map_err(|e| refused(format!("cannot open --backing {}: {e}", p.display()), "check the path"))?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    if len != 0 && len != size {
-        return Err(refused(
-            format!("--backing {} holds {len} bytes, the card has {size}", p.display()),
-            "give the file of the same card (same profile and capacity), or a new one",
-        ));
-    }
-    if len == 0 {
-        f.set_len(size).map_err(|e| {
-            refused(
-                format!("cannot size --backing {}: {e}", p.display()),
-                "check the filesystem's space",
-            )
-        })?;
-    }
-    Ok(f)
 }
 
 /// `losetup --find --show --direct-io=on --sector-size N FILE`: the device.
@@ -592,14 +567,17 @@ impl Emulation {
             flash_work: self.card.flash_report(),
             device_s: device_ns as f64 / 1e9,
             wall_s: self.started.elapsed().as_secs_f64(),
+            recorded: None,
         }
     }
 
     /// Detach the loop device, unmount, remove the state: only what this
     /// emulation made.
     pub fn stop(mut self) -> Result<Summary, EmulateError> {
-        let summary = self.summary();
+        let mut summary = self.summary();
         self.teardown()?;
+        // Detached: no request can come, so the record is whole.
+        summary.recorded = self.card.finish_record()?;
         Ok(summary)
     }
 
@@ -739,6 +717,7 @@ mod tests {
             flash_work: crate::sim::SimTarget::new("sim:demo", crate::sim::params::Params::default()).flash_report(),
             device_s: 1.0,
             wall_s: 1.0,
+            recorded: None,
         }
     }
 

@@ -568,6 +568,21 @@ fn emulate_refuses_what_cannot_work_with_a_hint() {
     refused(&["emulate", "sim:nonesuch"], "sim list");
     refused(&["emulate", "sim:demo", "--time-scale", "0"], "time scale");
     refused(&["emulate", "sim:demo", "--backing", "/dev/null"], "regular file");
+    refused(&["emulate", "sim:demo", "--record", "/dev/null"], "regular file");
+    let record = dir.path().join("card.blktrace.0");
+    let record_arg = record.to_str().unwrap();
+    refused(
+        &[
+            "emulate",
+            "sim:demo,real_capacity=1G",
+            "--backing",
+            "x.img",
+            "--record",
+            record_arg,
+        ],
+        "--backing",
+    );
+    assert!(!record.exists(), "a refused emulation records nothing");
     refused(
         &["emulate", "sim:demo,real_capacity=1G", "--backing", "x.img"],
         "--backing",

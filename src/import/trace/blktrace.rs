@@ -56,6 +56,30 @@ fn byte_order(b: &[u8]) -> Option<bool> {
     }
 }
 
+/// One request issued to the driver (a D record) as the kernel writes it,
+/// little-endian, no payload: what `emulate --record` writes for each
+/// request its card takes, so that `life` and blkparse read the card's own
+/// order. `offset` and `bytes` are in bytes (the record counts 512-byte
+/// sectors); a flush has no bytes. Fields at `blk_io_trace`'s offsets
+/// (docs/notes/trace-formats.md, "blktrace binary").
+pub fn issue_record(sequence: u32, time_ns: u64, op: TraceOp, offset: u64, bytes: u32, device: u32) -> [u8; HEADER] {
+    let category = match op {
+        TraceOp::Read => 1,
+        TraceOp::Write => TC_WRITE,
+        TraceOp::Discard => TC_WRITE | TC_DISCARD,
+        TraceOp::Flush => TC_WRITE | TC_FLUSH,
+    };
+    let mut h = [0u8; HEADER];
+    h[0..4].copy_from_slice(&(MAGIC | VERSION).to_le_bytes());
+    h[4..8].copy_from_slice(&sequence.to_le_bytes());
+    h[8..16].copy_from_slice(&time_ns.to_le_bytes());
+    h[16..24].copy_from_slice(&(offset / 512).to_le_bytes());
+    h[24..28].copy_from_slice(&bytes.to_le_bytes());
+    h[28..32].copy_from_slice(&((category << 16) | ACT_ISSUE).to_le_bytes());
+    h[36..40].copy_from_slice(&device.to_le_bytes());
+    h
+}
+
 /// A dev_t as the kernel packs it in a record: major above bit 20.
 pub(super) fn dev_name(dev: u32) -> String {
     format!("{},{}", dev >> 20, dev & 0xf_ffff)
