@@ -78,26 +78,42 @@ _flashlab_cards() {{
 /// bash splits `sim:demo` at the colon (`COMP_WORDBREAKS`), so clap's
 /// function sees `sim`, `:`, `de` and completes `de` against
 /// `sim:demo`: nothing, or `sim:sim:demo` after a bare `sim:`. Its
-/// `complete` line goes to a wrapper that splits the line at blanks only
-/// (as bash-completion's `_get_comp_words_by_ref -n :` does, without
-/// needing it), then leaves in each answer only what follows the last
+/// `complete` line goes to a wrapper that joins again the words bash split
+/// at a colon with no blank between them (as bash-completion's
+/// `__reassemble_comp_words_by_ref` does, without needing it), keeping
+/// bash's own words otherwise, so a quoted word with a blank in it stays
+/// one word; then it leaves in each answer only what follows the last
 /// colon of the word, the part bash replaces.
 fn whole_words(script: &str) -> String {
     const WRAPPER: &str = r#"
 _flashlab_whole_words() {
-    local line="${COMP_LINE:0:COMP_POINT}"
-    local -a words
-    read -ra words <<< "$line"
-    if [[ -z "$line" || "$line" == *[[:space:]] ]]; then
-        words+=("")
+    local rest="${COMP_LINE:0:COMP_POINT}" w trimmed
+    local -a words=()
+    local i j=-1
+    for (( i = 0; i <= COMP_CWORD && i < ${#COMP_WORDS[@]}; i++ )); do
+        w="${COMP_WORDS[i]}"
+        trimmed="${rest#"${rest%%[![:space:]]*}"}"
+        if (( i == COMP_CWORD )); then
+            w="${w:0:${#trimmed}}"
+        fi
+        if (( j >= 0 )) && [[ "$trimmed" == "$rest" ]] && [[ "$w" == ":" || "${words[j]}" == *: ]]; then
+            words[j]+="$w"
+        else
+            words+=("$w")
+            j=$(( j + 1 ))
+        fi
+        rest="${trimmed:${#w}}"
+    done
+    if (( j < 0 )); then
+        words=("")
+        j=0
     fi
-    local n=${#words[@]}
-    local cur="${words[n-1]}" prev=""
-    if (( n > 1 )); then
-        prev="${words[n-2]}"
+    local cur="${words[j]}" prev=""
+    if (( j > 0 )); then
+        prev="${words[j-1]}"
     fi
     COMP_WORDS=("${words[@]}")
-    COMP_CWORD=$(( n - 1 ))
+    COMP_CWORD=$j
     _flashlab "$1" "$cur" "$prev"
     if [[ "$cur" == *:* ]]; then
         COMPREPLY=( "${COMPREPLY[@]#"${cur%:*}:"}" )

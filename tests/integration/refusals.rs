@@ -226,8 +226,19 @@ fn bash_completes_a_card_across_the_colon() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("flashlab.bash");
     std::fs::write(&file, &out.stdout).unwrap();
+    // A quoted word with a blank in it is one word, as bash has it: its
+    // second half once completed as a word of its own (in a file named
+    // `card --no-st...`, `--no-st` gave `--no-store`, which bash put over
+    // the whole quoted word). Nothing here lets bash's own filename
+    // completion (`-o default`) complete it, quotes and all.
     // Each line with COMP_WORDS as bash splits it.
-    let cases: [(&str, &str, &[&str]); 4] = [
+    let cases: [(&str, &str, &[&str]); 6] = [
+        ("flashlab probe \"card --no-st", "flashlab probe '\"card --no-st'", &[]),
+        (
+            "flashlab probe --journal-dir \"a b\" sim:de",
+            "flashlab probe --journal-dir '\"a b\"' sim : de",
+            &["demo"],
+        ),
         ("flashlab probe sim:de", "flashlab probe sim : de", &["demo"]),
         (
             "flashlab probe sim:sandisk-2g",
@@ -243,10 +254,11 @@ fn bash_completes_a_card_across_the_colon() {
     ];
     for (line, words, want) in cases {
         let run = format!(
-            "source {}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({words}); \
+            "cd {}; source {}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({words}); \
              COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); \
              _flashlab_whole_words flashlab \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
              printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            dir.path().display(),
             file.display()
         );
         let got = std::process::Command::new("bash").args(["-c", &run]).output().unwrap();
