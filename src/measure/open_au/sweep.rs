@@ -60,10 +60,6 @@ pub(super) struct Sweeper<'a> {
     /// `judge_again` runs: its control's slow opening round is the
     /// collapse's too.
     confirming: bool,
-    /// The one-AU visits' reads (before their writes), by median (device
-    /// ns): a visit whose read is [`SLOW`] times this was stalled on the
-    /// path, whatever its write took.
-    read_ns: f64,
 }
 
 /// What judging a collapsing count again found (see `Sweeper::judge_again`).
@@ -86,6 +82,10 @@ struct Pass<'a> {
     random: bool,
     /// The one-AU visits' times.
     base: &'a Stats,
+    /// The one-AU visits' reads (before their writes), by median (device
+    /// ns): a visit whose read is [`SLOW`] times this was stalled on the
+    /// path, whatever its write took.
+    read_ns: f64,
     deadline_ns: u64,
 }
 
@@ -116,7 +116,6 @@ impl<'a> Sweeper<'a> {
             merges: (0.0, 0),
             collapse: None,
             confirming: false,
-            read_ns: 0.0,
         }
     }
 
@@ -299,6 +298,7 @@ impl<'a> Sweeper<'a> {
         let Pass {
             random,
             base,
+            read_ns,
             deadline_ns,
         } = *pass;
         let mut judged = Judged {
@@ -372,7 +372,7 @@ impl<'a> Sweeper<'a> {
                         continue;
                     }
                     judged.latencies.push(l);
-                    judged.slow_reads += usize::from(read >= SLOW * self.read_ns);
+                    judged.slow_reads += usize::from(read >= SLOW * read_ns);
                     // What the ratios see: a slow visit that does not count
                     // yet as the typical one.
                     scored.push(if (slow || wrap) && !counts { base.median } else { l });
@@ -434,7 +434,6 @@ impl<'a> Sweeper<'a> {
         let Some((b, read_ns)) = self.baseline(&mut pool, random)? else {
             return Ok(region_out(0, runs));
         };
-        self.read_ns = read_ns;
         let base = Stats::of(&b);
         self.quick_ns = base.median;
         // The baseline's own slow visits are outliers too.
@@ -446,6 +445,7 @@ impl<'a> Sweeper<'a> {
         let pass = Pass {
             random,
             base: &base,
+            read_ns,
             deadline_ns,
         };
         let mut lo = 1;
