@@ -309,18 +309,12 @@ pub fn rewrite_timed(t: &mut dyn Target, offsets: &[u64], len: u64) -> Result<Re
     let n = request_len(len, "--chunk")?;
     let mut buf = buffer(len.saturating_mul(offsets.len() as u64))?;
     let at = |i: usize| i * n as usize;
-    let reads: Vec<crate::targets::Request> = offsets
-        .iter()
-        .enumerate()
-        .map(|(i, &o)| crate::targets::Request::read(o, n, at(i)))
-        .collect();
-    let read = crate::targets::run_all(t, &reads, 1, &mut buf)?;
-    let writes: Vec<crate::targets::Request> = offsets
-        .iter()
-        .enumerate()
-        .map(|(i, &o)| crate::targets::Request::write(o, n, at(i)))
-        .collect();
-    let written = crate::targets::run_all(t, &writes, 1, &mut buf)?;
+    // Each offset's chunk, read (or written) from its own place in `buf`.
+    let all = |op: fn(u64, u32, usize) -> crate::targets::Request| -> Vec<crate::targets::Request> {
+        offsets.iter().enumerate().map(|(i, &o)| op(o, n, at(i))).collect()
+    };
+    let read = crate::targets::run_all(t, &all(crate::targets::Request::read), 1, &mut buf)?;
+    let written = crate::targets::run_all(t, &all(crate::targets::Request::write), 1, &mut buf)?;
     let ns = |c: &[crate::targets::Completion]| c.iter().map(|c| c.duration_ns as f64).collect();
     Ok(Rewritten {
         reads: ns(&read),

@@ -127,10 +127,9 @@ fn month_note(month: u8, notes: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registers::hex::parse_register;
 
     fn raw(hex: &str) -> [u8; 16] {
-        parse_register(hex, "CID", 16).unwrap().try_into().unwrap()
+        crate::registers::hex::raw(hex, "CID")
     }
 
     #[test]

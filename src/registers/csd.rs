@@ -257,10 +257,9 @@ pub fn decode_mmc(raw: &[u8; 16]) -> Csd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registers::hex::parse_register;
 
     fn raw(hex: &str) -> [u8; 16] {
-        parse_register(hex, "CSD", 16).unwrap().try_into().unwrap()
+        crate::registers::hex::raw(hex, "CSD")
     }
 
     #[test]

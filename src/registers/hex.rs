@@ -73,6 +73,12 @@ fn strip(token: &str) -> &str {
         .unwrap_or(token)
 }
 
+/// A register of `N` bytes from its hex text, for the decoders' tests.
+#[cfg(test)]
+pub fn raw<const N: usize>(text: &str, register: &'static str) -> [u8; N] {
+    parse_register(text, register, N).unwrap().try_into().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

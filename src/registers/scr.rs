@@ -99,10 +99,9 @@ pub fn decode(raw: &[u8; 8]) -> Scr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registers::hex::parse_register;
 
     fn raw(hex: &str) -> [u8; 8] {
-        parse_register(hex, "SCR", 8).unwrap().try_into().unwrap()
+        crate::registers::hex::raw(hex, "SCR")
     }
 
     #[test]

@@ -30,13 +30,7 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
         &fast,
     );
     let before = sha(Path::new(&fake.device));
-    let out = flashlab_in(dir.path())
-        .args(["capacity", &fake.device, "--write", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let c = &v["capacity"];
+    let c = capacity(dir.path(), &fake.device);
     assert_eq!(c["verdict"], "fake", "{c}");
     assert_eq!(c["usable_bytes"], 512u64 << 20, "{c}");
     assert_eq!(sha(Path::new(&fake.device)), before, "capacity gave every byte back");
@@ -55,13 +49,8 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let before = real(&tiny.device);
-    let out = flashlab_in(dir.path())
-        .args(["capacity", &tiny.device, "--write", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["capacity"]["usable_bytes"], 12u64 << 20, "{}", v["capacity"]);
+    let c = capacity(dir.path(), &tiny.device);
+    assert_eq!(c["usable_bytes"], 12u64 << 20, "{c}");
     assert_eq!(real(&tiny.device), before, "the 12 MiB real area is unchanged");
     drop(tiny);
     // A write cache larger than the 32 MiB push (called genuine)
@@ -73,18 +62,24 @@ fn f3probe_and_flashlab_capacity_read_emulated_cards_as_they_are() {
         "sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=48M",
         &fast,
     );
-    let out = flashlab_in(dir.path())
-        .args(["capacity", &cached.device, "--write", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let c = &v["capacity"];
+    let c = capacity(dir.path(), &cached.device);
     assert_eq!(
         (c["kind"].as_str(), c["usable_bytes"].as_u64()),
         (Some("cache"), Some(1u64 << 30)),
         "{c}"
     );
+}
+
+/// `flashlab capacity DEVICE --write --json`, which must succeed: its
+/// `capacity` document.
+fn capacity(dir: &Path, device: &str) -> serde_json::Value {
+    let out = flashlab_in(dir)
+        .args(["capacity", device, "--write", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["capacity"].clone()
 }
 
 /// Debian's flashbench (the real program, not flashlab's reproduction of
