@@ -11,10 +11,11 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use flashlab::import::trace::{Trace, TraceOp, TraceOptions, issue_record};
+use flashlab::import::trace::{Trace, TraceOptions};
 use flashlab::measure::life::{LifeError, Replay, Source, Start, Variant, card_life};
 use flashlab::sim::SimTarget;
 use flashlab::sim::replay::TraceRecord;
+use flashlab::targets::real::blktrace::record::{TC_WRITE, issue_record};
 
 fn rss_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -44,15 +45,8 @@ fn writes(n: u64) -> impl Iterator<Item = (u64, u64)> {
 fn binary(path: &Path, n: u64) {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     for (i, (time, sector)) in writes(n).enumerate() {
-        out.write_all(&issue_record(
-            i as u32,
-            time,
-            TraceOp::Write,
-            sector * 512,
-            4096,
-            179 << 20,
-        ))
-        .unwrap();
+        out.write_all(&issue_record(i as u32, time, TC_WRITE, sector * 512, 4096, 179 << 20))
+            .unwrap();
     }
 }
 

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{EmulateError, refused};
-use crate::import::trace::{TraceOp, issue_record};
 use crate::sim::SimTarget;
+use crate::sim::replay::TraceOp;
 use crate::targets::Target;
+use crate::targets::real::blktrace::record::{TC_DISCARD, TC_FLUSH, TC_READ, TC_WRITE, issue_record};
 
 /// The backing file: a regular file (made if missing) of the card's size.
 pub(super) fn open_backing(p: &Path, sim: &SimTarget) -> Result<File, EmulateError> {
@@ -115,7 +116,13 @@ impl Recorder {
             return;
         }
         // blktrace's sequence is 32 bits and wraps as the kernel's does.
-        let record = issue_record(w.records as u32, time_ns, op, offset, bytes, 0);
+        let category = match op {
+            TraceOp::Read => TC_READ,
+            TraceOp::Write => TC_WRITE,
+            TraceOp::Discard => TC_WRITE | TC_DISCARD,
+            TraceOp::Flush => TC_WRITE | TC_FLUSH,
+        };
+        let record = issue_record(w.records as u32, time_ns, category, offset, bytes, 0);
         match w.file.write_all(&record) {
             Ok(()) => w.records += 1,
             Err(e) => w.failed = Some(e.to_string()),

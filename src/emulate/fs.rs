@@ -19,8 +19,8 @@ use fuser::{
 use super::files::Recorder;
 use super::order::{Order, PATIENCE};
 use super::timing::{Calibrating, Overhead, Waiter};
-use crate::import::trace::TraceOp;
 use crate::sim::SimTarget;
+use crate::sim::replay::TraceOp;
 use crate::targets::{AlignedBuf, Op, Request as Io};
 
 /// The name of the one file, under the mount point.

@@ -8,27 +8,12 @@ use std::path::{Path, PathBuf};
 
 use super::{At, BINARY_BUFFER, Events, Input, Request, Take, TraceError, TraceOp};
 
-/// The magic in a header's first word, with the version in its low byte.
-const MAGIC: u32 = 0x6561_7400;
-/// The record layout read here (blkparse reads this one only: `verify_trace`
-/// in blktrace.h).
-const VERSION: u32 = 7;
-const HEADER: usize = 48;
+// The record's layout is the kernel's, written by a capture and by
+// `emulate --record` as well as read here: one place holds it.
+pub(super) use crate::targets::real::blktrace::record::{
+    ACT_ISSUE, ACT_QUEUE, HEADER, MAGIC, TC_DISCARD, TC_FLUSH, TC_NOTIFY, TC_PC, TC_WRITE, VERSION,
+};
 
-// Action codes, the low 16 bits of `action`.
-pub(super) const ACT_QUEUE: u32 = 1;
-pub(super) const ACT_ISSUE: u32 = 7;
-
-// Category bits, the high 16 bits of `action`.
-pub(super) const TC_WRITE: u32 = 1 << 1;
-pub(super) const TC_FLUSH: u32 = 1 << 2;
-/// Passthrough (SCSI) commands: no sector range (blkparse_fmt.c prints their
-/// payload instead).
-pub(super) const TC_PC: u32 = 1 << 9;
-/// Process names and clock notes, not I/O; their action codes overlap the
-/// I/O ones (a timestamp note is 1, as Q is), so the category comes first.
-pub(super) const TC_NOTIFY: u32 = 1 << 10;
-pub(super) const TC_DISCARD: u32 = 1 << 13;
 /// The one note blkparse keeps among the records (`BLK_TN_MESSAGE`), so it
 /// counts for the start of time (`ms_prime` in blkparse.c).
 const TN_MESSAGE: u32 = (TC_NOTIFY << 16) | 2;
@@ -54,30 +39,6 @@ fn byte_order(b: &[u8]) -> Option<bool> {
     } else {
         None
     }
-}
-
-/// One request issued to the driver (a D record) as the kernel writes it,
-/// little-endian, no payload: what `emulate --record` writes for each
-/// request its card takes, so that `life` and blkparse read the card's own
-/// order. `offset` and `bytes` are in bytes (the record counts 512-byte
-/// sectors); a flush has no bytes. Fields at `blk_io_trace`'s offsets
-/// (docs/notes/trace-formats.md, "blktrace binary").
-pub fn issue_record(sequence: u32, time_ns: u64, op: TraceOp, offset: u64, bytes: u32, device: u32) -> [u8; HEADER] {
-    let category = match op {
-        TraceOp::Read => 1,
-        TraceOp::Write => TC_WRITE,
-        TraceOp::Discard => TC_WRITE | TC_DISCARD,
-        TraceOp::Flush => TC_WRITE | TC_FLUSH,
-    };
-    let mut h = [0u8; HEADER];
-    h[0..4].copy_from_slice(&(MAGIC | VERSION).to_le_bytes());
-    h[4..8].copy_from_slice(&sequence.to_le_bytes());
-    h[8..16].copy_from_slice(&time_ns.to_le_bytes());
-    h[16..24].copy_from_slice(&(offset / 512).to_le_bytes());
-    h[24..28].copy_from_slice(&bytes.to_le_bytes());
-    h[28..32].copy_from_slice(&((category << 16) | ACT_ISSUE).to_le_bytes());
-    h[36..40].copy_from_slice(&device.to_le_bytes());
-    h
 }
 
 /// A dev_t as the kernel packs it in a record: major above bit 20.

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 /// the first request it printed, and at completion, not issue). A flush
 /// carries offset 0 and length 0: it names no range.
 pub use crate::sim::replay::{TraceOp, TraceRecord};
-pub use blktrace::{Counts, Tally, issue_record};
+pub use blktrace::{Counts, Tally};
 
 /// The formats read, told apart by content ([`Trace::open`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

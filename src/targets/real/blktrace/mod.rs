@@ -16,6 +16,7 @@
 //! out of a capture, an error included, leaves the kernel tracing.
 
 mod ftrace;
+pub mod record;
 mod relay;
 
 use std::fs::File;
