@@ -25,10 +25,17 @@ const VISIT_WRITES: u64 = 2;
 /// Chunks each region is written at, downwards: every visit lands below
 /// the last, so the card sees random order.
 pub const SLOT_POSITIONS: u64 = 64;
-/// Device time one set may take before the probe gives up (fat then falls
-/// back to its latency method, au claims nothing): a merge copies a whole
-/// AU, and with AUs of 100 MiB and more (seconds per merge) the overflowing
-/// sets would take many minutes.
+/// Device time one set's measuring rounds may take before the probe gives
+/// up (fat then falls back to its latency method, au claims nothing): a
+/// merge copies a whole AU, and with AUs of 100 MiB and more (seconds per
+/// merge) the overflowing sets would take many minutes. The warm-up before
+/// them is not counted (only the step's budget bounds it): it visits each
+/// region once, and pays for what was open before the set, a merge per AU
+/// the step before left open. Counted, the first set of fat's on cards of
+/// 48-128 MiB AUs ran out in it (open-au had left 15-30 AUs open), and fat
+/// fell back to its latency method: "none" at 0.3 where a 6-AU area was
+/// (`examples/budget.rs`, 300 hard cards: FAT confident and right 261 ->
+/// 268, none wrong).
 pub const SLOT_BUDGET_NS: f64 = 60e9;
 /// Visits written between looks at the budget: up to 4 merges of an AU.
 const WITHIN_VISITS: usize = 4;
@@ -226,7 +233,8 @@ impl<'a> SlotWriter<'a> {
     /// AUs into the card's slots, or starts the overflow), then batches of
     /// [`SLOT_BATCH`] writes, going on round the set, until the share of
     /// merging writes clearly fits or overflows (at most [`SLOT_MOST`]
-    /// writes). `None` once the set has used [`SLOT_BUDGET_NS`].
+    /// writes). `None` once the rounds after the warm-up have used
+    /// [`SLOT_BUDGET_NS`], or the step its budget.
     ///
     /// Where the set is the last one that fit plus new regions (fat's next
     /// candidate AU beside the same ordinary ones, au's next stride), the
@@ -265,10 +273,12 @@ impl<'a> SlotWriter<'a> {
         if !fresh.is_empty() && fresh.len() < set.len() {
             warm = fresh;
         }
+        // The warm-up against the step's budget only (see SLOT_BUDGET_NS).
         let mut spent = 0.0;
-        if !self.write_within(t, &warm, &mut spent)?.1 {
+        if !self.write_within(t, &warm, &mut spent, f64::INFINITY)?.1 {
             return Ok(None);
         }
+        spent = 0.0;
         // Then round the set least recently visited first: where the set
         // overflows the card's slots, every visit finds its AU evicted.
         let mut order = set.to_vec();
@@ -277,7 +287,7 @@ impl<'a> SlotWriter<'a> {
         let mut lat = Vec::new();
         loop {
             let aus: Vec<u64> = next.by_ref().take((SLOT_BATCH / VISIT_WRITES) as usize).collect();
-            let (ns, within) = self.write_within(t, &aus, &mut spent)?;
+            let (ns, within) = self.write_within(t, &aus, &mut spent, SLOT_BUDGET_NS)?;
             lat.extend(ns);
             let share = Share::of(&lat, self.threshold);
             match share.overflows() {
@@ -302,8 +312,8 @@ impl<'a> SlotWriter<'a> {
     }
 
     /// [`SlotWriter::write`] a few visits at a time, adding their time to
-    /// `spent`: the latencies, and false if the set's budget or the step's
-    /// was used up before the last visit (past a card's limit every visit
+    /// `spent`: the latencies, and false if `spent` passed `cap` or the
+    /// step's budget was used up before the last visit (past a card's limit every visit
     /// merges an AU: 20 visits to 128 MiB AUs behind a slow host are
     /// minutes, so the budget is looked at between every [`WITHIN_VISITS`]
     /// visits, not once per cycle). What was written still counts: a batch
@@ -314,13 +324,14 @@ impl<'a> SlotWriter<'a> {
         t: &mut dyn Target,
         visits: &[u64],
         spent: &mut f64,
+        cap: f64,
     ) -> Result<(Vec<f64>, bool), MeasureError> {
         let mut lat = Vec::with_capacity(visits.len() * VISIT_WRITES as usize);
         for group in visits.chunks(WITHIN_VISITS) {
             let ns = self.write(t, group)?;
             *spent += ns.iter().sum::<f64>();
             lat.extend(ns);
-            if *spent > SLOT_BUDGET_NS || self.out_of_time(t) {
+            if *spent > cap || self.out_of_time(t) {
                 return Ok((lat, false));
             }
         }
