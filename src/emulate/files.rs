@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -13,6 +13,11 @@ use crate::sim::SimTarget;
 use crate::sim::replay::TraceOp;
 use crate::targets::Target;
 use crate::targets::real::blktrace::record::{TC_DISCARD, TC_FLUSH, TC_READ, TC_WRITE, issue_record};
+
+/// A file's device and inode: the same bytes under any name.
+pub(super) fn file_id(f: &File) -> Option<(u64, u64)> {
+    f.metadata().ok().map(|m| (m.dev(), m.ino()))
+}
 
 /// The backing file: a regular file (made if missing) of the card's size.
 pub(super) fn open_backing(p: &Path, sim: &SimTarget) -> Result<File, EmulateError> {
@@ -77,20 +82,45 @@ struct Written {
 impl Recorder {
     /// Refuse `path` unless it is absent or a regular file that nothing
     /// uses: never a device node, a link or a file in use
-    /// ([`crate::safety::output::check`]).
-    pub(super) fn check(path: &Path) -> Result<(), EmulateError> {
-        crate::safety::output::check(path).map_err(|e| {
-            refused(
-                format!("--record: {e}"),
-                "give --record a new file, or a regular file nothing uses",
-            )
-        })
+    /// ([`crate::safety::output::check`]), nor the `--backing` file under
+    /// any name (its path, or its device and inode once it exists): this
+    /// emulation holds that one open itself, and emptying it would empty
+    /// the card.
+    pub(super) fn check(path: &Path, backing: Option<&Path>) -> Result<(), EmulateError> {
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        Self::check_apart(
+            path,
+            backing.is_some_and(|b| b == path || id(b).is_some() && id(b) == id(path)),
+        )
+    }
+
+    /// [`Self::check`] with the backing file known by its device and
+    /// inode (`backing`, once it is open).
+    fn check_id(path: &Path, backing: Option<(u64, u64)>) -> Result<(), EmulateError> {
+        let same = backing.is_some() && std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino())) == backing;
+        Self::check_apart(path, same)
+    }
+
+    /// Refuse `path` as an output, or as the backing file (`same`).
+    fn check_apart(path: &Path, same: bool) -> Result<(), EmulateError> {
+        let hint = "give --record a new file, or a regular file nothing uses";
+        crate::safety::output::check(path).map_err(|e| refused(format!("--record: {e}"), hint))?;
+        if same {
+            return Err(refused(
+                format!(
+                    "--record {} is the --backing file, which holds the card's data",
+                    path.display()
+                ),
+                hint,
+            ));
+        }
+        Ok(())
     }
 
     /// Create `path`, or empty the regular file there ([`Self::check`]
     /// again, just before).
-    pub(super) fn create(path: &Path) -> Result<Recorder, EmulateError> {
-        Self::check(path)?;
+    pub(super) fn create(path: &Path, backing: Option<(u64, u64)>) -> Result<Recorder, EmulateError> {
+        Self::check_id(path, backing)?;
         let refuse = |why: String| refused(why, "give --record a new file, or a regular file nothing uses");
         let file = OpenOptions::new()
             .write(true)
@@ -115,13 +145,13 @@ impl Recorder {
         if w.failed.is_some() {
             return;
         }
-        // blktrace's sequence is 32 bits and wraps as the kernel's does.
         let category = match op {
             TraceOp::Read => TC_READ,
             TraceOp::Write => TC_WRITE,
             TraceOp::Discard => TC_WRITE | TC_DISCARD,
             TraceOp::Flush => TC_WRITE | TC_FLUSH,
         };
+        // blktrace's sequence is 32 bits and wraps as the kernel's does.
         let record = issue_record(w.records as u32, time_ns, category, offset, bytes, 0);
         match w.file.write_all(&record) {
             Ok(()) => w.records += 1,

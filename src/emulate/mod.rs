@@ -259,13 +259,14 @@ pub fn preflight() -> Result<(), EmulateError> {
 pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     preflight()?;
     let mut sim = SimTarget::new(&o.spec, o.params.clone());
+    if let Some(r) = &o.record {
+        files::Recorder::check(r, o.backing.as_deref())?;
+    }
     let backing = match &o.backing {
         Some(p) => Some(files::open_backing(p, &sim)?),
         None => None,
     };
-    if let Some(r) = &o.record {
-        files::Recorder::check(r)?;
-    }
+    let backing_id = backing.as_ref().and_then(files::file_id);
     // The card keeps its data in memory unless a backing file does.
     sim.params.keep_data = backing.is_none();
     let d = sim.description().clone();
@@ -360,7 +361,7 @@ pub fn start(o: &Options) -> Result<Emulation, EmulateError> {
     // Made once the card serves the model, so that a start that fails
     // leaves no file, and the calibration's requests are not in it.
     if let Some(r) = &o.record {
-        em.card.record_to(files::Recorder::create(r)?);
+        em.card.record_to(files::Recorder::create(r, backing_id)?);
     }
     em.started = Instant::now();
     Ok(em)
