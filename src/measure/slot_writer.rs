@@ -274,11 +274,10 @@ impl<'a> SlotWriter<'a> {
             warm = fresh;
         }
         // The warm-up against the step's budget only (see SLOT_BUDGET_NS).
-        let mut spent = 0.0;
-        if !self.write_within(t, &warm, &mut spent, f64::INFINITY)?.1 {
+        if !self.write_within(t, &warm, &mut 0.0, f64::INFINITY)?.1 {
             return Ok(None);
         }
-        spent = 0.0;
+        let mut spent = 0.0;
         // Then round the set least recently visited first: where the set
         // overflows the card's slots, every visit finds its AU evicted.
         let mut order = set.to_vec();

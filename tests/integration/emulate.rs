@@ -583,36 +583,20 @@ fn emulate_refuses_what_cannot_work_with_a_hint() {
         "--backing",
     );
     assert!(!record.exists(), "a refused emulation records nothing");
-    // The record never empties the card's own data, under any name.
+    // The record never empties the card's own data, under any name: the
+    // same path, a hard link, or a backing file not made yet.
     let backing = dir.path().join("card.img");
     std::fs::write(&backing, b"the card's data").unwrap();
     let link = dir.path().join("card.link");
     std::fs::hard_link(&backing, &link).unwrap();
-    for name in [&backing, &link] {
+    let fresh = dir.path().join("new.img");
+    for (card, record) in [(&backing, &backing), (&backing, &link), (&fresh, &fresh)] {
+        let (card, record) = (card.to_str().unwrap(), record.to_str().unwrap());
         refused(
-            &[
-                "emulate",
-                "sim:demo",
-                "--backing",
-                backing.to_str().unwrap(),
-                "--record",
-                name.to_str().unwrap(),
-            ],
+            &["emulate", "sim:demo", "--backing", card, "--record", record],
             "--backing file",
         );
     }
-    let fresh = dir.path().join("new.img");
-    refused(
-        &[
-            "emulate",
-            "sim:demo",
-            "--backing",
-            fresh.to_str().unwrap(),
-            "--record",
-            fresh.to_str().unwrap(),
-        ],
-        "--backing file",
-    );
     assert_eq!(std::fs::read(&backing).unwrap(), b"the card's data");
     assert!(!fresh.exists(), "nothing made");
     refused(
