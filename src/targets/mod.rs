@@ -183,6 +183,22 @@ pub trait Target: Send {
     fn keeps_data(&self) -> bool {
         true
     }
+
+    /// Read the `len` bytes at `offset` into `buf` and, where `keep`
+    /// accepts them, write them back as they are; whether they were
+    /// written. A flush that pushes a write cache out and leaves the card
+    /// holding what it held (capacity). A preserving target journals the
+    /// bytes this read took, where a read and a write would have it read
+    /// them twice.
+    fn rewrite(
+        &mut self,
+        offset: u64,
+        len: u32,
+        buf: &mut AlignedBuf,
+        keep: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<bool, TargetError> {
+        rewrite_through(self, offset, len, buf, keep)
+    }
 }
 
 /// A borrowed or boxed target is a target: each method forwards.
@@ -225,6 +241,16 @@ macro_rules! forward_target {
             fn keeps_data(&self) -> bool {
                 (**self).keeps_data()
             }
+
+            fn rewrite(
+                &mut self,
+                offset: u64,
+                len: u32,
+                buf: &mut AlignedBuf,
+                keep: &dyn Fn(&[u8]) -> bool,
+            ) -> Result<bool, TargetError> {
+                (**self).rewrite(offset, len, buf, keep)
+            }
         }
     )*};
 }
@@ -236,17 +262,42 @@ forward_target!(&mut T, Box<T>);
 /// writing tests).
 pub fn run_all(target: &mut dyn Target, requests: &[Request], queue_depth: usize, buf: &mut AlignedBuf) -> Completions {
     let done = target.run(requests, queue_depth, buf)?;
-    if let Some((r, errno)) = requests.iter().zip(&done).find_map(|(r, c)| c.errno.map(|e| (r, e))) {
-        return Err(TargetError::Io {
+    first_failure(requests, &done)?;
+    Ok(done)
+}
+
+/// The first request of a batch that failed, as an error.
+pub fn first_failure(requests: &[Request], done: &[Completion]) -> Result<(), TargetError> {
+    match requests.iter().zip(done).find_map(|(r, c)| c.errno.map(|e| (r, e))) {
+        Some((r, errno)) => Err(TargetError::Io {
             op: match r.op {
                 Op::Read => "read",
                 Op::Write => "write",
             },
             offset: r.offset,
             source: std::io::Error::from_raw_os_error(errno),
-        });
+        }),
+        None => Ok(()),
     }
-    Ok(done)
+}
+
+/// [`Target::rewrite`] as any target does it: a read, then a write of
+/// what it read.
+pub fn rewrite_through<T: Target + ?Sized>(
+    t: &mut T,
+    offset: u64,
+    len: u32,
+    buf: &mut AlignedBuf,
+    keep: &dyn Fn(&[u8]) -> bool,
+) -> Result<bool, TargetError> {
+    let read = [Request::read(offset, len, 0)];
+    first_failure(&read, &t.run(&read, 1, buf)?)?;
+    if !keep(&buf.as_slice()[..len as usize]) {
+        return Ok(false);
+    }
+    let write = [Request::write(offset, len, 0)];
+    first_failure(&write, &t.run(&write, 1, buf)?)?;
+    Ok(true)
 }
 
 /// The checks every target applies before any I/O: aligned, inside the target

@@ -36,7 +36,9 @@
 //! them is overwritten, even where a wrapping card maps two of them onto one
 //! place; the restore then writes the same snapshot back in any order. The
 //! exception is a flush written as it is, chunk by chunk, each chunk
-//! journalled at its own write: the survey's past the dense region, where
+//! journalled at its own write from the read that gives it its bytes
+//! (`Target::rewrite`: read once, not again for the journal): the
+//! survey's past the dense region, where
 //! a chunk that holds a block this run wrote (come there through a wrap)
 //! is left alone, so no journal keeps this run's tag as an original; and a
 //! narrowing stage's with a canary, where no wrap was seen. A flush cut

@@ -158,10 +158,11 @@ impl Stage {
                 crate::targets::run_all(t, &[Request::write(at, CHUNK as u32, 0)], 1, &mut probe)?;
                 priced_bytes += CHUNK;
             }
-            // Three times: the journal's read, the check's after the
-            // restore, and the merges an AU's end brings, which one MiB in
-            // the middle of an AU does not pay (an AT91 host with 64 KiB
-            // pages took 218 device-seconds at twice).
+            // Three times: the check's read after the restore, and the
+            // merges an AU's end brings, which one MiB in the middle of an
+            // AU does not pay (an AT91 host with 64 KiB pages took 218
+            // device-seconds at twice, when the journal still read each
+            // MiB a second time: `Target::rewrite` reads it once now).
             let timed = t.device_time_ns().saturating_sub(before) as f64 / CHUNK as f64;
             p.byte_ns = Some(timed);
             let per_byte = timed * 3.0;
@@ -313,20 +314,20 @@ impl Stage {
                 progress.advance(total + flushed, work);
                 let n = (r.end() - off).min(CHUNK);
                 if as_is {
-                    crate::targets::run_all(t, &[Request::read(off, n as u32, 0)], 1, &mut chunk)?;
-                    if tagged && holds_ours(nonce, block, &chunk.as_slice()[..n as usize]) {
-                        // A block of this run here came through a wrap
-                        // (the read probes find it): written, its range
-                        // would be journalled with the tag as original.
-                        // (A narrowing stage's chunks are journalled late
-                        // only with a canary: no wrap was seen.)
+                    // A block of this run here came through a wrap (the
+                    // read probes find it): written, its range would be
+                    // journalled with the tag as original, so it is left
+                    // alone. (A narrowing stage's chunks are journalled
+                    // late only with a canary: no wrap was seen.)
+                    let alone = |bytes: &[u8]| !(tagged && holds_ours(nonce, block, bytes));
+                    if !t.rewrite(off, n as u32, &mut chunk, &alone)? {
                         off += n;
                         continue;
                     }
                 } else {
                     tag(nonce, off, block, &mut chunk.as_mut_slice()[..n as usize]);
+                    crate::targets::run_all(t, &[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
                 }
-                crate::targets::run_all(t, &[Request::write(off, n as u32, 0)], 1, &mut chunk)?;
                 flushed += n;
                 off += n;
                 if let Some(c) = canary.filter(|_| evicted.is_none()) {

@@ -204,21 +204,36 @@ impl<'a> PreservingTarget<'a> {
                 None => super::run_batch(self.inner.as_mut(), &[req], 1, &mut buf)?,
             };
             crash_point("journal record");
-            let bytes = &buf.as_slice()[..n as usize];
-            let original = match self.journal.as_mut() {
-                Some(w) => Original::InJournal {
-                    at: w.record(off, bytes)?,
-                    len: n,
-                },
-                None => match bytes.split_first() {
-                    Some((&byte, rest)) if rest.iter().all(|&b| b == byte) => Original::Uniform { byte, len: n },
-                    _ => Original::InMemory(bytes.to_vec()),
-                },
-            };
-            self.originals.insert(off, original);
+            self.keep_original(off, &buf.as_slice()[..n as usize])?;
             off += u64::from(n);
         }
         Ok(())
+    }
+
+    /// Keep `bytes` as the original at `off`: in the journal, or in memory.
+    fn keep_original(&mut self, off: u64, bytes: &[u8]) -> Result<(), SafetyError> {
+        let len = bytes.len() as u32;
+        let original = match self.journal.as_mut() {
+            Some(w) => Original::InJournal {
+                at: w.record(off, bytes)?,
+                len,
+            },
+            None => match bytes.split_first() {
+                Some((&byte, rest)) if rest.iter().all(|&b| b == byte) => Original::Uniform { byte, len },
+                _ => Original::InMemory(bytes.to_vec()),
+            },
+        };
+        self.originals.insert(off, original);
+        Ok(())
+    }
+
+    /// The declared range that is exactly `len` bytes at `offset`, where
+    /// no write has touched it yet and its original is to be kept.
+    fn untouched_range(&self, offset: u64, len: u32) -> Option<usize> {
+        let i = self.ranges.partition_point(|r| r.end() <= offset);
+        let r = self.ranges.get(i)?;
+        let exact = r.offset == offset && r.len == u64::from(len) && len as usize <= CHUNK;
+        (exact && !self.touched[i] && (self.journal.is_some() || self.in_memory)).then_some(i)
     }
 
     /// Put the original bytes back, verify them through the independent
@@ -473,6 +488,52 @@ impl Target for PreservingTarget<'_> {
     fn keeps_data(&self) -> bool {
         self.inner.keeps_data()
     }
+
+    /// Bytes that are exactly one declared range no write has touched
+    /// yet are read once, through the independent reader as every
+    /// original is, and journalled (durably, before the write) from that
+    /// read; the caller's read and the journal's were two. Written back
+    /// through the target's own engine, so the restore's check reads what
+    /// that engine wrote. Bytes `keep` refuses are journalled nowhere and
+    /// the range stays untouched. Anything else reads and writes through
+    /// [`Target::run`], journalled there.
+    fn rewrite(
+        &mut self,
+        offset: u64,
+        len: u32,
+        buf: &mut AlignedBuf,
+        keep: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<bool, TargetError> {
+        let Some(i) = self.untouched_range(offset, len) else {
+            return crate::targets::rewrite_through(self, offset, len, buf, keep);
+        };
+        if let Some(signal) = self.stop.pending() {
+            return Err(TargetError::Interrupted { signal });
+        }
+        let read = [Request::read(offset, len, 0)];
+        let done = match self.reader.as_mut() {
+            Some(reader) => reader.run(&read, 1, buf)?,
+            None => self.inner.run(&read, 1, buf)?,
+        };
+        crate::targets::first_failure(&read, &done)?;
+        let bytes = &buf.as_slice()[..len as usize];
+        if !keep(bytes) {
+            return Ok(false);
+        }
+        crash_point("journal record");
+        self.keep_original(offset, bytes).map_err(journal_error)?;
+        if let Some(w) = self.journal.as_mut() {
+            w.commit().map_err(journal_error)?;
+        }
+        // Marked before the write, as a batch's ranges are; the bytes are
+        // their own original, so nothing is noted as changed.
+        self.touched[i] = true;
+        crash_point("device write");
+        let write = [Request::write(offset, len, 0)];
+        crate::targets::first_failure(&write, &self.inner.run(&write, 1, buf)?)?;
+        self.bytes_written += u64::from(len);
+        Ok(true)
+    }
 }
 
 /// A preserving target over `t` with a journal in `dir` and its registry
@@ -501,245 +562,4 @@ pub(crate) fn journalled<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sim::SimTarget;
-
-    fn fill(t: &mut dyn Target, off: u64, len: u64, byte: u8) {
-        let mut buf = AlignedBuf::new(len as usize);
-        buf.as_mut_slice().fill(byte);
-        t.run(&[Request::write(off, len as u32, 0)], 1, &mut buf).unwrap();
-    }
-
-    fn read(t: &mut dyn Target, off: u64, len: u64) -> Vec<u8> {
-        let mut buf = AlignedBuf::new(len as usize);
-        t.run(&[Request::read(off, len as u32, 0)], 1, &mut buf).unwrap();
-        buf.as_slice().to_vec()
-    }
-
-    #[test]
-    fn ranges_that_touch_stay_apart_and_a_write_may_run_across_them() {
-        let mut t = SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap();
-        fill(&mut t, 0, 4 << 20, 0x33);
-        let r = |offset: u64| Range { offset, len: 1 << 20 };
-        // Three pieces that touch, and one past a gap.
-        let ranges =
-            crate::safety::ranges::normalize(vec![r(0), r(1 << 20), r(2 << 20), r(4 << 20)], 64 << 20, 512).unwrap();
-        assert_eq!(ranges.len(), 4, "touching pieces are not merged");
-        let mut p = PreservingTarget::in_memory(Box::new(t), ranges).unwrap();
-        let mut buf = AlignedBuf::new(8192);
-        buf.as_mut_slice().fill(0xee);
-        // Across the first two pieces: both journalled, the third not.
-        p.run(&[Request::write((1 << 20) - 4096, 8192, 0)], 1, &mut buf)
-            .unwrap();
-        assert_eq!(p.touched, [true, true, false, false]);
-        // Across the gap between the third piece and the fourth: refused.
-        assert!(matches!(
-            p.run(&[Request::write((3 << 20) - 4096, 8192, 0)], 1, &mut buf),
-            Err(TargetError::Undeclared { .. })
-        ));
-        assert_eq!(
-            p.touched,
-            [true, true, false, false],
-            "nothing journalled for a refused write"
-        );
-        let (mut t, out) = p.finish();
-        let out = out.unwrap();
-        assert_eq!(out.ranges_touched, 2);
-        assert_eq!(out.bytes_restored, 2 << 20, "the two chunks the write changed");
-        assert!(read(t.as_mut(), 0, 4 << 20).iter().all(|&b| b == 0x33));
-    }
-
-    #[test]
-    fn only_the_ranges_a_test_wrote_are_written_back() {
-        let mut t = SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap();
-        let ranges = vec![
-            Range {
-                offset: 1 << 20,
-                len: 1 << 20,
-            },
-            Range {
-                offset: 4 << 20,
-                len: 2 << 20,
-            },
-        ];
-        fill(&mut t, 1 << 20, 1 << 20, 0x11);
-        fill(&mut t, 4 << 20, 2 << 20, 0x22);
-        let dir = tempfile::tempdir().unwrap();
-        let reg = tempfile::tempdir().unwrap();
-        let mut p = super::journalled(Box::new(t), "sim:demo", ranges, dir.path(), reg.path());
-        let mut buf = AlignedBuf::new(8192);
-        buf.as_mut_slice().fill(0xee);
-        p.run(&[Request::write((5 << 20) + 8192, 8192, 0)], 1, &mut buf)
-            .unwrap();
-        assert!(matches!(
-            p.run(&[Request::read(0, 4096, 0), Request::write(3 << 20, 4096, 0)], 1, &mut buf),
-            Err(TargetError::Undeclared { offset, .. }) if offset == 3 << 20
-        ));
-        assert!(
-            p.run(&[Request::write((6 << 20) - 4096, 8192, 0)], 1, &mut buf)
-                .is_err(),
-            "a write straddling a range's end"
-        );
-        let (mut t, out) = p.finish();
-        let out = out.unwrap();
-        assert_eq!(out.bytes_written, 8192);
-        assert_eq!(
-            out.bytes_restored,
-            1 << 20,
-            "the untouched first range, and the chunk of the second no write changed, are not rewritten"
-        );
-        assert!(read(t.as_mut(), 1 << 20, 1 << 20).iter().all(|&b| b == 0x11));
-        assert!(read(t.as_mut(), 4 << 20, 2 << 20).iter().all(|&b| b == 0x22));
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "journal deleted");
-    }
-
-    /// A real target journals and verifies through an independent reader,
-    /// on that reader's clock: the test's clock counts the journal's reads,
-    /// and the outcome carries the reader's whole time, so the run counts it
-    /// as device time (the target handed back never saw it).
-    #[test]
-    fn the_restores_read_back_is_device_time_the_outcome_carries() {
-        use crate::targets::real::{EngineChoice, OpenOptions, RealTarget};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("card.img");
-        std::fs::write(&path, vec![0x33u8; 4 << 20]).unwrap();
-        let opts = OpenOptions {
-            write: true,
-            exclusive: false,
-            engine: EngineChoice::Psync,
-        };
-        let t = RealTarget::open(&path, "card.img", opts).unwrap();
-        let ranges = vec![Range {
-            offset: 1 << 20,
-            len: 2 << 20,
-        }];
-        let journals = tempfile::tempdir().unwrap();
-        let reg = tempfile::tempdir().unwrap();
-        let mut p = super::journalled(Box::new(t), "card.img", ranges, journals.path(), reg.path());
-        let mut buf = AlignedBuf::new(2 << 20);
-        buf.as_mut_slice().fill(0xee);
-        p.run(&[Request::write(1 << 20, 2 << 20, 0)], 1, &mut buf).unwrap();
-        // The journal read the originals through the reader: the test's
-        // clock (what its budget is checked against) counts them, and marks
-        // them the layer's own, as a simulated card's in-memory journal does.
-        let (journalled, total) = (p.reader_ns(), p.device_time_ns());
-        assert!(journalled > 0 && total > journalled, "{journalled} of {total}");
-        assert_eq!(p.own_time_ns(), journalled);
-        let (_, out) = p.finish();
-        let out = out.unwrap();
-        assert_eq!((out.bytes_restored, out.bytes_verified), (2 << 20, 2 << 20));
-        assert!(out.verify_device_ns > journalled, "{out:?}");
-        assert!(std::fs::read(&path).unwrap().iter().all(|&b| b == 0x33));
-    }
-
-    /// A target stopping on its run's stop refuses the next request once
-    /// that stop is given, and one with a stop of its own goes on; what it
-    /// wrote goes back either way.
-    #[test]
-    fn a_stop_given_ends_its_own_target_alone() {
-        let ranges = || {
-            vec![Range {
-                offset: 1 << 20,
-                len: 1 << 20,
-            }]
-        };
-        let card = || Box::new(SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap());
-        let stop = signals::Stop::default();
-        let mut mine = PreservingTarget::in_memory(card(), ranges())
-            .unwrap()
-            .stopping_on(stop.clone());
-        let mut other = PreservingTarget::in_memory(card(), ranges())
-            .unwrap()
-            .stopping_on(signals::Stop::default());
-        let mut buf = AlignedBuf::new(4096);
-        buf.as_mut_slice().fill(0x77);
-        mine.run(&[Request::write(1 << 20, 4096, 0)], 1, &mut buf).unwrap();
-        stop.stop(libc::SIGINT);
-        assert!(matches!(
-            mine.run(&[Request::write((1 << 20) + 4096, 4096, 0)], 1, &mut buf),
-            Err(TargetError::Interrupted { signal }) if signal == libc::SIGINT
-        ));
-        other.run(&[Request::write(1 << 20, 4096, 0)], 1, &mut buf).unwrap();
-        for p in [mine, other] {
-            let (mut t, out) = p.finish();
-            assert_eq!(out.unwrap().bytes_restored, 1 << 20);
-            assert!(read(t.as_mut(), 1 << 20, 4096).iter().all(|&b| b != 0x77));
-        }
-    }
-
-    /// A write of a chunk's own bytes changes nothing: nothing is written
-    /// back there; a write of other bytes is, in memory as from a journal.
-    #[test]
-    fn chunks_written_with_their_own_bytes_are_not_written_back() {
-        let mut t = SimTarget::from_spec("sim:demo,capacity=64M,open_aus_random=4").unwrap();
-        fill(&mut t, 8 << 20, 2 << 20, 0x5a);
-        let ranges = vec![Range {
-            offset: 8 << 20,
-            len: 2 << 20,
-        }];
-        let mut p = PreservingTarget::in_memory(Box::new(t), ranges).unwrap();
-        let mut buf = AlignedBuf::new(4096);
-        buf.as_mut_slice().fill(0x5a);
-        p.run(&[Request::write(8 << 20, 4096, 0)], 1, &mut buf).unwrap();
-        buf.as_mut_slice()[17] = 0;
-        p.run(&[Request::write((9 << 20) + 4096, 4096, 0)], 1, &mut buf)
-            .unwrap();
-        let before = p.device_time_ns();
-        let (mut t, out) = p.finish();
-        let out = out.unwrap();
-        assert_eq!(out.bytes_written, 8192);
-        assert_eq!(out.bytes_restored, 1 << 20, "only the second chunk");
-        assert_eq!(
-            out.bytes_verified,
-            2 << 20,
-            "the chunk written with its own bytes is read back too, as from a journal"
-        );
-        assert!(t.device_time_ns() > before, "the restore costs device time");
-        assert!(read(t.as_mut(), 8 << 20, 2 << 20).iter().all(|&b| b == 0x5a));
-    }
-
-    /// Originals of one repeated byte (what a simulated card reads where
-    /// nothing was written) are kept as that byte, others whole; both are
-    /// written back and checked. A random write over 64 pieces kept 256
-    /// MiB of erased bytes before.
-    #[test]
-    fn uniform_originals_are_kept_as_one_byte() {
-        let mut t = SimTarget::from_spec("sim:demo,capacity=1P").unwrap();
-        let mut buf = AlignedBuf::new(1 << 20);
-        for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
-            *b = (i % 251) as u8;
-        }
-        t.run(&[Request::write(1 << 44, 1 << 20, 0)], 1, &mut buf).unwrap();
-        let pattern = buf.as_slice().to_vec();
-        let erased = read(&mut t, 2 << 44, 4096);
-        let ranges: Vec<Range> = (0..64)
-            .map(|i| Range {
-                offset: i << 44,
-                len: 4 << 20,
-            })
-            .collect();
-        let mut p = PreservingTarget::in_memory(Box::new(t), ranges).unwrap();
-        buf.as_mut_slice().fill(0xee);
-        let writes: Vec<Request> = (0..64).map(|i| Request::write(i << 44, 4096, 0)).collect();
-        p.run(&writes, 1, &mut buf).unwrap();
-        assert_eq!(p.originals.len(), 64 * 4, "every chunk of every piece journalled");
-        let kept: usize = p
-            .originals
-            .values()
-            .map(|o| match o {
-                Original::InMemory(v) => v.len(),
-                Original::Uniform { .. } | Original::InJournal { .. } => 0,
-            })
-            .sum();
-        assert_eq!(kept, 1 << 20, "only the chunk that held a pattern is kept whole");
-        let (mut t, out) = p.finish();
-        assert_eq!(
-            out.unwrap().bytes_restored,
-            64 << 20,
-            "the 64 chunks the writes changed"
-        );
-        assert_eq!(read(t.as_mut(), 1 << 44, 1 << 20), pattern);
-        assert_eq!(read(t.as_mut(), 2 << 44, 4096), erased);
-    }
-}
+mod tests;
