@@ -242,8 +242,12 @@ fn capacity_and_bench(r: &mut Runner, medium: crate::measure::Medium, shares: &S
         lap: 0,
         flush_budget_ns: u64::MAX,
     };
-    match survey.plan(&d) {
-        Ok(_) => {
+    let planned = match r.keeps_data() {
+        true => survey.plan(&d).map(|_| ()),
+        false => Err(capacity::keeps_no_data(&d)),
+    };
+    match planned {
+        Ok(()) => {
             shares.give(r, 2);
             let found = capacity::steps(r, options)?;
             r.update(|res| res.capacity.set(found));

@@ -109,6 +109,10 @@ pub trait Session {
     fn is_real(&self) -> bool;
     /// The engine asked for: psync runs every request alone.
     fn psync_only(&self) -> bool;
+    /// Whether reads return what was written: false for a simulated card
+    /// that keeps timing alone (`keep_data=false`), where no check of
+    /// data can say anything.
+    fn keeps_data(&self) -> bool;
     /// Device time the run has spent so far, in ns (a sequence of steps
     /// keeps to its budget with it).
     fn device_ns(&self) -> u64;

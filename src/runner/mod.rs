@@ -578,6 +578,10 @@ impl Session for Runner {
         self.engine == EngineChoice::Psync
     }
 
+    fn keeps_data(&self) -> bool {
+        self.reader.as_target().keeps_data()
+    }
+
     fn device_ns(&self) -> u64 {
         self.device_ns
     }

@@ -194,3 +194,28 @@ fn capacity_refuses_options_that_cannot_work() {
         assert!(err.contains("error:") && err.contains("hint:"), "{args:?}: {err}");
     }
 }
+
+/// A simulated card that keeps timing alone reads every block back lost:
+/// capacity would call it a fake with nothing usable, a verdict about the
+/// spec. It refuses, with what to change, and probe leaves it out, saying
+/// why, where it used to print a confident "fake".
+#[test]
+fn a_card_that_keeps_no_data_gets_no_capacity_verdict() {
+    let card = "sim:demo,capacity=1G,keep_data=false";
+    let out = flashlab().args(["capacity", card, "--no-store"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error:") && err.contains("keeps no data"), "{err}");
+    assert!(err.contains("hint: give the simulated card keep_data=true"), "{err}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let v = json(&["probe", card]);
+    assert!(v["capacity"].is_null(), "no capacity result: {}", v["capacity"]);
+    let skipped = v["skipped"].as_array().expect("skipped steps");
+    assert!(
+        skipped.iter().any(|s| s
+            .as_str()
+            .is_some_and(|s| s.starts_with("capacity: ") && s.contains("keeps no data"))),
+        "{skipped:?}"
+    );
+    assert!(v["bench"]["tests"].is_array(), "bench still runs");
+}

@@ -48,6 +48,19 @@ impl Steps for Args {
     }
 }
 
+/// Why capacity does not run on a simulated card that keeps timing alone:
+/// every block would read back lost, and it would call the card a fake
+/// with nothing usable, a verdict about the spec, not a measurement.
+pub fn keeps_no_data(d: &TargetDescription) -> crate::measure::MeasureError {
+    crate::measure::MeasureError::Bad {
+        why: format!(
+            "{} keeps no data (keep_data=false: timing only), so capacity cannot read back what it writes",
+            d.spec
+        ),
+        fix: "give the simulated card keep_data=true".into(),
+    }
+}
+
 /// The survey's flush may take this share of the step's budget (half: the
 /// rest is for the samples, the read probes and the narrowing stages).
 const FLUSH_SHARE: u64 = 2;
@@ -65,6 +78,9 @@ pub fn default_push(d: &TargetDescription, skip: u64) -> u64 {
 /// stands with the window where the real size lies, unsure of the size.
 pub fn steps<S: Session>(s: &mut S, mut options: Options) -> Result<CapacityResult, S::Error> {
     let d = s.description().clone();
+    if !s.keeps_data() {
+        return Err(keeps_no_data(&d).into());
+    }
     // As asked: the verdict's limits name --thorough unless it was given.
     let asked = options;
     let mut stages = Vec::new();

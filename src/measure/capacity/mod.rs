@@ -54,7 +54,7 @@ mod tag;
 mod verdict;
 
 pub use boundary::Boundary;
-pub use command::{Args, default_push, steps};
+pub use command::{Args, default_push, keeps_no_data, steps};
 pub use layout::{SAMPLES, SURVEY_SAMPLES};
 pub use show::Presenter;
 pub use stage::Stage;
