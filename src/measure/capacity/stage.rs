@@ -319,8 +319,8 @@ impl Stage {
                     // journalled with the tag as original, so it is left
                     // alone. (A narrowing stage's chunks are journalled
                     // late only with a canary: no wrap was seen.)
-                    let alone = |bytes: &[u8]| !(tagged && holds_ours(nonce, block, bytes));
-                    if !t.rewrite(off, n as u32, &mut chunk, &alone)? {
+                    let not_ours = |bytes: &[u8]| !(tagged && holds_ours(nonce, block, bytes));
+                    if !t.rewrite(off, n as u32, &mut chunk, &not_ours)? {
                         off += n;
                         continue;
                     }
