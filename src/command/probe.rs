@@ -242,9 +242,10 @@ fn capacity_and_bench(r: &mut Runner, medium: crate::measure::Medium, shares: &S
         lap: 0,
         flush_budget_ns: u64::MAX,
     };
-    let planned = match r.keeps_data() {
-        true => survey.plan(&d).map(|_| ()),
-        false => Err(capacity::keeps_no_data(&d)),
+    let planned = if r.keeps_data() {
+        survey.plan(&d).map(|_| ())
+    } else {
+        Err(capacity::keeps_no_data(&d))
     };
     match planned {
         Ok(()) => {

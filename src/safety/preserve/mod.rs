@@ -198,16 +198,23 @@ impl<'a> PreservingTarget<'a> {
         let mut off = r.offset;
         while off < r.end() {
             let n = (r.end() - off).min(CHUNK as u64) as u32;
-            let req = Request::read(off, n, 0);
-            match self.reader.as_mut() {
-                Some(reader) => super::run_batch(reader.as_mut(), &[req], 1, &mut buf)?,
-                None => super::run_batch(self.inner.as_mut(), &[req], 1, &mut buf)?,
-            };
+            self.read_original(off, n, &mut buf)?;
             crash_point("journal record");
             self.keep_original(off, &buf.as_slice()[..n as usize])?;
             off += u64::from(n);
         }
         Ok(())
+    }
+
+    /// Read `len` bytes at `offset` into `buf` as every original is read:
+    /// through the independent reader where there is one.
+    fn read_original(&mut self, offset: u64, len: u32, buf: &mut AlignedBuf) -> Result<(), TargetError> {
+        let read = [Request::read(offset, len, 0)];
+        let done = match self.reader.as_mut() {
+            Some(reader) => reader.run(&read, 1, buf)?,
+            None => self.inner.run(&read, 1, buf)?,
+        };
+        crate::targets::first_failure(&read, &done)
     }
 
     /// Keep `bytes` as the original at `off`: in the journal, or in memory.
@@ -510,12 +517,7 @@ impl Target for PreservingTarget<'_> {
         if let Some(signal) = self.stop.pending() {
             return Err(TargetError::Interrupted { signal });
         }
-        let read = [Request::read(offset, len, 0)];
-        let done = match self.reader.as_mut() {
-            Some(reader) => reader.run(&read, 1, buf)?,
-            None => self.inner.run(&read, 1, buf)?,
-        };
-        crate::targets::first_failure(&read, &done)?;
+        self.read_original(offset, len, buf)?;
         let bytes = &buf.as_slice()[..len as usize];
         if !keep(bytes) {
             return Ok(false);
