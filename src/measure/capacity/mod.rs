@@ -27,9 +27,9 @@
 //! not read back. A sample that read back right before the push and wrong
 //! after it was kept only by a cache. Later stages narrow the window between
 //! the last good and the first bad byte, `SAMPLES` blocks at a time (fewer
-//! over a window many AUs wide: `WIDE_SAMPLES`), until
-//! it is covered block by block, so the usable size is found to the logical
-//! block.
+//! over a window many AUs wide: `WIDE_SAMPLES`; more over one a few AUs
+//! wide, up to `CLOSE_SAMPLES`), until it is covered block by block, so the
+//! usable size is found to the logical block.
 //!
 //! Every stage is its own preserving run: its first write batch touches every
 //! range it declared, so the journal takes all the originals before any of

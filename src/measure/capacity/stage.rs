@@ -44,7 +44,7 @@ impl Stage {
     fn ranges(&self, d: &TargetDescription) -> (Range, Vec<Range>, Vec<Range>) {
         let block = block_of(d);
         let push = dense(&self.options, d.size_bytes, block);
-        let count = sample_count(self.window, self.flush);
+        let count = sample_count(self.window, self.flush, BLOCK.max(block));
         let samples = samples(&self.options, self.window, d.size_bytes, block, count);
         if !self.flush {
             return (Range { len: 0, ..push }, Vec::new(), samples);

@@ -189,6 +189,36 @@ fn every_fake_kind_is_found_with_its_real_size() {
     );
 }
 
+/// A stage that flushes a cache pays that flush again, so over a window a
+/// few AUs wide it spreads enough samples that the stage after it covers
+/// the window block by block: a card with a 48 MiB cache is found to the
+/// block in four stages, not five.
+#[test]
+fn a_flushing_stage_a_few_aus_wide_leaves_the_next_block_by_block() {
+    // A few AUs wide, flushing: enough samples that the next window,
+    // 25,600 blocks over 201, is covered block by block; 41 MiB wide (a 48
+    // MiB cache card's third stage): 83.
+    assert_eq!(layout::sample_count(Some((0, 100 << 20)), true, 4096), 200);
+    assert_eq!(layout::sample_count(Some((0, 43_032_576)), true, 4096), 83);
+    let o = Options::new(DEFAULT_SKIP, DEFAULT_PUSH, DEFAULT_FLUSH, NONCE);
+    let w = (1 << 30, (1 << 30) + (100 << 20));
+    let spread = layout::samples(&o, Some(w), 4 << 30, 512, 200);
+    assert_eq!(spread.len(), 200);
+    let gap = spread.windows(2).map(|p| p[1].offset - p[0].end()).max().unwrap();
+    assert!(gap / 4096 <= layout::CLOSE_SAMPLES, "{gap}");
+    // 256 blocks or fewer: each of them.
+    let w = (1 << 30, (1 << 30) + 200 * 4096);
+    assert_eq!(layout::sample_count(Some(w), true, 4096), 200);
+    let spread = layout::samples(&o, Some(w), 4 << 30, 512, 200);
+    assert_eq!((spread.len(), spread[0].offset, spread[199].end()), (200, w.0, w.1));
+    let (r, _) = check_card_on(
+        "sim:demo,capacity=4G,real_capacity=1G,fake_mode=drop-zeros,write_cache=48M",
+        true,
+    );
+    assert_eq!((r.kind, r.usable_bytes), (Some(FakeKind::Cache), 1 << 30), "{r:?}");
+    assert_eq!(r.stages, 4);
+}
+
 /// A fake that loses a sample at once (no cache kept it) pays for the
 /// dense region alone after its samples, not the rest of the flush (the
 /// CLI's priced survey tags only part of it: `cut_dense`), and
@@ -211,14 +241,17 @@ fn a_write_lost_at_once_cuts_the_flush_and_wide_windows_take_few_samples() {
         SURVEY_SAMPLES,
     );
     assert_eq!(survey.len(), 3);
-    assert_eq!(layout::sample_count(Some((0, 1454723072)), false), layout::WIDE_SAMPLES);
     assert_eq!(
-        layout::sample_count(Some((0, 1454723072)), true),
+        layout::sample_count(Some((0, 1454723072)), false, 4096),
+        layout::WIDE_SAMPLES
+    );
+    assert_eq!(
+        layout::sample_count(Some((0, 1454723072)), true, 4096),
         SAMPLES,
         "a flushing stage"
     );
     assert_eq!(
-        layout::sample_count(Some((0, 100 << 20)), false),
+        layout::sample_count(Some((0, 100 << 20)), false, 4096),
         SAMPLES,
         "a few AUs wide"
     );

@@ -98,9 +98,10 @@ pub enum Next {
     Reads(u64, u64),
 }
 
-/// Stages at most: nine resolve 2 TB to the block (four nine-fold stages
+/// Stages at most: seven resolve 2 TB to the block (four nine-fold stages
 /// of [`WIDE_SAMPLES`](super::layout::WIDE_SAMPLES) down to about 100 MiB,
-/// then 33-fold ones); more is a card that keeps changing its answer.
+/// then two of [`CLOSE_SAMPLES`](super::layout::CLOSE_SAMPLES)); more is a
+/// card that keeps changing its answer.
 pub const MAX_STAGES: usize = 10;
 
 /// Whether any stage saw a cache: a sample that read back right at once
