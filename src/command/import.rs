@@ -169,7 +169,7 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     });
     doc.finish(None);
     if let Some(path) = &o.store {
-        let mut saver = crate::store::Saver::open(path);
+        let mut saver = crate::store::Saver::at(path);
         saver.finished(&mut doc);
     }
     Ok(doc)

@@ -199,7 +199,7 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     doc.finish(None);
     if let Some(path) = &o.store {
         use crate::runner::Listener;
-        crate::store::Saver::open(path).finished(&mut doc);
+        crate::store::Saver::at(path).finished(&mut doc);
     }
     Ok(doc)
 }

@@ -152,7 +152,7 @@ impl Runner {
         }
         let mut runner = Runner::assemble(r.target.clone(), r.engine, r.consent.clone(), reader, doc);
         if let Some(p) = &r.store {
-            let mut saver = crate::store::Saver::open(p);
+            let mut saver = crate::store::Saver::at(p);
             saver.named = r.store_named;
             saver.fleet = r.fleet.clone();
             runner.listen(Box::new(saver));

@@ -297,15 +297,19 @@ pub fn canonical(doc: &RunDocument) -> String {
 impl std::fmt::Debug for Saver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Saver")
-            .field("path", &self.store.as_ref().map(|s| s.path.clone()))
+            .field("path", &self.path)
             .field("id", &self.id)
             .finish()
     }
 }
 
 /// Saves one run as its steps land, keeping its row id; the first failure
-/// is reported once on stderr and the run goes on without the store.
+/// is reported once on stderr and the run goes on without the store. The
+/// store is opened (and made, where there is none) at the first save, so
+/// a run refused before any result lands writes nothing: no empty store
+/// is left behind by bad input.
 pub struct Saver {
+    path: PathBuf,
     store: Option<Store>,
     id: Option<i64>,
     warned: bool,
@@ -318,30 +322,17 @@ pub struct Saver {
 }
 
 impl Saver {
-    /// Open the store at `path`; a store that cannot be opened is a
-    /// warning now and no saving later.
-    pub fn open(path: &Path) -> Saver {
-        match Store::open(path) {
-            Ok(s) => Saver {
-                store: Some(s),
-                id: None,
-                warned: false,
-                failed: None,
-                named: false,
-                fleet: None,
-            },
-            Err(e) => {
-                let mut s = Saver {
-                    store: None,
-                    id: None,
-                    warned: false,
-                    failed: None,
-                    named: false,
-                    fleet: None,
-                };
-                s.warn(&e);
-                s
-            }
+    /// A saver into the store at `path`, opened at the first save; a store
+    /// that cannot be opened then is a warning, and no saving later.
+    pub fn at(path: &Path) -> Saver {
+        Saver {
+            path: path.to_path_buf(),
+            store: None,
+            id: None,
+            warned: false,
+            failed: None,
+            named: false,
+            fleet: None,
         }
     }
 
@@ -365,6 +356,15 @@ impl Saver {
     }
 
     pub fn save(&mut self, doc: &RunDocument) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self.store.is_none() {
+            match Store::open(&self.path) {
+                Ok(s) => self.store = Some(s),
+                Err(e) => return self.warn(&e),
+            }
+        }
         let Some(s) = self.store.as_mut() else { return };
         match s.save(self.id, doc) {
             Ok(id) => self.id = Some(id),

@@ -75,6 +75,36 @@ fn each_refusal_has_a_hint_that_fits_the_command() {
     }
 }
 
+/// A run refused once its target is open (the options do not fit it, the
+/// card keeps no data) writes nothing: not even an empty results store.
+#[test]
+fn a_refused_run_leaves_no_results_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store").join("results.sqlite");
+    for args in [
+        &["capacity", "sim:demo,keep_data=false", "--write"][..],
+        &["bench", "sim:demo", "--bs", "3"][..],
+        &["scatter", "sim:demo", "--offset", "40G"][..],
+    ] {
+        let out = flashlab().args(args).env("FLASHLAB_DB", &db).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!db.exists() && !db.parent().unwrap().exists(), "{args:?} made a store");
+    }
+    // A run that measures saves itself there.
+    let out = flashlab()
+        .args(["scatter", "sim:demo"])
+        .env("FLASHLAB_DB", &db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(db.is_file());
+}
+
 /// A typo in an argument is refused by the parser, before the target is
 /// even opened: a path that does not exist is not what gets reported.
 #[test]

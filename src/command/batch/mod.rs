@@ -440,7 +440,7 @@ fn start(
     let run_id = Arc::new(Mutex::new(None));
     if let Some(p) = &o.store {
         runner.listen(Box::new(Saving {
-            saver: crate::store::Saver::open(p),
+            saver: crate::store::Saver::at(p),
             id: run_id.clone(),
         }));
     }
