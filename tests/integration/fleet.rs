@@ -118,11 +118,6 @@ fn station(home: &Path) -> Command {
     c
 }
 
-fn json_of(out: &std::process::Output) -> serde_json::Value {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// Two simulated cards, a batch's worth of runs for a station.
 const CARDS: [&str; 2] = ["sim:demo", "sim:demo,capacity=1G,real_capacity=256M,fake_mode=wrap"];
 
@@ -148,7 +143,7 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
     let a = spawn("a", &pg.url, None);
     let b = spawn("b", &pg.url, Some("fleet upload#1"));
     let c = spawn("c", unreachable, None);
-    let a = json_of(&a.wait_with_output().unwrap());
+    let a = crate::support::document(&a.wait_with_output().unwrap(), 0, "the run");
     let b = b.wait_with_output().unwrap();
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&b.status),
@@ -158,7 +153,7 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
     );
     let c = c.wait_with_output().unwrap();
     let c_err = String::from_utf8_lossy(&c.stderr).into_owned();
-    let c = json_of(&c);
+    let c = crate::support::document(&c, 0, "the run");
     assert!(
         c_err.contains("not uploaded") && c_err.contains("results upload"),
         "{c_err}"
@@ -170,7 +165,10 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
             .args(["results", "list", "--json", "--db", url])
             .output()
             .unwrap();
-        json_of(&out)["runs"].as_array().unwrap().len()
+        crate::support::document(&out, 0, "the run")["runs"]
+            .as_array()
+            .unwrap()
+            .len()
     };
     assert_eq!(
         count(&pg.url),
@@ -183,7 +181,7 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
             .args(["results", "upload", "--json", "--db", &pg.url])
             .output()
             .unwrap();
-        json_of(&out)["upload"].clone()
+        crate::support::document(&out, 0, "the run")["upload"].clone()
     };
     let b_up = upload("b");
     assert_eq!(
@@ -204,7 +202,7 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
         .args(["results", "list", "--json", "--batch", id, "--db", &pg.url])
         .output()
         .unwrap();
-    let listed = json_of(&out);
+    let listed = crate::support::document(&out, 0, "the run");
     assert_eq!(listed["runs"].as_array().map(Vec::len), Some(2), "{listed}");
     let html = dir.path().join("c.html");
     let out = station(&home("reader"))
@@ -218,18 +216,28 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
         .args(["results", "list", "--json", "--host", &host, "--db", &pg.url])
         .output()
         .unwrap();
-    assert_eq!(json_of(&out)["runs"].as_array().map(Vec::len), Some(6));
+    assert_eq!(
+        crate::support::document(&out, 0, "the run")["runs"]
+            .as_array()
+            .map(Vec::len),
+        Some(6)
+    );
     let out = station(&home("reader"))
         .args(["results", "list", "--json", "--host", "no-such-host", "--db", &pg.url])
         .output()
         .unwrap();
-    assert_eq!(json_of(&out)["runs"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        crate::support::document(&out, 0, "the run")["runs"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
     // A single run with a fleet store goes there too, kept locally first.
     let out = station(&home("d"))
         .args(["bench", "sim:demo", "--preset", "quick", "--json", "--db", &pg.url])
         .output()
         .unwrap();
-    let one = json_of(&out);
+    let one = crate::support::document(&out, 0, "the run");
     assert!(
         one["notes"].to_string().contains("uploaded 1 run(s)"),
         "{}",

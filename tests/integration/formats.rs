@@ -79,7 +79,6 @@ fn a_format_that_cannot_show_the_command_is_refused_before_it_runs() {
         .args(["align", "sim:demo", "--json", "--format", "text"])
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = crate::support::document(&out, 2, "--json with --format text");
     assert_eq!(doc["error"]["kind"], "usage");
 }

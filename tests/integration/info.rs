@@ -79,8 +79,7 @@ fn refusals_exit_2_with_a_hint() {
         .args(["info", missing.to_str().unwrap(), "--json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let v = crate::support::document(&out, 2, "info of a missing path");
     assert_eq!(v["command"], "info");
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["error"]["kind"], "usage");

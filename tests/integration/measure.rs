@@ -80,8 +80,7 @@ fn open_au_on_a_loop_device_needs_consent_and_gives_every_byte_back() {
         .arg("--json")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, &format!("{args:?}"));
     assert_eq!(v["open_au"]["erase_size_bytes"], 1 << 20);
     assert_eq!(v["target"]["kind"], "block");
     assert_eq!(sha(), before, "open-au restored every byte");

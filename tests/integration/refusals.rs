@@ -124,8 +124,7 @@ fn bad_arguments_are_refused_before_the_target_is_opened() {
 fn man_and_completions_refuse_json() {
     for args in [&["--json", "man"][..], &["--json", "completions", "bash"][..]] {
         let out = crate::support::flashlab().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        let v = crate::support::document(&out, 2, &format!("{args:?}"));
         assert_eq!(v["error"]["kind"], "usage", "{v}");
         assert!(v["error"]["hint"].as_str().unwrap().contains("drop --json"), "{v}");
     }

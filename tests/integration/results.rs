@@ -129,8 +129,7 @@ fn a_store_that_cannot_be_written_is_a_warning_and_the_run_still_prints() {
         .arg(&bad)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "align beside a store it cannot read");
     assert!(v["align"].is_object());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -231,8 +230,7 @@ fn late_failures_duplicates_and_silent_json_are_gone() {
     flashlab().args(["probe", "--erase-size", "0"]).assert().code(2);
     // A bad command line with --json still prints one JSON document.
     let out = flashlab().args(["bench", "--bs", "3x", "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let v = crate::support::document(&out, 2, "bench --bs 3x");
     assert_eq!(
         (v["command"].as_str(), v["error"]["kind"].as_str()),
         (Some("bench"), Some("usage"))

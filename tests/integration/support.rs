@@ -44,14 +44,22 @@ pub fn flashlab() -> assert_cmd::Command {
 /// holds exactly one JSON document.
 pub fn json(args: &[&str]) -> serde_json::Value {
     let out = flashlab().args(args).arg("--json").output().expect("runs");
-    assert!(
-        out.status.success(),
-        "flashlab {args:?} failed: {}",
+    document(&out, 0, &format!("flashlab {args:?}"))
+}
+
+/// The one JSON document a finished run printed on stdout, once it exited
+/// with `code` (stderr in the message where it did not); `what` names the
+/// run or the loop's case in either message.
+pub fn document(out: &std::process::Output, code: i32, what: &str) -> serde_json::Value {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "stdout is not one JSON document ({e}): {}",
+            "{what}: stdout is not one JSON document ({e}): {}",
             String::from_utf8_lossy(&out.stdout)
         )
     })

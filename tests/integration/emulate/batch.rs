@@ -68,9 +68,7 @@ fn eight_devices_at_once_give_right_rows_and_keep_every_byte() {
         .arg(&db)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "batch");
     let rows = v["batch"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 8);
     for (i, (row, dev)) in rows.iter().zip(&devices).enumerate() {
@@ -179,9 +177,8 @@ fn a_card_pulled_mid_test_is_removed_and_restored_when_it_returns() {
     wait_for_card_journal(dir.path(), &journals, &emu.device);
     emu.signal(libc::SIGUSR1);
     let out = child.wait_with_output().unwrap();
+    let v = crate::support::document(&out, 0, "batch");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["batch"]["rows"].as_array().unwrap();
     assert_eq!(rows[0]["verdict"], "removed", "{}\n{err}", rows[0]["why"]);
     assert!(
@@ -258,8 +255,7 @@ fn a_station_tests_each_card_as_it_is_put_in() {
     // SAFETY: kill(2) on our own child's pid, which has not been reaped.
     unsafe { libc::kill(station.id() as i32, libc::SIGTERM) };
     let out = station.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "a station ends cleanly between tests");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "a station ends cleanly between tests");
     let rows = v["batch"]["rows"].as_array().unwrap();
     let verdicts: Vec<&str> = rows.iter().filter_map(|r| r["verdict"].as_str()).collect();
     assert_eq!(verdicts, ["PASS", "removed", "PASS"], "{v}");
@@ -302,9 +298,8 @@ fn destructive_writes_and_verifies_every_block() {
         .arg(&journals)
         .output()
         .unwrap();
+    let v = crate::support::document(&out, 0, "batch");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["batch"]["rows"].as_array().unwrap();
     let f = &rows[0]["fill"];
     assert_eq!(rows[0]["verdict"], "FAIL", "{}", rows[0]["why"]);

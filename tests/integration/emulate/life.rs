@@ -58,8 +58,7 @@ impl Capture {
         // SAFETY: kill(2) on our own child's pid, which has not been reaped.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
+        crate::support::document(&out, 0, "the emulation")
     }
 }
 
@@ -179,8 +178,7 @@ fn life_of(name: &str, dir: &Path, trace: &Path) -> serde_json::Value {
         .arg(trace)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
-    let life: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let life = crate::support::document(&out, 0, name);
     life["life"].clone()
 }
 

@@ -19,8 +19,7 @@ fn align(dir: &Path, dev: &str, what: &str) -> String {
         .args(["align", dev, "--json", "--no-store"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "align");
     let a = &v["align"];
     // What the verdict rested on, for a CI log: the evidence and each
     // row's boundary, diff and spread in µs.
@@ -191,8 +190,7 @@ fn probe_through_the_real_path_gives_the_models_verdicts() {
             ])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let real: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let real = crate::support::document(&out, 0, engine);
         // Each verdict confident and the model's, or not claimed: a loaded
         // machine's stalls may leave a step unsure (open-au judges a
         // collapse twice and claims nothing where the two disagree; align

@@ -77,8 +77,7 @@ fn capacity(dir: &Path, device: &str) -> serde_json::Value {
         .args(["capacity", device, "--write", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "flashlab capacity");
     v["capacity"].clone()
 }
 
@@ -149,8 +148,7 @@ fn flashbench_on_an_emulated_card_imports_as_the_card_is() {
         .args(["import", "flashbench", file.to_str().unwrap(), "--no-store", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "import flashbench");
     // The session goes to the captured stdout (shown where the test
     // fails), not into each message: a CI log's tail then still shows
     // which check failed.

@@ -93,12 +93,7 @@ fn preserving_write_on_a_loop_device_gives_back_every_byte_with_each_engine() {
         let out = write_pattern(dev.as_str(), &jdir, &["--json", "--passes", "2", "--engine", engine])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{engine}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = crate::support::document(&out, 0, engine);
         assert_eq!(v["outcome"]["bytes_written"], 2 * 3 * (1 << 20));
         assert_eq!(v["outcome"]["bytes_restored"], 3 * (1 << 20));
         assert_eq!(v["outcome"]["ranges"][1]["offset"], 9 << 20);

@@ -129,13 +129,7 @@ fn probe_write_on_a_mounted_device_is_refused() {
             .arg(&jdir)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{cmd}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = crate::support::document(&out, 2, cmd);
         assert_eq!(v["error"]["kind"], "usage", "{cmd}: {v}");
         assert!(v["error"]["message"].as_str().unwrap().contains("in use"), "{cmd}: {v}");
         assert!(journals(&jdir).is_empty());
@@ -275,9 +269,7 @@ fn small_and_ragged_files_say_what_they_measure() {
         .arg(dir.path().join("j"))
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "the run");
     assert_eq!(v["target"]["size_bytes"], (8 << 20) + 1024, "{v}");
     assert_eq!(v["capacity"]["verdict"], "genuine", "{v}");
     assert!(v["notes"].to_string().contains("last 210 bytes"), "{v}");

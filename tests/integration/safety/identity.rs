@@ -109,8 +109,7 @@ fn journals_over_the_same_bytes_restore_newest_first_whatever_their_names() {
     assert_eq!(sha(&f), crashed);
     // By target: newest first, then the oldest, which holds the original.
     let out = restore(&f, &jdir, &["--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::support::document(&out, 0, "restore by target");
     let order: Vec<&str> = v["restored"]
         .as_array()
         .unwrap()
