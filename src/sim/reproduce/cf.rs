@@ -156,9 +156,10 @@ fn iozone(b: &mut Builder) {
     }
     b.note(
         "iozone is modelled as its 4 KiB record stream on the card, a rewritten record read from the card \
-         before its write (-B maps the file, -U leaves no page of it cached); the file system's own metadata \
-         writes (-o makes every write synchronous) are not modelled. record_rewrite (250-1600 MB/s) is the \
-         page cache, not the card, and is not compared. Only the two CF cards with profiles are compared.",
+         before its write (every published row has the rewrite's time as the write's plus the read's; -B \
+         maps the file); the file system's own metadata writes (-o makes every write synchronous) are not \
+         modelled. record_rewrite (250-1600 MB/s) is the page cache, not the card, and is not compared. Only \
+         the two CF cards with profiles are compared.",
     );
 }
 
