@@ -312,7 +312,6 @@ pub struct Saver {
     path: PathBuf,
     store: Option<Store>,
     id: Option<i64>,
-    warned: bool,
     failed: Option<String>,
     /// The user chose this store (`--db`, `FLASHLAB_DB`): the line that
     /// says where the run went names it.
@@ -329,7 +328,6 @@ impl Saver {
             path: path.to_path_buf(),
             store: None,
             id: None,
-            warned: false,
             failed: None,
             named: false,
             fleet: None,
@@ -337,8 +335,7 @@ impl Saver {
     }
 
     fn warn(&mut self, e: &StoreError) {
-        if !self.warned {
-            self.warned = true;
+        if self.failed.is_none() {
             crate::errln!(
                 "warning: the run is not saved: {e}\nhint: --db PATH or FLASHLAB_DB chooses another store, \
                  --no-store skips it; the results below are complete"
