@@ -58,6 +58,7 @@ pub const PROFILES: &[Preset] = &[
             // about one page copy (2.9 ms) more per page than the fixed
             // penalty gives: the card writes random-mode pages twice.
             ("random_page_ns", "2900000"),
+            ("tail_log_open", "true"),
             ("card_access_ns", "300000"),
             ("random_read_ns", "699000"),
             ("write_commit_ns", "656000"),

@@ -13,6 +13,12 @@ use crate::sim::params::Params;
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct OpenAu {
     au: u64,
+    /// Where the log's first write began. On a `tail_log_open` card, a log
+    /// that began past the AU's first byte and reached its end holds the
+    /// tail, not a whole block: it stays open (see [`OpenAu::complete`]),
+    /// so a write landing behind it, as flashbench's `--open-au --random`
+    /// with two chunks an AU makes, turns it random and merges it.
+    start: u64,
     /// Next in-order byte.
     next: u64,
     random: bool,
@@ -24,6 +30,14 @@ struct OpenAu {
     /// few AUs open).
     log_pages: u64,
     last_use: u64,
+}
+
+impl OpenAu {
+    /// Written in order to the AU's end: closing it copies nothing, so it
+    /// is the first to give its slot up.
+    fn complete(&self, p: &Params) -> bool {
+        !self.random && self.next >= p.au_size
+    }
 }
 
 /// The open AUs, and where merges put the data.
@@ -175,18 +189,24 @@ impl Logs {
         if let Some(i) = self
             .open
             .iter()
-            .position(|s| s.au == au && !s.random && s.next >= p.au_size)
+            .position(|s| s.au == au && s.complete(p) && (s.start == 0 || !p.tail_log_open))
         {
-            // A log written in order to the end simply replaces the data
-            // block (a switch merge): erase the old block, no copy, the
-            // slot is free.
-            self.open.remove(i);
-            cost.ns += p.au_erase_ns;
-            work.switch_merges += 1;
-            let levelled = self.moved(p, au, work);
-            cost.ns += levelled;
-            cost.merge_ns += levelled;
+            // A log written in order to the AU's end simply replaces the
+            // data block (a switch merge): the slot is free. On a
+            // `tail_log_open` card, only a log that began at the start.
+            self.switch(p, i, work, cost);
         }
+    }
+
+    /// Close complete slot `i` ([`OpenAu::complete`]) as a switch merge:
+    /// erase the old block, copy nothing.
+    fn switch(&mut self, p: &Params, i: usize, work: &mut FlashWork, cost: &mut WriteCost) {
+        let s = self.open.remove(i);
+        cost.ns += p.au_erase_ns;
+        work.switch_merges += 1;
+        let levelled = self.moved(p, s.au, work);
+        cost.ns += levelled;
+        cost.merge_ns += levelled;
     }
 
     fn random_count(&self) -> u64 {
@@ -195,13 +215,21 @@ impl Logs {
 
     fn open(&mut self, p: &Params, w: &Placed, tick: u64, work: &mut FlashWork, cost: &mut WriteCost) {
         let linear = self.open.iter().filter(|s| !s.random).count() as u64;
-        if linear >= p.open_aus_linear
-            && let Some(lru) = self.lru(false)
-        {
-            self.merge(p, lru, false, work, cost);
+        if linear >= p.open_aus_linear {
+            // A complete log gives its slot up first: it costs an erase.
+            let complete = (self.open.iter().enumerate())
+                .filter(|(_, s)| s.complete(p))
+                .min_by_key(|(_, s)| s.last_use)
+                .map(|(k, _)| k);
+            if let Some(k) = complete {
+                self.switch(p, k, work, cost);
+            } else if let Some(lru) = self.lru(false) {
+                self.merge(p, lru, false, work, cost);
+            }
         }
         self.open.push(OpenAu {
             au: w.au,
+            start: w.off,
             next: w.off + w.len,
             random: false,
             log_pages: w.pages,

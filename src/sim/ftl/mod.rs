@@ -307,6 +307,45 @@ mod tests {
         assert!(f.open_aus().is_empty());
     }
 
+    /// flashbench's `--open-au --random` at half an AU a chunk: the second
+    /// half first, then the first. A card that keeps a log begun mid-AU
+    /// open merges the AU whole when the write comes back to its start; one
+    /// that does not switches the tail log in and opens a fresh one.
+    #[test]
+    fn a_tail_log_kept_open_merges_when_the_head_comes_back() {
+        let half = Params::default().au_size / 2;
+        let pages = Params::default().au_size / Params::default().page_size;
+        for (keep, merges, switches, copies) in [(true, 1, 0, pages), (false, 0, 1, 0)] {
+            let mut p = card(4, 2);
+            p.set("tail_log_open", &keep.to_string()).unwrap();
+            let mut f = Ftl::default();
+            f.write(&p, 9, half, half);
+            assert_eq!(f.open_aus(), if keep { vec![9] } else { vec![] }, "keep {keep}");
+            f.write(&p, 9, 0, half);
+            let w = f.work;
+            assert_eq!(
+                (w.merges, w.switch_merges, w.merge_copies),
+                (merges, switches, copies),
+                "keep {keep}"
+            );
+        }
+    }
+
+    /// A kept tail log is complete: when a slot is wanted it goes first,
+    /// for an erase, before an AU still being written in order is merged.
+    #[test]
+    fn a_kept_tail_log_gives_its_slot_up_first() {
+        let mut p = card(2, 0);
+        p.set("tail_log_open", "true").unwrap();
+        let half = p.au_size / 2;
+        let mut f = Ftl::default();
+        f.write(&p, 3, half, half);
+        f.write(&p, 4, 0, p.page_size);
+        f.write(&p, 5, 0, p.page_size);
+        assert_eq!((f.work.merges, f.work.switch_merges), (0, 1));
+        assert_eq!(f.open_aus(), vec![4, 5]);
+    }
+
     #[test]
     fn fat_area_never_collects() {
         let mut p = card(1, 0);

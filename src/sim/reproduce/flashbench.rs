@@ -222,11 +222,12 @@ pub(super) fn run(b: &mut Builder) {
          kingston open-au at 4 MiB chunks: flashbench then writes each AU whole, one pattern in both modes, \
          and the blog post measured it at 6.45, 3.88 and 4.47 MB/s (linear, 1-3 AUs) and 3.03-3.33 MB/s (random): \
          run-to-run variation of the card itself, against the model's one 5.34 MB/s. kingston open-au \
-         --random at 32 KiB-2 MiB: the blog post's rows zigzag with the chunk (1.18, 1.36, 1.91, 1.76, 1.44, 3.24, \
+         --random at 32 KiB-1 MiB: the blog post's rows zigzag with the chunk (1.18, 1.36, 1.91, 1.76, 1.44, 3.24, \
          2.13 MB/s from 32 KiB to 2 MiB at one AU) where the model's costs per page and per write are \
          monotone; with one page copy more per random-mode page (random_page_ns) the 16, 128 and 256 KiB rows \
-         are within 15%. kingston linear at 4 AUs and 1 MiB: a run at the collapse, where the blog post's 2.82 MB/s \
-         lies between its 2 MiB and 512 KiB rows' trend. find-fat: the blog post's card writes AU 0 6x slower with 4 MiB \
+         are within 15%, and with a log begun mid-AU kept open at the AU's end (tail_log_open) the 2 MiB rows at \
+         1-2 AUs, where each AU's second chunk lands behind its first; at 3-4 AUs the card merged more than the \
+         model's slots make it. find-fat: the blog post's card writes AU 0 6x slower with 4 MiB \
          chunks and 20-38% slower at every other size, and AUs 1-2 50-77% slower at 4 MiB, than the \
          same card's open-au rows; the model's AUs start alike. Arnd Bergmann's toshiba/sandisk linear rows: \
          single runs quoted in a mailing-list post, with steps one write cost per card does not follow. None \

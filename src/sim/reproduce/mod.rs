@@ -255,13 +255,14 @@ mod conclusions {
 
     #[test]
     fn flashbench_tables_keep_their_cells() {
-        // 176 of 236 within 15% since kingston's random-mode pages cost a
-        // page copy more (more than the 170 the first model gave);
-        // every group beyond is named in the report's note.
+        // 179 of 236 within 15% since the Kingston keeps a log begun
+        // mid-AU open at the AU's end (176 before; 170 before its
+        // random-mode pages cost a page copy more); every group beyond is
+        // named in the report's note.
         let r = run("flashbench").unwrap();
         assert_eq!(r.rows.len(), 236);
-        assert!(r.within_15_pct >= 176, "{} of 236", r.within_15_pct);
-        for chunk in ["16 KiB", "128 KiB", "256 KiB"] {
+        assert!(r.within_15_pct >= 179, "{} of 236", r.within_15_pct);
+        for chunk in ["16 KiB", "128 KiB", "256 KiB", "2 MiB"] {
             let label = format!("kingston-sa04g open-au random 1 AU, {chunk}");
             let row = r.rows.iter().find(|row| row.label == label).unwrap();
             let err = (row.simulated - row.published) / row.published;
