@@ -133,6 +133,16 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         return Err(CliError::usage("life needs a card to replay the trace on")
             .hint("give --card sim:PROFILE (`flashlab sim list` names them)"));
     };
+    // A what-if that moves the partition's start past the card's end is
+    // no what-if: refused before any replay.
+    if let Some(shift) = o.shift.filter(|&s| s >= first.1.capacity) {
+        return Err(CliError::usage(format!(
+            "--shift {} moves the partition past the card's end ({})",
+            crate::units::Iec(shift),
+            crate::units::Iec(first.1.capacity)
+        ))
+        .hint("give --shift a few MiB: how far to move the partition's start, as an AU's worth would"));
+    }
     let baseline = one(first, &mut source, &Variant::default())?;
     let mut what_if = Vec::new();
     let mut variants = Vec::new();

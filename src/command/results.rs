@@ -28,10 +28,15 @@ fn error(e: StoreError) -> CliError {
     }
 }
 
+/// The store a reading command opens: one that exists and holds a
+/// database. An empty file is none yet (SQLite would make it one, writing
+/// to a file the user only asked to read).
 fn open(db: Option<&Path>) -> CliResult<Store> {
     let p = path(db)?;
-    if !p.exists() {
-        return Err(CliError::usage(format!("no results store at {}", p.display()))
+    let empty = std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() == 0);
+    if empty || !p.exists() {
+        let why = if empty { ": the file is empty" } else { "" };
+        return Err(CliError::usage(format!("no results store at {}{why}", p.display()))
             .hint("every measuring run saves itself there (`flashlab probe`); --db PATH chooses another"));
     }
     Store::open(&p).map_err(error)

@@ -102,9 +102,11 @@ fn what_ifs_and_other_cards_are_lines_beside_the_baseline() {
     assert_eq!(l["trace"]["flushes"], 11);
     // The Kingston card is 4 GB: a shift of 1 GiB still fits.
     assert!(l["what_if"][1]["error"].is_null());
+    // A shift to the card's last 4 KiB leaves the trace no room: a what-if
+    // that cannot be (one past the card's end is refused, below).
     let shifted = life(
         &fixture("mixed.blktrace.0.zst"),
-        &["--card", "sim:kingston-sa04g", "--shift", "4G"],
+        &["--card", "sim:kingston-sa04g", "--shift", "3904892928"],
     );
     let err = shifted["life"]["what_if"][0]["error"].as_str().unwrap();
     assert!(err.contains("past the card's end"), "{err}");
@@ -155,6 +157,19 @@ fn bad_input_is_refused_with_a_hint() {
     refused(
         &["life", "/nonexistent/trace", "--card", "sim:demo"],
         "/nonexistent/trace",
+    );
+    // A second request 9.3e9 s after the first overflowed the replay's
+    // clock (a panic); a shift past the card's end gave a what-if.
+    let long = dir.path().join("long.blk");
+    std::fs::write(
+        &long,
+        "  8,0 0 1 0.000000000 1 D W 2048 + 8 [dd]\n  8,0 0 2 9300000000.000000000 1 D W 4096 + 8 [dd]\n",
+    )
+    .unwrap();
+    refused(&["life", long.to_str().unwrap(), "--card", "sim:demo"], "line 2");
+    refused(
+        &["life", f, "--card", "sim:demo", "--shift", "18446744073709551615"],
+        "past the card's end",
     );
 }
 

@@ -105,6 +105,40 @@ fn a_refused_run_leaves_no_results_store() {
     assert!(db.is_file());
 }
 
+/// Reading commands leave an empty file as they found it: SQLite would
+/// have made it a database. A capacity check skipping to the end of u64,
+/// and an outlier a trillion times slower, are refused, not panics.
+#[test]
+fn reading_an_empty_store_writes_nothing_and_overflows_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let out = flashlab()
+        .args(["results", "list", "--db"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the file is empty") && err.contains("hint:"), "{err}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "the file is left empty");
+    for (args, says) in [
+        (
+            &["capacity", "sim:demo", "--skip", "18446744073709551615"][..],
+            "--skip smaller",
+        ),
+        (
+            &["probe", "sim:demo,outlier_factor=1000000000000,outlier_fraction=1"][..],
+            "outlier_factor",
+        ),
+    ] {
+        let out = flashlab().args(args).arg("--no-store").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && err.contains("hint:"), "{args:?}: {err}");
+    }
+}
+
 /// A typo in an argument is refused by the parser, before the target is
 /// even opened: a path that does not exist is not what gets reported.
 #[test]

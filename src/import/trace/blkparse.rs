@@ -137,8 +137,8 @@ impl Reader {
         }
     }
 
-    pub(super) fn cut(&self) -> Option<String> {
-        self.input.truncated()
+    pub(super) fn input(&self) -> &Input {
+        &self.input
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {

@@ -230,7 +230,23 @@ impl Reader {
             Reader::Biosnoop(r) => r.next(),
         }
     }
+
+    /// Where the request [`Reader::next`] returned last stands.
+    fn at(&self) -> (&Path, At) {
+        match self {
+            Reader::Blkparse(r) => r.input().at(),
+            Reader::Blktrace(r) => r.at(),
+            Reader::Fio(r) => r.input().at(),
+            Reader::Biosnoop(r) => r.input().at(),
+        }
+    }
 }
+
+/// The longest a trace may run from its start: ten years. `life` replays
+/// a trace up to 25 times (its fill and `MAX_PASSES` in `measure/life`) on
+/// one clock of u64 nanoseconds, which holds 584 years; a time past this
+/// is a damaged line, not a capture.
+pub const MAX_SPAN_NS: u64 = 10 * 365 * 86_400 * 1_000_000_000;
 
 impl Trace {
     /// Open one trace given by the user. For a blktrace binary file named
@@ -272,6 +288,16 @@ impl Trace {
             return Ok(Some(r));
         }
         while let Some(req) = self.reader.next()? {
+            if req.time_ns > MAX_SPAN_NS {
+                let (path, at) = self.reader.at();
+                let what = format!(
+                    "a time {:.3} s from the trace's start, more than ten years",
+                    req.time_ns as f64 / 1e9
+                );
+                let hint = "a trace of more than ten years is a damaged line: check this line's time (seconds in \
+                            blkparse's and biosnoop's output, microseconds in fio's v3 iolog)";
+                return Err(TraceError::malformed(path, at, what, hint));
+            }
             let time_ns = req.time_ns.max(self.last_ns);
             self.last_ns = time_ns;
             let io = req.io.map(|(op, offset, len)| TraceRecord {
@@ -302,10 +328,10 @@ impl Trace {
     /// up to its last whole record, and this says what was dropped.
     pub fn truncated(&self) -> Option<String> {
         match &self.reader {
-            Reader::Blkparse(r) => r.cut(),
+            Reader::Blkparse(r) => r.input().truncated(),
             Reader::Blktrace(r) => r.cut(),
-            Reader::Fio(r) => r.cut(),
-            Reader::Biosnoop(r) => r.cut(),
+            Reader::Fio(r) => r.input().truncated(),
+            Reader::Biosnoop(r) => r.input().truncated(),
         }
     }
 }
@@ -358,6 +384,8 @@ struct Merged {
     refill: Option<usize>,
     genesis: u64,
     device: Option<u32>,
+    /// The file and byte of the record returned last.
+    last: (usize, u64),
 }
 
 impl Merged {
@@ -375,6 +403,7 @@ impl Merged {
             refill: None,
             genesis: if genesis == u64::MAX { 0 } else { genesis },
             device: None,
+            last: (0, 0),
         };
         for i in 0..merged.files.len() {
             merged.read_head(i)?;
@@ -418,9 +447,14 @@ impl Merged {
             }
             Some(_) => {}
         }
+        self.last = (i, k.at);
         let mut req = k.request;
         req.time_ns = req.time_ns.saturating_sub(self.genesis);
         Ok(Some(req))
+    }
+
+    fn at(&self) -> (&Path, At) {
+        (self.files[self.last.0].path(), At::Byte(self.last.1))
     }
 
     fn cut(&self) -> Option<String> {
@@ -568,6 +602,11 @@ impl Input {
             dropped: None,
             ended: false,
         })
+    }
+
+    /// The line handed out last.
+    fn at(&self) -> (&Path, At) {
+        (&self.path, At::Line(self.line))
     }
 
     fn path(&self) -> &Path {

@@ -433,6 +433,36 @@ fn a_malformed_record_names_its_line_or_byte() {
     assert_eq!(error_at("g", long.as_bytes()), At::Line(2));
 }
 
+/// A time more than ten years into the trace is refused where it stands,
+/// in every format: `life` replays a trace many times on one u64 clock
+/// of nanoseconds, which a span of 9.3e9 s overflowed.
+#[test]
+fn a_time_past_ten_years_names_its_line_or_byte() {
+    let past = MAX_SPAN_NS / 1_000_000_000 + 1;
+    let blkparse =
+        format!("  8,0  0  1  0.000000000  1  D  W 0 + 8 [x]\n  8,0  0  2  {past}.000000000  1  D  W 8 + 8 [x]\n");
+    assert_eq!(error_at("a", blkparse.as_bytes()), At::Line(2));
+    let fio = format!(
+        "fio version 3 iolog\n0 sda add\n0 sda open\n0 sda write 0 4096\n{} sda write 0 4096\n",
+        past * 1_000_000
+    );
+    assert_eq!(error_at("b", fio.as_bytes()), At::Line(5));
+    let bios = format!(
+        "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n0.1 a 1 sda W 8 4096 0.1\n{past}.0 a 1 sda W 8 4096 0.1\n"
+    );
+    assert_eq!(error_at("c", bios.as_bytes()), At::Line(3));
+    let mut b = rec(false, 5, 0, 512, D, WRITE, SDA, &[]);
+    b.extend(rec(false, 5 + MAX_SPAN_NS + 1, 8, 512, D, WRITE, SDA, &[]));
+    assert_eq!(error_at("d", &b), At::Byte(48));
+    // Ten years to the nanosecond still reads.
+    let edge = format!(
+        "  8,0  0  1  0.000000000  1  D  W 0 + 8 [x]\n  8,0  0  2  {}.000000000  1  D  W 8 + 8 [x]\n",
+        past - 1
+    );
+    let (_dir, path) = file("e", edge.as_bytes());
+    assert_eq!(read(&path, Events::Dispatch).unwrap().records.len(), 2);
+}
+
 #[test]
 fn what_is_not_a_regular_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();

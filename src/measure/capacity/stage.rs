@@ -416,7 +416,7 @@ impl crate::measure::Test for Stage {
 
     fn plan(&self, d: &TargetDescription) -> Result<Vec<Range>, MeasureError> {
         let block = block_of(d);
-        let need = self.options.skip + 4 * BLOCK.max(block);
+        let need = self.options.skip.saturating_add(4 * BLOCK.max(block));
         if d.size_bytes < need {
             return Err(MeasureError::DoesNotFit {
                 what: "capacity".into(),

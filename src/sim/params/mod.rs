@@ -46,6 +46,10 @@ const MAX_QUEUE: u64 = 1024;
 const MAX_BLOCKS_PER_CMD: u64 = 1 << 20;
 /// Longest time any one flash or host step may take: 100 s.
 const MAX_NS: u64 = 100_000_000_000;
+/// Most times slower an outlier command may be: ten times the worst the
+/// `outlier_fraction` key's own note names (USB readers, 10 to 100 times),
+/// so an outlier of the longest step stays within the clock's range.
+const MAX_OUTLIER_FACTOR: u64 = 1000;
 /// Fastest bus clock: 10 GHz, well above HS400's 200 MHz.
 const MAX_CLOCK_HZ: u64 = 10_000_000_000;
 /// Largest fake write cache: fakes keep a few MiB in their controller's RAM
@@ -369,8 +373,9 @@ impl Params {
     /// nothing below (or in the model) can overflow or allocate without
     /// limit: sizes a real card could have, times a real card could take.
     fn validate_bounds(&self) -> Result<(), ParamError> {
-        let bounds: [(&'static str, u64, u64); 5] = [
+        let bounds: [(&'static str, u64, u64); 6] = [
             ("capacity", self.capacity, MAX_CAPACITY),
+            ("outlier_factor", self.outlier_factor, MAX_OUTLIER_FACTOR),
             ("page_size", self.page_size, MAX_PAGE),
             ("au_size", self.au_size, MAX_AU),
             ("queue_depth", self.queue_depth, MAX_QUEUE),
@@ -679,6 +684,9 @@ mod tests {
         check("write_cache", "1000", "write_cache"); // not whole sectors
         check("bus_width", "2", "bus_width");
         check("in_flight", "4", "in_flight");
+        // An outlier of a 100-second step a trillion times over: the
+        // clock's overflow, a panic before the bound.
+        check("outlier_factor", "1000000000000", "outlier_factor");
         let mut p = Params::default();
         p.set("au_size", "12M").unwrap(); // 3 x 2^22: allowed
         p.set("capacity", "12G").unwrap();
