@@ -397,6 +397,7 @@ fn batch(a: super::schema::BatchArgs, at: &Invocation) -> CliResult<RunDocument>
     if let Some(path) = &a.labels {
         labels.extend(crate::command::batch::read_labels(path)?);
     }
+    crate::command::batch::one_label_each(&labels)?;
     let (store, fleet) = stores(&a.store, &at.places);
     crate::command::batch::run(&crate::command::batch::Options {
         devices: a.devices,

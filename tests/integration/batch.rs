@@ -394,3 +394,37 @@ fn a_failed_step_is_named_once_after_its_device() {
         "{table}"
     );
 }
+
+/// A path no test could open is skipped with why (not with "add --write",
+/// which would not help), and two labels for one slot are refused.
+#[test]
+fn a_path_that_cannot_be_tested_says_why_and_labels_are_one_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-card.img");
+    let v = json(&[
+        "batch",
+        "sim:demo",
+        missing.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
+        "--no-store",
+    ]);
+    let rows = v["batch"]["rows"].as_array().unwrap();
+    let whys: Vec<&str> = rows.iter().map(|r| r["why"].as_str().unwrap()).collect();
+    assert_eq!(rows[1]["verdict"], "skipped");
+    assert!(whys[1].contains("no such file or device"), "{whys:?}");
+    assert!(whys[2].contains("not a block device or regular file"), "{whys:?}");
+    let labels = dir.path().join("labels");
+    std::fs::write(&labels, "sim1 shelf-B\n").unwrap();
+    let out = flashlab()
+        .args(["batch", "sim:demo", "--label", "sim1=shelf-A", "--labels"])
+        .arg(&labels)
+        .arg("--no-store")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("sim1 is labelled twice: `shelf-A` and `shelf-B`") && err.contains("hint:"),
+        "{err}"
+    );
+}

@@ -234,6 +234,20 @@ pub fn read_labels(path: &std::path::Path) -> CliResult<Vec<(String, String)>> {
         .collect()
 }
 
+/// Two labels for one place (`--label`, `--labels` or both): which the
+/// table shows would be the first given, silently.
+pub fn one_label_each(labels: &[(String, String)]) -> CliResult<()> {
+    for (i, (at, label)) in labels.iter().enumerate() {
+        if let Some((_, other)) = labels[..i].iter().find(|(w, l)| w == at && l != label) {
+            return Err(
+                CliError::usage(format!("{at} is labelled twice: `{other}` and `{label}`"))
+                    .hint("give each device or slot one label, in --label or the --labels file"),
+            );
+        }
+    }
+    Ok(())
+}
+
 const LABELS_HINT: &str = "each line is WHERE LABEL: a device or slot, a space, then the label";
 
 /// A labels file is a slot map, not data: a megabyte is thousands of lines.
@@ -293,6 +307,18 @@ fn one(shared: &Shared, t: &TargetArg, name: &str) -> Done {
         timeline,
         multi,
     } = *shared;
+    // A path no test could open says why first (missing, a directory, a
+    // fifo, an empty reader): consent to write it is beside the point.
+    if let crate::args::Resolved::Path(path) = &t.resolved {
+        let read_only = crate::targets::real::OpenOptions {
+            write: false,
+            exclusive: false,
+            engine: o.engine,
+        };
+        if let Err(e) = crate::targets::real::RealTarget::open(path, &t.text, read_only) {
+            return skipped(t, name, refusal(&e.into()));
+        }
+    }
     // Every test of a batch writes (capacity, bench's write tests, probe):
     // one line says so, not each range a refusal would list.
     if !o.consent.write && matches!(t.resolved, crate::args::Resolved::Path(_)) {
