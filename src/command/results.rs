@@ -278,8 +278,26 @@ pub fn read_document(file: &Path) -> CliResult<RunDocument> {
         ))
         .hint("export it again with this flashlab, or use a newer one"));
     }
+    // Figures no run writes: they would be stored, then shown as a line
+    // of 300 digits or a date in the year 584554051223.
+    let device_s = doc.device_time_s.unwrap_or(0.0);
+    if !(0.0..=MAX_DEVICE_S).contains(&device_s) || doc.started_unix > doc.ended_unix || doc.ended_unix > LAST_UNIX {
+        return Err(CliError::usage(format!(
+            "{shown}: device_time_s {device_s}, started_unix {} and ended_unix {} are not a run's",
+            doc.started_unix, doc.ended_unix
+        ))
+        .hint("give a file written by `flashlab ... --json` or `flashlab results export`, unedited"));
+    }
     Ok(doc)
 }
+
+/// The most device time a run can record: the range of the u64
+/// nanosecond clock every target keeps.
+const MAX_DEVICE_S: f64 = u64::MAX as f64 / 1e9;
+
+/// The last second of the year 9999 (1970 + 8030 years, 253,402,300,799
+/// s): a run's dates fit a four-digit year.
+const LAST_UNIX: u64 = 253_402_300_799;
 
 pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
     let run = read_document(file)?;

@@ -377,3 +377,25 @@ fn an_open_au_import_gives_its_reasons_confidence_and_advice() {
         )
     );
 }
+
+/// A run whose rates read neither as fine nor as collapsed bounds
+/// nothing: the line says "unclear", not "no limit up to 0".
+#[test]
+fn an_unclear_run_is_said_unclear() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("one-row.txt");
+    std::fs::write(
+        &f,
+        "# ./flashbench --open-au --open-au-nr=2 --erasesize=4194304 /dev/x\n4MiB    5.0M/s\n",
+    )
+    .unwrap();
+    let out = flashlab()
+        .args(["import", "flashbench", "--no-store"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("open AUs     unclear in order"), "{text}");
+    assert!(!text.contains("up to 0"), "{text}");
+}

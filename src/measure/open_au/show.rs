@@ -78,6 +78,9 @@ impl Registered for Presenter {
                 (Some(n), _) => format!("{n}{unsure}"),
                 (None, Some(m)) if s.tried_up_to > 0 => format!("{} to {m}{unsure}", s.tried_up_to),
                 (None, Some(m)) => format!("at most {m}{unsure}"),
+                // No count read as fine nor as collapsed (an imported run
+                // whose rates show neither): nothing to bound.
+                (None, None) if s.tried_up_to == 0 => "unclear".to_string(),
                 (None, None) => format!("no limit up to {}{unsure}", s.tried_up_to),
             }))
         };
