@@ -46,7 +46,7 @@ impl From<LifeError> for CliError {
     fn from(e: LifeError) -> Self {
         match e {
             LifeError::Card(ReplayError::PastEnd { offset, len, size }) => CliError::usage(format!(
-                "the trace writes {len} bytes at byte {offset}, past the card's end at {size} bytes"
+                "the trace asks for {len} bytes at byte {offset}, past the card's end at {size} bytes"
             ))
             .hint(
                 "give a card at least as large as the traced device (`--card sim:PROFILE,capacity=SIZE`), \
