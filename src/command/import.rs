@@ -141,8 +141,24 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
         doc.note(NoteKind::Import, n, None);
     }
     // A row cut or broken mid-paste is left out, never read by a guess;
-    // the rest of its table stands.
+    // the rest of its table stands. So is an option's value the import
+    // cannot read (a shell variable, a number past u64), said once a line.
     for (input, p) in &parsed {
+        let invocations = (p.align.iter().filter_map(|a| a.invocation.as_ref()))
+            .chain(p.rates.iter().filter_map(|r| r.invocation.as_ref()));
+        let mut said = std::collections::BTreeSet::new();
+        for inv in invocations.filter(|i| !i.unread.is_empty() && said.insert(i.line)) {
+            doc.warnings.push(crate::document::Note {
+                kind: NoteKind::Import,
+                message: format!(
+                    "{input}:{}: flashbench's {} not read (a shell variable, or a number past 2^64): the \
+                     tables are judged without it",
+                    inv.line,
+                    inv.unread.join(", ")
+                ),
+                hint: None,
+            });
+        }
         for s in &p.skipped {
             doc.warnings.push(crate::document::Note {
                 kind: NoteKind::Import,

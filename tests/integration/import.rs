@@ -399,3 +399,38 @@ fn an_unclear_run_is_said_unclear() {
     assert!(text.contains("open AUs     unclear in order"), "{text}");
     assert!(!text.contains("up to 0"), "{text}");
 }
+
+/// An option's value the import cannot read is a warning, not silence;
+/// a count of 0 is refused as outside any run, not as "larger".
+#[test]
+fn unread_option_values_are_warned_and_a_zero_count_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("huge.txt");
+    std::fs::write(
+        &f,
+        "# ./flashbench --open-au --erasesize=18446744073709551616 /dev/x\n4MiB 5.0M/s\n2MiB 5.0M/s\n",
+    )
+    .unwrap();
+    let v = json(&["import", "flashbench", "--no-store", f.to_str().unwrap()]);
+    let said = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["message"].as_str());
+    let said: Vec<&str> = said.filter(|m| m.contains("not read")).collect();
+    assert_eq!(said.len(), 1, "{v}");
+    assert!(said[0].ends_with(":1: flashbench's --erasesize 18446744073709551616 not read (a shell variable, or a number past 2^64): the tables are judged without it"), "{said:?}");
+    let zero = dir.path().join("zero.txt");
+    std::fs::write(&zero, "# ./flashbench --open-au --open-au-nr=0 /dev/x\n4MiB 5.0M/s\n").unwrap();
+    let out = flashlab()
+        .args(["import", "flashbench", "--no-store"])
+        .arg(&zero)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--open-au-nr 0 is outside what any flashbench run prints"),
+        "{err}"
+    );
+}

@@ -193,15 +193,16 @@ impl Parsed {
 /// Why an input cannot be read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParseError {
-    /// A number past what any card's run prints.
-    TooLarge { line: usize, what: String },
+    /// A number outside what any card's run prints (a count of 0, or one
+    /// past any table's length).
+    OutOfRange { line: usize, what: String },
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParseError::TooLarge { line, what } => {
-                write!(f, "line {line}: {what} is larger than any flashbench run prints")
+            ParseError::OutOfRange { line, what } => {
+                write!(f, "line {line}: {what} is outside what any flashbench run prints")
             }
         }
     }

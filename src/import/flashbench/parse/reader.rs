@@ -253,7 +253,7 @@ impl Reader {
             Open::Scatter(s) => s.points.len(),
         };
         if n >= MAX_ROWS {
-            return Err(ParseError::TooLarge {
+            return Err(ParseError::OutOfRange {
                 line: no,
                 what: format!("a table of more than {MAX_ROWS} rows"),
             });
@@ -330,7 +330,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     {
         for (what, v) in [("--open-au-nr", inv.open_au_nr), ("--fat-nr", inv.fat_nr)] {
             if v.is_some_and(|v| v == 0 || v > MAX_COUNT) {
-                return Err(ParseError::TooLarge {
+                return Err(ParseError::OutOfRange {
                     line: inv.line,
                     what: format!("{what} {}", v.unwrap_or(0)),
                 });
