@@ -113,15 +113,7 @@ fn what_ifs_and_other_cards_are_lines_beside_the_baseline() {
 }
 
 fn refused(args: &[&str], says: &str) {
-    let out = flashlab().args(args).arg("--no-store").output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains("error:") && stderr.contains("hint:"),
-        "{args:?}: {stderr}"
-    );
-    assert!(stderr.contains(says), "{args:?} should say {says:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?}");
+    crate::support::refused(flashlab().args(args).arg("--no-store"), says);
 }
 
 #[test]

@@ -47,6 +47,20 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     document(&out, 0, &format!("flashlab {args:?}"))
 }
 
+/// Run `cmd`, which must be refused: exit 2, stderr with an `error:` that
+/// says `says` and a `hint:`, nothing on stdout. Returns stderr.
+pub fn refused(cmd: &mut assert_cmd::Command, says: &str) -> String {
+    let out = cmd.output().expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error:") && err.contains("hint:") && err.contains(says),
+        "should say {says:?}: {err}"
+    );
+    assert!(out.stdout.is_empty(), "a refusal prints nothing on stdout: {err}");
+    err
+}
+
 /// The one JSON document a finished run printed on stdout, once it exited
 /// with `code` (stderr in the message where it did not); `what` names the
 /// run or the loop's case in either message.
