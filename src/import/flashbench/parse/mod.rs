@@ -312,6 +312,25 @@ mod tests {
         );
     }
 
+    /// Rates no size over time gives are named and left out, in a table's
+    /// first row, inside it, and between a row's cells, never read as
+    /// prose in silence.
+    #[test]
+    fn rates_that_are_not_numbers_are_skipped_and_named() {
+        let p = parse("4MiB nanM/s\n2MiB 5.19M/s\n1MiB -5.19M/s\n512KiB 5.1M/s\n").unwrap();
+        let chunks = |p: &Parsed| p.rates[0].rows.iter().map(|r| r.chunk).collect::<Vec<_>>();
+        assert_eq!(chunks(&p), [2 << 20, 512 << 10]);
+        let why = |p: &Parsed| p.skipped.iter().map(|s| (s.line, s.why.clone())).collect::<Vec<_>>();
+        let said = |t: &str| format!("'{t}' is not a rate: a size over a time is a number of 0 or more");
+        assert_eq!(why(&p), [(1, said("nanM/s")), (3, said("-5.19M/s"))]);
+        // find-fat's rows of several rates.
+        let p = parse("4MiB 5M/s 5M/s 5M/s\n2MiB 5M/s infM/s 5M/s\n1MiB 5M/s 5M/s 5M/s\n").unwrap();
+        assert_eq!(chunks(&p), [4 << 20, 1 << 20]);
+        assert_eq!(why(&p), [(2, said("infM/s"))]);
+        // Prose with a size in it is still prose.
+        assert_eq!(parse("4MiB of data at 5M/s\n").unwrap().skipped, []);
+    }
+
     #[test]
     fn issue_16s_unitless_diffs_are_nanoseconds_or_recomputed() {
         let p = parse(

@@ -2,7 +2,7 @@
 //! scatter points, and the rows of a table of several cards read by the
 //! column each cell stands in.
 
-use super::tokens::{Unit, rate, size, time};
+use super::tokens::{Unit, broken_rate, rate, size, time};
 use super::{AlignRow, ColumnTable, Diff, MAX_SIZE, RateRow};
 
 /// What one line holds.
@@ -23,6 +23,9 @@ enum Read {
     /// No row starts there: prose when nothing came before it on the line,
     /// else this error.
     Not(String),
+    /// A row that does not read, wherever it starts: a rate flashbench
+    /// cannot print ("nanM/s", "-5M/s"), which prose does not hold either.
+    Bad(String),
 }
 
 /// The rows on one line's tokens (several where an archive collapsed the
@@ -60,6 +63,7 @@ pub(super) fn rows(line_no: usize, toks: &[String]) -> Result<Vec<Item>, String>
                 return Ok(out);
             }
             Read::Not(why) => return if out.is_empty() { Ok(out) } else { Err(why) },
+            Read::Bad(why) => return Err(why),
         }
     }
     Ok(out)
@@ -142,6 +146,11 @@ fn rate_row(line_no: usize, toks: &[String], i: usize, chunk: u64) -> Read {
             break;
         }
         j += 1;
+    }
+    if let Some(t) = toks.get(j).filter(|t| broken_rate(t)) {
+        return Read::Bad(format!(
+            "'{t}' is not a rate: a size over a time is a number of 0 or more"
+        ));
     }
     if rates.is_empty() {
         return Read::Not(format!("'{}' has no rate after it", toks[i]));

@@ -71,7 +71,17 @@ pub(super) fn rate(tok: &str) -> Option<f64> {
         "G" => 1e9,
         _ => return None,
     };
-    Some(num * mult)
+    (num >= 0.0).then_some(num * mult)
+}
+
+/// A token printed where a rate goes ("...M/s") that is not one: "nan",
+/// "inf" or a negative number, which flashbench's size over time never
+/// gives. Its row is named and left out, not taken for prose.
+pub(super) fn broken_rate(tok: &str) -> bool {
+    let body = tok.split('(').next().unwrap_or(tok);
+    body.strip_suffix("/s")
+        .is_some_and(|b| b.ends_with(['B', 'K', 'M', 'G']))
+        && rate(tok).is_none()
 }
 
 /// How a time's unit was read.
