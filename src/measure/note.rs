@@ -19,6 +19,8 @@ pub enum NoteKind {
     Import,
     /// What a block trace capture may hold beside the device's own I/O.
     Capture,
+    /// A batch label for a place no device given was in.
+    Label,
 }
 
 /// A note or warning for the reader, with what to do about it.

@@ -24,6 +24,8 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
         "sim:demo,capacity=2G",
         "--label",
         "sim4=spare",
+        "--label",
+        "sim9=gone",
         "--labels",
         labels.to_str().unwrap(),
         "--db",
@@ -50,6 +52,18 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
             ("sim3", "SUSPECT", None, Some(512 << 20)),
             ("sim4", "PASS", Some("spare"), Some(2 << 30)),
         ]
+    );
+    // A label for a slot no device is in is named, not dropped in silence.
+    let warned: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "label")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        warned,
+        ["the label `gone` is for sim9, and no device given here is sim9: unused"]
     );
     assert_eq!(rows[1]["why"], "fake (wrap): 256 MiB usable of 1 GiB announced");
     assert_eq!(rows[1]["fake_kind"], "wrap");

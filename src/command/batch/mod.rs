@@ -127,6 +127,11 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         crate::console::stdio::set_spinner(None);
     }
     let _ = multi.clear();
+    // A station's slots wait for cards; a label of a single batch that no
+    // row took was meant for a device not given (a mistyped slot).
+    if station.is_none() {
+        unused_labels(&mut doc, &o.labels, &done);
+    }
     let spans = timeline.spans();
     let batch = rows::batch(id, &done, &spans, timeline.now_s());
     // A station ends by a signal: an interruption only where it stopped a
@@ -144,6 +149,24 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         return Err(crate::error::interrupted(signal).with_document(doc));
     }
     Ok(doc)
+}
+
+/// Warn of each label no row carries.
+fn unused_labels(doc: &mut RunDocument, labels: &[(String, String)], done: &[Done]) {
+    for (at, label) in labels {
+        if done.iter().any(|d| d.label.as_deref() == Some(label.as_str())) {
+            continue;
+        }
+        let message = format!("the label `{label}` is for {at}, and no device given here is {at}: unused");
+        let hint = "a label names a device as given, its short name (sim1, loop0) or its slot (info's place.port)";
+        crate::errln!("warning: {message}");
+        crate::errln!("hint: {hint}");
+        doc.warnings.push(crate::document::Note {
+            kind: crate::document::NoteKind::Label,
+            message,
+            hint: Some(hint.into()),
+        });
+    }
 }
 
 /// What every device's thread shares.
