@@ -87,6 +87,7 @@ impl TraceFile<'_> {
             s.add(&r, *first.get_or_insert(r.time_ns));
         }
         s.truncated = t.truncated();
+        s.times_back = t.went_back();
         Ok(s)
     }
 }

@@ -37,6 +37,13 @@ fn trace(o: &mut String, t: &TraceSummary) {
     if let Some(cut) = &t.truncated {
         line(o, "", &format!("cut short ({cut}): read up to its last whole record"));
     }
+    if let Some(back) = &t.times_back {
+        line(
+            o,
+            "",
+            &format!("times go back at {back}: each is taken at the time of the record before it"),
+        );
+    }
 }
 
 fn life_span(q: &Quantiles) -> String {

@@ -212,6 +212,17 @@ pub struct Trace {
     /// The I/O of a request whose flush was just returned.
     pending: Option<TraceRecord>,
     last_ns: u64,
+    /// Records stamped before the one returned before them.
+    back: Option<Back>,
+}
+
+/// Where a trace's times went back, each such record taken at the time
+/// before it.
+struct Back {
+    records: u64,
+    most_ns: u64,
+    /// Where the first stood ("line 4").
+    first: String,
 }
 
 enum Reader {
@@ -271,6 +282,7 @@ impl Trace {
             reader,
             pending: None,
             last_ns: 0,
+            back: None,
         })
     }
 
@@ -298,6 +310,17 @@ impl Trace {
                             blkparse's and biosnoop's output, microseconds in fio's v3 iolog)";
                 return Err(TraceError::malformed(path, at, what, hint));
             }
+            if req.time_ns < self.last_ns {
+                let step = self.last_ns - req.time_ns;
+                let at = self.reader.at().1;
+                let b = self.back.get_or_insert_with(|| Back {
+                    records: 0,
+                    most_ns: 0,
+                    first: at.to_string(),
+                });
+                b.records += 1;
+                b.most_ns = b.most_ns.max(step);
+            }
             let time_ns = req.time_ns.max(self.last_ns);
             self.last_ns = time_ns;
             let io = req.io.map(|(op, offset, len)| TraceRecord {
@@ -320,6 +343,21 @@ impl Trace {
             }
         }
         Ok(None)
+    }
+
+    /// After the end: where the trace's times went back, each such record
+    /// taken at the time of the one before it. biosnoop's lines can be a
+    /// little out of order; a long step back is a damaged or joined trace,
+    /// whose span and rates read short.
+    pub fn went_back(&self) -> Option<String> {
+        self.back.as_ref().map(|b| {
+            format!(
+                "{}, by up to {}, the first at {}",
+                crate::units::count(b.records, "record", "records"),
+                crate::units::duration_ns(b.most_ns as f64),
+                b.first
+            )
+        })
     }
 
     /// After the end: whether the trace was cut short (a last partial line

@@ -37,6 +37,7 @@ struct Got {
     format: TraceFormat,
     records: Vec<TraceRecord>,
     truncated: Option<String>,
+    went_back: Option<String>,
 }
 
 fn read(path: &Path, events: Events) -> Result<Got, TraceError> {
@@ -49,6 +50,7 @@ fn read(path: &Path, events: Events) -> Result<Got, TraceError> {
         format: t.format(),
         records,
         truncated: t.truncated(),
+        went_back: t.went_back(),
     })
 }
 
@@ -185,6 +187,31 @@ fn r(time_ns: u64, op: TraceOp, offset: u64, len: u64) -> TraceRecord {
         offset,
         len,
     }
+}
+
+/// Times that go back are counted and placed, each record taken at the
+/// time before it; a trace in order says nothing.
+#[test]
+fn times_that_go_back_are_named_and_held() {
+    let (_d, p) = file(
+        "back.iolog",
+        b"fio version 3 iolog\n5000000 /dev/sdb add\n5000000 /dev/sdb open\n5000000 /dev/sdb write 0 4096\n\
+          3000000 /dev/sdb write 4096 4096\n6000000 /dev/sdb write 8192 4096\n1000000 /dev/sdb write 0 4096\n",
+    );
+    let g = read_ok(&p);
+    assert_eq!(
+        g.records.iter().map(|r| r.time_ns / 1_000_000).collect::<Vec<_>>(),
+        [5_000, 5_000, 6_000, 6_000]
+    );
+    assert_eq!(
+        g.went_back.as_deref(),
+        Some("2 records, by up to 5.00 s, the first at line 5")
+    );
+    let (_d, p) = file(
+        "order.iolog",
+        b"fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open\n1 /dev/sdb write 0 4096\n1 /dev/sdb write 0 4096\n",
+    );
+    assert_eq!(read_ok(&p).went_back, None);
 }
 
 #[test]

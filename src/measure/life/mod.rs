@@ -64,6 +64,10 @@ pub struct TraceSummary {
     /// The trace was cut short; read up to its last whole record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<String>,
+    /// The trace's times went back: how often, by how much, and where
+    /// first. Such records are taken at the time before them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times_back: Option<String>,
 }
 
 impl TraceSummary {
