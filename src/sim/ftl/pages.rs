@@ -11,9 +11,9 @@
 //! page's slot, 3 bytes where every slot number fits, else 4) is made in
 //! chunks of [`CHUNK`] pages as they are first written. Which page a slot
 //! holds, what collection must know to copy it, is kept only for the
-//! blocks it may take next ([`LISTED_SHARE`]) and read back from the map for
-//! others when one of them is taken; so the choice of block, and every
-//! count, is the same as with a page list for every block.
+//! blocks it may take next ([`LISTED_SHARE`]) and read back from the map
+//! for others when one of them is taken; so the choice of block, and
+//! every count, is the same as with a page list for every block.
 //! `examples/sim_memory.rs` and `examples/life_speed.rs` measure it.
 
 use super::wear::{NumberMap, STATIC_SPREAD, pick};
@@ -32,8 +32,9 @@ const CHUNK: u64 = 4096;
 const LISTED_SHARE: u64 = 8;
 
 /// Raw pages whose lists are always kept: a region this small (4 GiB of
-/// 4 KiB pages; every FAT area, every built-in card) lists every block
-/// and never scans, for at most 4 MiB.
+/// 4 KiB pages; every FAT area) lists every block and never scans, for at
+/// most 4 MiB. A larger page-mapped card scans, as the built-in
+/// emmc-hs400 (31 GB of 4 KiB pages) does.
 const LISTED_PAGES_LEAST: u64 = 1 << 20;
 
 #[derive(Debug, Clone)]
