@@ -211,7 +211,8 @@ fn probe_with_report(
     let r = resolve(common, Some(write), at);
     // A report that cannot be written is refused before the probe, not after.
     if let Some(path) = &html {
-        output::check_report_path(path, &[&r.target.text])?;
+        let store = r.store.as_deref().map(|s| (s, "the results store this run is kept in"));
+        output::check_report_path(path, &[&r.target.text], store.as_slice())?;
     }
     let doc = probe::probe(&r, erase_size)?;
     if let Some(path) = html {
@@ -283,7 +284,16 @@ fn report(runs: Vec<String>, output: Option<PathBuf>, from: results::Stored<'_>)
             .collect();
         PathBuf::from(format!("flashlab-report-{}.html", names.join("-")))
     });
-    output::check_report_path(&output, &[])?;
+    // Neither the store the runs come from nor a run document read.
+    let mut kept: Vec<(&Path, &str)> = runs
+        .iter()
+        .filter(|w| w.parse::<i64>().is_err())
+        .map(|w| (Path::new(w.as_str()), "a run document this report reads"))
+        .collect();
+    if let results::Stored::Local(Some(store)) = from {
+        kept.push((store, "the results store the runs come from"));
+    }
+    output::check_report_path(&output, &[], &kept)?;
     let loaded = runs
         .iter()
         .map(|w| results::load(from, w))
@@ -295,7 +305,7 @@ fn report(runs: Vec<String>, output: Option<PathBuf>, from: results::Stored<'_>)
         .filter(|t| t.kind != crate::targets::TargetKind::Sim)
         .map(|t| t.spec.as_str())
         .collect();
-    output::check_report_path(&output, &targets)?;
+    output::check_report_path(&output, &targets, &kept)?;
     let output = output::write_report(&output, &loaded)?;
     let mut doc = RunDocument::new(crate::document::CommandName::Report, None);
     doc.body = Body::Report(ReportBody {

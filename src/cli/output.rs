@@ -11,11 +11,28 @@ use crate::error::{CliError, CliResult};
 /// not a regular file (a device node, a FIFO, a symbolic link: the report is
 /// renamed over the path, which would replace it), that is in use (a loop
 /// device's backing file, a mounted image, a swap file, a file another
-/// process writes), or that holds the bytes of one of the `targets`
-/// measured (`probe v.img --html v.img`, or the file behind a loop device).
-pub fn check_report_path(path: &Path, targets: &[&str]) -> CliResult<()> {
+/// process writes), that holds the bytes of one of the `targets`
+/// measured (`probe v.img --html v.img`, or the file behind a loop device),
+/// or that is one of the files the command reads or keeps, each `kept`
+/// with what it is (the results store, a run document read): a report
+/// renamed over the store loses every run in it.
+pub fn check_report_path(path: &Path, targets: &[&str], kept: &[(&Path, &str)]) -> CliResult<()> {
     let shown = path.display();
-    if let Some(key) = crate::identify::stack::FileKey::of(path) {
+    // By device and inode where both exist, else by whole path: a store
+    // the run is about to make does not exist yet.
+    let key = crate::identify::stack::FileKey::of(path);
+    let whole = |p: &Path| std::path::absolute(p).ok();
+    let same = |f: &Path| match (key, crate::identify::stack::FileKey::of(f)) {
+        (Some(a), Some(b)) => a == b,
+        _ => whole(f).is_some() && whole(f) == whole(path),
+    };
+    if let Some((_, what)) = kept.iter().find(|(f, _)| same(f)) {
+        return Err(
+            CliError::usage(format!("{shown} is {what}; the report would replace it"))
+                .hint("give the report another file name, as in -o report.html"),
+        );
+    }
+    if let Some(key) = key {
         let stack = crate::identify::stack::Stack::read(&crate::identify::sysfs::Roots::system());
         for t in targets.iter().map(Path::new).filter(|t| t.exists()) {
             if stack.aliases(t).files().iter().any(|(_, k)| *k == key) {

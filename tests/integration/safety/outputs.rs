@@ -164,3 +164,37 @@ fn an_output_never_replaces_an_active_swap_file() {
     let _swap = Swap(file.clone());
     both_refuse(&run, &file, "active swap");
 }
+
+/// An output never replaces a file the command reads or keeps: the
+/// results store (`probe --db S --html S`, where the store does not exist
+/// yet, and `report 1 --db S -o S`) or the run document a report reads.
+/// Each replaced it before, with exit 0: the store's runs were lost.
+#[test]
+fn an_output_never_replaces_the_store_or_a_run_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("runs.sqlite");
+    let in_dir = |args: &[&str]| {
+        let mut c = flashlab();
+        c.current_dir(dir.path()).args(args);
+        c
+    };
+    crate::support::refused(
+        &mut in_dir(&["probe", "sim:demo", "--db", "runs.sqlite", "--html", "./runs.sqlite"]),
+        "./runs.sqlite is the results store this run is kept in",
+    );
+    assert_eq!(names_in(dir.path()), Vec::<String>::new(), "nothing made");
+    let out = in_dir(&["align", "sim:demo", "--db", "runs.sqlite"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = a_run(dir.path());
+    let (kept, read) = (sha(&store), sha(&run));
+    crate::support::refused(
+        &mut in_dir(&["report", "1", "--db", "runs.sqlite", "-o", store.to_str().unwrap()]),
+        "is the results store the runs come from",
+    );
+    crate::support::refused(
+        &mut in_dir(&["report", "run.json", "--db", "runs.sqlite", "-o", "run.json"]),
+        "run.json is a run document this report reads",
+    );
+    assert_eq!((sha(&store), sha(&run)), (kept, read));
+    assert_eq!(names_in(dir.path()), ["run.json", "runs.sqlite"]);
+}
