@@ -52,6 +52,10 @@ impl From<LifeError> for CliError {
                 "give a card at least as large as the traced device (`--card sim:PROFILE,capacity=SIZE`), \
                  or check --offset and --shift",
             ),
+            LifeError::Card(e @ ReplayError::PastClock { .. }) => CliError::usage(e.to_string()).hint(
+                "the card is too slow for this trace: check its clock_hz, page and copy times, or replay \
+                 part of the trace",
+            ),
         }
     }
 }

@@ -46,7 +46,20 @@ pub struct Replayed {
 pub enum ReplayError {
     #[error("a request at byte {offset} of {len} bytes runs past the card's end at {size} bytes")]
     PastEnd { offset: u64, len: u64, size: u64 },
+    /// The replay's time reached [`CLOCK_LIMIT_NS`]: a card too slow for
+    /// the trace to be replayed on the model's clock.
+    #[error("the replay reached {years} years of the card's time, more than the model's clock keeps")]
+    PastClock { years: u64 },
 }
+
+/// Half the model's clock (u64 nanoseconds hold 584 years): a replay
+/// stops with [`ReplayError::PastClock`] past it. One piece of a request
+/// takes far less than the other half on any card Params::validate lets
+/// through (the card written whole in at most ten years; a merge of the
+/// largest AU at the longest page copy, under a year).
+pub const CLOCK_LIMIT_NS: u64 = u64::MAX / 2;
+
+const YEAR_NS: u64 = 365 * 86_400 * 1_000_000_000;
 
 /// The most bytes one replayed command moves: larger requests (a discard
 /// of the whole card, a merged read the trace kept whole) go as several,
@@ -84,6 +97,10 @@ impl SimTarget {
                 let mut complete = arrival;
                 let mut at = start;
                 while at < end {
+                    let now = self.card_free.max(arrival);
+                    if now > CLOCK_LIMIT_NS {
+                        return Err(ReplayError::PastClock { years: now / YEAR_NS });
+                    }
                     let n = (end - at).min(MAX_PIECE);
                     let req = Request {
                         op,
@@ -95,6 +112,11 @@ impl SimTarget {
                     at += n;
                 }
                 complete
+            }
+            _ if arrival.max(self.card_free) > CLOCK_LIMIT_NS => {
+                return Err(ReplayError::PastClock {
+                    years: arrival.max(self.card_free) / YEAR_NS,
+                });
             }
             TraceOp::Read | TraceOp::Write | TraceOp::Flush => arrival.max(self.card_free),
             TraceOp::Discard => {

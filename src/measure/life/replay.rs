@@ -158,7 +158,7 @@ impl Pass {
             };
             self.card.replay(&w, 0)?;
         }
-        self.clock_offset = self.card.device_time_ns() + 1_000_000_000;
+        self.clock_offset = self.card.device_time_ns().saturating_add(1_000_000_000);
         Ok(())
     }
 
@@ -253,7 +253,7 @@ impl Pass {
         let before = self.card.ftl.work.flash_pages();
         let done = self.card.replay(r, self.clock_offset)?;
         if matches!(r.op, TraceOp::Read | TraceOp::Write) {
-            let arrival = r.time_ns + self.clock_offset;
+            let arrival = r.time_ns.saturating_add(self.clock_offset);
             self.latency
                 .saturating_record(done.complete_ns.saturating_sub(arrival).max(1));
             self.stall_ns += done.merge_ns;
@@ -284,11 +284,15 @@ impl Pass {
             let since = n - first.and_then(|f| f.get(&b)).copied().unwrap_or(0);
             self.hottest_since_first = self.hottest_since_first.max(since);
         }
-        self.replayed_ns += self.last_ns;
+        self.replayed_ns = self.replayed_ns.saturating_add(self.last_ns);
         self.window_most = self.window_histogram.keys().next_back().copied().unwrap_or(0);
         // The next pass starts after this one on the model's clock, and
         // after the card has caught up.
-        self.clock_offset = self.card.device_time_ns().max(self.clock_offset + self.last_ns) + 1_000_000;
+        // Saturating: a clock past its limit ends the next pass's first
+        // request (ReplayError::PastClock).
+        self.clock_offset = (self.card.device_time_ns())
+            .max(self.clock_offset.saturating_add(self.last_ns))
+            .saturating_add(1_000_000);
         Ok(())
     }
 

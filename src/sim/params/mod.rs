@@ -50,6 +50,11 @@ const MAX_NS: u64 = 100_000_000_000;
 /// `outlier_fraction` key's own note names (USB readers, 10 to 100 times),
 /// so an outlier of the longest step stays within the clock's range.
 const MAX_OUTLIER_FACTOR: u64 = 1000;
+/// A year of seconds.
+const YEAR_S: f64 = 365.0 * 86_400.0;
+/// Longest the card may take to be written whole once: ten years (see
+/// `validate_host`).
+const WHOLE_WRITE_S: f64 = 10.0 * YEAR_S;
 /// Fastest bus clock: 10 GHz, well above HS400's 200 MHz.
 const MAX_CLOCK_HZ: u64 = 10_000_000_000;
 /// Largest fake write cache: fakes keep a few MiB in their controller's RAM
@@ -582,6 +587,34 @@ impl Params {
                 format!("{} in flight exceeds queue_depth {}", self.in_flight, self.queue_depth),
             );
         }
+        // The card written whole once, over its bus and into its pages,
+        // within ten years of the model's clock (u64 nanoseconds hold
+        // 584; `life` replays a trace up to 25 times on one clock, as a
+        // trace's own span is held to ten years in `import::trace`).
+        let bus_s = self.capacity as f64 * 8.0 / self.bus_width as f64 / self.clock_hz as f64;
+        let program_s = (self.capacity / self.page_size) as f64 * self.page_program_ns as f64 / 1e9;
+        if bus_s + program_s > WHOLE_WRITE_S {
+            let (key, by) = if bus_s >= program_s {
+                (
+                    "clock_hz",
+                    format!(
+                        "{:.0} years on a {}-bit bus at {} Hz",
+                        bus_s / YEAR_S,
+                        self.bus_width,
+                        self.clock_hz
+                    ),
+                )
+            } else {
+                (
+                    "page_program_ns",
+                    format!("{:.0} years programming its pages", program_s / YEAR_S),
+                )
+            };
+            return impossible(
+                key,
+                format!("the card written whole once takes {by}: more than the model's 10 years"),
+            );
+        }
         Ok(())
     }
 
@@ -687,6 +720,12 @@ mod tests {
         // An outlier of a 100-second step a trillion times over: the
         // clock's overflow, a panic before the bound.
         check("outlier_factor", "1000000000000", "outlier_factor");
+        // The card written whole in 2,024 years at 1 Hz: life's replay
+        // overflowed the clock and panicked.
+        check("clock_hz", "1", "clock_hz");
+        let mut p = Params::default();
+        p.set("clock_hz", "1000").unwrap();
+        assert!(p.validate().is_ok(), "2 years to write whole: allowed");
         let mut p = Params::default();
         p.set("au_size", "12M").unwrap(); // 3 x 2^22: allowed
         p.set("capacity", "12G").unwrap();
