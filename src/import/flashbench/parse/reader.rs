@@ -6,8 +6,8 @@ use super::invocation::invocation;
 use super::rows::{Item, column_row, header, positioned, rows};
 use super::tokens::{clean, size};
 use super::{
-    AlignRow, AlignRun, ColumnTable, Invocation, MAX_COUNT, MAX_ROWS, MAX_SIZE, ParseError, Parsed, RateKind, RateRow,
-    RateRun, ScatterRun, Skipped,
+    AlignRow, AlignRun, ColumnTable, Invocation, MAX_COUNT, MAX_ROWS, MAX_SIZE, MAX_TABLES, ParseError, Parsed,
+    RateKind, RateRow, RateRun, ScatterRun, Skipped,
 };
 
 /// The open table being filled.
@@ -243,8 +243,16 @@ impl Reader {
         })
     }
 
-    /// Refuse tables longer than any flashbench prints before storing more.
+    /// Refuse tables longer than any flashbench prints, and more tables
+    /// than any session of runs holds, before storing more.
     fn count_rows(&self, no: usize) -> Result<(), ParseError> {
+        let p = &self.parsed;
+        if p.align.len() + p.rates.len() + p.columns.len() + p.scatter.len() >= MAX_TABLES {
+            return Err(ParseError::OutOfRange {
+                line: no,
+                what: format!("more than {MAX_TABLES} tables"),
+            });
+        }
         let n = match &self.open {
             Open::None => 0,
             Open::Align(r) => r.rows.len(),
@@ -306,8 +314,13 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             }
             None => (n, raw.to_string()),
         };
-        if let Some(head) = joined.trim_end().strip_suffix('\\') {
-            pending = Some((no, head.to_string()));
+        // Cut in place, not copied: a copy of all that came before at
+        // each of 80,000 continued lines took minutes.
+        let kept = joined.trim_end().len();
+        if joined[..kept].ends_with('\\') {
+            let mut head = joined;
+            head.truncate(kept - 1);
+            pending = Some((no, head));
             continue;
         }
         r.line(no, &joined)?;
