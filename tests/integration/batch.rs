@@ -26,6 +26,10 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
         "sim4=spare",
         "--label",
         "sim9=gone",
+        "--label",
+        "sim1=first",
+        "--label",
+        "sim:demo=twice",
         "--labels",
         labels.to_str().unwrap(),
         "--db",
@@ -47,7 +51,7 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
     assert_eq!(
         got,
         vec![
-            ("sim1", "PASS", None, Some(31_914_983_424)),
+            ("sim1", "PASS", Some("first"), Some(31_914_983_424)),
             ("sim2", "FAIL", Some("shelf A2"), Some(256 << 20)),
             ("sim3", "SUSPECT", None, Some(512 << 20)),
             ("sim4", "PASS", Some("spare"), Some(2 << 30)),
@@ -63,7 +67,10 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
         .collect();
     assert_eq!(
         warned,
-        ["the label `gone` is for sim9, and no device given here is sim9: unused"]
+        [
+            "the label `gone` is for sim9, and no device given here is sim9: unused",
+            "the label `twice` is for sim:demo, which took the label `first`: unused"
+        ]
     );
     assert_eq!(rows[1]["why"], "fake (wrap): 256 MiB usable of 1 GiB announced");
     assert_eq!(rows[1]["fake_kind"], "wrap");
@@ -103,7 +110,7 @@ fn rows_say_fake_slow_and_genuine_with_the_rule_that_decided() {
         .filter_map(|r| r["label"].as_str())
         .collect();
     labels.sort_unstable();
-    assert_eq!(labels, ["shelf A2", "spare"], "{listed}");
+    assert_eq!(labels, ["first", "shelf A2", "spare"], "{listed}");
     let spare = json(&[
         "results",
         "list",

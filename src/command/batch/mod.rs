@@ -157,7 +157,15 @@ fn unused_labels(doc: &mut RunDocument, labels: &[(String, String)], done: &[Don
         if done.iter().any(|d| d.label.as_deref() == Some(label.as_str())) {
             continue;
         }
-        let message = format!("the label `{label}` is for {at}, and no device given here is {at}: unused");
+        // Named twice (`sim1=A` and `sim:demo=B` for one device): the
+        // first label it matched is its own.
+        let message = match done.iter().find(|d| d.slot == *at || d.device == *at) {
+            Some(d) => format!(
+                "the label `{label}` is for {at}, which took the label `{}`: unused",
+                d.label.as_deref().unwrap_or_default()
+            ),
+            None => format!("the label `{label}` is for {at}, and no device given here is {at}: unused"),
+        };
         let hint = "a label names a device as given, its short name (sim1, loop0) or its slot (info's place.port)";
         crate::errln!("warning: {message}");
         crate::errln!("hint: {hint}");
