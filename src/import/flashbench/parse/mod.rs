@@ -326,12 +326,20 @@ mod tests {
         let chunks = |p: &Parsed| p.rates[0].rows.iter().map(|r| r.chunk).collect::<Vec<_>>();
         assert_eq!(chunks(&p), [2 << 20, 512 << 10]);
         let why = |p: &Parsed| p.skipped.iter().map(|s| (s.line, s.why.clone())).collect::<Vec<_>>();
-        let said = |t: &str| format!("'{t}' is not a rate: a size over a time is a number of 0 or more");
+        let said = |t: &str| format!("'{t}' is not a rate: a size over a time is a finite number of 0 or more");
         assert_eq!(why(&p), [(1, said("nanM/s")), (3, said("-5.19M/s"))]);
         // find-fat's rows of several rates.
         let p = parse("4MiB 5M/s 5M/s 5M/s\n2MiB 5M/s infM/s 5M/s\n1MiB 5M/s 5M/s 5M/s\n").unwrap();
         assert_eq!(chunks(&p), [4 << 20, 1 << 20]);
         assert_eq!(why(&p), [(2, said("infM/s"))]);
+        // Sizes no flashbench prints, and a rate past any number.
+        let p = parse("4MiB 5M/s\n99999999GiB 5M/s\n2MiB 1e+308G/s\n1MiB 5M/s\n7PiB 5M/s\n").unwrap();
+        assert_eq!(chunks(&p), [4 << 20, 1 << 20]);
+        let size = |t: &str| format!("'{t}' is not a size flashbench prints: 1 B to 1 PiB");
+        assert_eq!(
+            why(&p),
+            [(2, size("99999999GiB")), (3, said("1e+308G/s")), (5, size("7PiB"))]
+        );
         // Prose with a size in it is still prose.
         assert_eq!(parse("4MiB of data at 5M/s\n").unwrap().skipped, []);
     }

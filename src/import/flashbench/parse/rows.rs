@@ -2,7 +2,7 @@
 //! scatter points, and the rows of a table of several cards read by the
 //! column each cell stands in.
 
-use super::tokens::{Unit, broken_rate, rate, size, time};
+use super::tokens::{Unit, broken_rate, broken_size, rate, size, time};
 use super::{AlignRow, ColumnTable, Diff, MAX_SIZE, RateRow};
 
 /// What one line holds.
@@ -50,6 +50,8 @@ pub(super) fn rows(line_no: usize, toks: &[String]) -> Result<Vec<Item>, String>
             align_row(line_no, toks, i)?
         } else if let Some(chunk) = size(&toks[i]) {
             rate_row(line_no, toks, i, chunk)
+        } else if broken_size(&toks[i]) && toks.get(i + 1).is_some_and(|t| rate(t).is_some() || broken_rate(t)) {
+            Read::Bad(format!("'{}' is not a size flashbench prints: 1 B to 1 PiB", toks[i]))
         } else {
             Read::Not(format!("'{}' is not a size or 'align'", toks[i]))
         };
@@ -149,7 +151,7 @@ fn rate_row(line_no: usize, toks: &[String], i: usize, chunk: u64) -> Read {
     }
     if let Some(t) = toks.get(j).filter(|t| broken_rate(t)) {
         return Read::Bad(format!(
-            "'{t}' is not a rate: a size over a time is a number of 0 or more"
+            "'{t}' is not a rate: a size over a time is a finite number of 0 or more"
         ));
     }
     if rates.is_empty() {

@@ -43,6 +43,14 @@ fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
+/// A token written as a size ("...KiB", "...B") that [`size`] does not
+/// take: past 1 PiB, under a byte, or in a unit flashbench never prints
+/// ("TiB", "PiB").
+pub(super) fn broken_size(tok: &str) -> bool {
+    split_unit(tok).is_some_and(|(_, unit)| unit == "B" || (unit.len() == 3 && unit.ends_with("iB")))
+        && size(tok).is_none()
+}
+
 /// A size as flashbench prints it ("4MiB", "512KiB", "1.5MiB", "512B").
 pub(super) fn size(tok: &str) -> Option<u64> {
     let (num, unit) = split_unit(tok)?;
@@ -71,7 +79,8 @@ pub(super) fn rate(tok: &str) -> Option<f64> {
         "G" => 1e9,
         _ => return None,
     };
-    (num >= 0.0).then_some(num * mult)
+    let v = num * mult;
+    (v >= 0.0 && v.is_finite()).then_some(v)
 }
 
 /// A token printed where a rate goes ("...M/s") that is not one: "nan",
