@@ -92,6 +92,7 @@ impl TraceFile<'_> {
         }
         s.truncated = t.truncated();
         s.times_back = t.went_back();
+        s.left_out = t.left_out();
         Ok(s)
     }
 }

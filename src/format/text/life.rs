@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::console::wrap;
 use crate::measure::life::{CardLife, Life, Quantiles, Start, TraceSummary, WhatIf};
-use crate::units::{Iec, duration_ns, years};
+use crate::units::{Iec, count, duration_ns, years};
 
 const HEAD: usize = 13;
 
@@ -21,21 +21,24 @@ fn bytes(n: f64) -> String {
 
 fn trace(o: &mut String, t: &TraceSummary) {
     let text = format!(
-        "{}: {} requests over {}: {} writes ({}), {} reads ({}), {} discards ({}), {} flushes",
+        "{}: {} over {}: {} ({}), {} ({}), {} ({}), {}",
         t.format,
-        t.requests,
+        count(t.requests, "request", "requests"),
         duration_ns(t.span_s * 1e9),
-        t.writes,
+        count(t.writes, "write", "writes"),
         Iec(t.host_bytes_written),
-        t.reads,
+        count(t.reads, "read", "reads"),
         Iec(t.host_bytes_read),
-        t.discards,
+        count(t.discards, "discard", "discards"),
         Iec(t.host_bytes_discarded),
-        t.flushes
+        count(t.flushes, "flush", "flushes")
     );
     line(o, "trace", &text);
     if let Some(cut) = &t.truncated {
         line(o, "", &format!("cut short ({cut}): read up to its last whole record"));
+    }
+    if let Some(out) = &t.left_out {
+        line(o, "", out);
     }
     if let Some(back) = &t.times_back {
         line(

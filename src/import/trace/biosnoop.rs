@@ -16,7 +16,7 @@
 //!
 //! bcc prints DISK `<unknown>` for a request whose start it did not see,
 //! and then leaves its sector 0 (`trace_req_completion` in biosnoop.py): such
-//! a line names no place, and is skipped. One disk is expected: a line of
+//! a line names no place, and is left out, counted ([`Reader::unplaced`]). One disk is expected: a line of
 //! another disk is an error.
 
 use super::text::{fields, rwbs, seconds_ns, uint};
@@ -66,6 +66,8 @@ fn is_decimal(s: &[u8]) -> bool {
 
 enum Parsed<'a> {
     Skip,
+    /// A request of disk `<unknown>`: its bytes.
+    Unplaced(u64),
     Request(Request, &'a [u8]),
 }
 
@@ -106,7 +108,7 @@ fn parse(line: &[u8], right: usize) -> Result<Parsed<'_>, String> {
     }
     let disk = cols[1];
     if disk == b"<unknown>" {
-        return Ok(Parsed::Skip);
+        return Ok(Parsed::Unplaced(bytes));
     }
     let (flush, op) =
         rwbs(cols[2]).ok_or_else(|| format!("'{}' is not an R, W or RWBS type", String::from_utf8_lossy(cols[2])))?;
@@ -120,6 +122,8 @@ pub(super) struct Reader {
     input: Input,
     right: usize,
     disk: Option<Box<[u8]>>,
+    /// Requests of disk `<unknown>` left out, and their bytes.
+    unplaced: (u64, u64),
 }
 
 impl Reader {
@@ -140,6 +144,7 @@ impl Reader {
                 input,
                 right,
                 disk: None,
+                unplaced: (0, 0),
             });
         }
     }
@@ -149,8 +154,28 @@ impl Reader {
     }
 
     pub(super) fn next(&mut self) -> Result<Option<Request>, TraceError> {
-        let (disk, right) = (&mut self.disk, self.right);
-        self.input.next_request(HINT, |l| one_disk(disk, parse(l, right)))
+        let (disk, right, unplaced) = (&mut self.disk, self.right, &mut self.unplaced);
+        self.input.next_request(HINT, |l| {
+            let parsed = parse(l, right);
+            if let Ok(Parsed::Unplaced(bytes)) = parsed {
+                unplaced.0 += 1;
+                unplaced.1 = unplaced.1.saturating_add(bytes);
+            }
+            one_disk(disk, parsed)
+        })
+    }
+
+    /// After the end: the requests left out because biosnoop named no
+    /// disk for them, if any.
+    pub(super) fn unplaced(&self) -> Option<String> {
+        let (n, bytes) = self.unplaced;
+        (n > 0).then(|| {
+            format!(
+                "{} of disk <unknown> ({}), whose start biosnoop did not see, left out",
+                crate::units::count(n, "request", "requests"),
+                crate::units::Iec(bytes)
+            )
+        })
     }
 }
 
@@ -168,7 +193,7 @@ fn one_disk(
             ));
         }
         Err(what) => return Err((what, HINT)),
-        Ok(Parsed::Skip) => return Ok(None),
+        Ok(Parsed::Skip | Parsed::Unplaced(_)) => return Ok(None),
         Ok(Parsed::Request(r, this)) => (r, this),
     };
     match disk {
@@ -212,7 +237,7 @@ mod tests {
     fn req(line: &str, right: usize) -> Option<Request> {
         match parse(line.as_bytes(), right).unwrap() {
             Parsed::Request(r, _) => Some(r),
-            Parsed::Skip => None,
+            Parsed::Skip | Parsed::Unplaced(_) => None,
         }
     }
 

@@ -361,6 +361,15 @@ impl Trace {
         })
     }
 
+    /// After the end: requests the trace holds but names no place for
+    /// (biosnoop's disk `<unknown>`), left out of the replay.
+    pub fn left_out(&self) -> Option<String> {
+        match &self.reader {
+            Reader::Biosnoop(r) => r.unplaced(),
+            Reader::Blkparse(_) | Reader::Blktrace(_) | Reader::Fio(_) => None,
+        }
+    }
+
     /// After the end: whether the trace was cut short (a last partial line
     /// with no newline that does not parse, a binary record cut
     /// mid-header or mid-pdu, or a truncated compressed stream). It was read

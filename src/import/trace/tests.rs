@@ -38,6 +38,7 @@ struct Got {
     records: Vec<TraceRecord>,
     truncated: Option<String>,
     went_back: Option<String>,
+    left_out: Option<String>,
 }
 
 fn read(path: &Path, events: Events) -> Result<Got, TraceError> {
@@ -51,6 +52,7 @@ fn read(path: &Path, events: Events) -> Result<Got, TraceError> {
         records,
         truncated: t.truncated(),
         went_back: t.went_back(),
+        left_out: t.left_out(),
     })
 }
 
@@ -187,6 +189,22 @@ fn r(time_ns: u64, op: TraceOp, offset: u64, len: u64) -> TraceRecord {
         offset,
         len,
     }
+}
+
+/// biosnoop's requests of disk `<unknown>` are left out, and said to be.
+#[test]
+fn biosnoops_unplaced_requests_are_counted() {
+    let text = "TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)\n\
+                0.000100 a 1 sda W 16 4096 0.1\n\
+                0.100000 kw 1 <unknown> W 0 4096000 1.0\n\
+                0.200000 kw 1 <unknown> W 0 4096 1.0\n";
+    let (_dir, path) = file("u", text.as_bytes());
+    let g = read_ok(&path);
+    assert_eq!(g.records.len(), 1);
+    assert_eq!(
+        g.left_out.as_deref(),
+        Some("2 requests of disk <unknown> (3.91 MiB), whose start biosnoop did not see, left out")
+    );
 }
 
 /// Times that go back are counted and placed, each record taken at the

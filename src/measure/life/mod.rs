@@ -68,6 +68,9 @@ pub struct TraceSummary {
     /// first. Such records are taken at the time before them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times_back: Option<String>,
+    /// Requests the trace holds but names no place for, left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 impl TraceSummary {
