@@ -133,6 +133,10 @@ fn in_unit(ns: f64, (scale, name, decimals): (f64, &str, usize)) -> String {
     format!("{:.*} {name}", decimals, ns / scale)
 }
 
+/// A year of the model's clock, in nanoseconds: 365 days. What the
+/// bounds on a trace's span and a card's whole write count in.
+pub const YEAR_NS: u64 = 365 * 86_400 * 1_000_000_000;
+
 /// A span of years as people say it: hours under two days, days under
 /// two months, months under two years (a card's life, from `life`).
 pub fn years(y: f64) -> String {

@@ -59,8 +59,6 @@ pub enum ReplayError {
 /// largest AU at the longest page copy, under a year).
 pub const CLOCK_LIMIT_NS: u64 = u64::MAX / 2;
 
-const YEAR_NS: u64 = 365 * 86_400 * 1_000_000_000;
-
 /// The most bytes one replayed command moves: larger requests (a discard
 /// of the whole card, a merged read the trace kept whole) go as several,
 /// as the block layer splits them for a real card.
@@ -99,7 +97,9 @@ impl SimTarget {
                 while at < end {
                     let now = self.card_free.max(arrival);
                     if now > CLOCK_LIMIT_NS {
-                        return Err(ReplayError::PastClock { years: now / YEAR_NS });
+                        return Err(ReplayError::PastClock {
+                            years: now / crate::units::YEAR_NS,
+                        });
                     }
                     let n = (end - at).min(MAX_PIECE);
                     let req = Request {
@@ -115,7 +115,7 @@ impl SimTarget {
             }
             _ if arrival.max(self.card_free) > CLOCK_LIMIT_NS => {
                 return Err(ReplayError::PastClock {
-                    years: arrival.max(self.card_free) / YEAR_NS,
+                    years: arrival.max(self.card_free) / crate::units::YEAR_NS,
                 });
             }
             TraceOp::Read | TraceOp::Write | TraceOp::Flush => arrival.max(self.card_free),

@@ -258,7 +258,7 @@ impl Reader {
 /// a trace up to 25 times (its fill and `MAX_PASSES` in `measure/life`) on
 /// one clock of u64 nanoseconds, which holds 584 years; a time past this
 /// is a damaged line, not a capture.
-pub const MAX_SPAN_NS: u64 = 10 * 365 * 86_400 * 1_000_000_000;
+pub const MAX_SPAN_NS: u64 = 10 * crate::units::YEAR_NS;
 
 impl Trace {
     /// Open one trace given by the user. For a blktrace binary file named

@@ -302,10 +302,16 @@ impl Pages {
             .collect();
         listed.sort_unstable_by_key(|&b| (self.blocks[b as usize].valid, b));
         for &b in &listed[self.listed_most as usize..] {
-            let dropped = self.blocks[b as usize].listed.take();
-            self.unused.extend(dropped);
+            self.unlist(b);
         }
-        self.lists = self.listed_most;
+    }
+
+    /// Let block `b`'s page list go, if it has one, to be used again.
+    fn unlist(&mut self, b: u32) {
+        if let Some(dropped) = self.blocks[b as usize].listed.take() {
+            self.unused.push(dropped);
+            self.lists -= 1;
+        }
     }
 
     /// List `victim`, and with it the full blocks with the fewest valid
@@ -323,10 +329,7 @@ impl Pages {
         let (first, rest) = full.split_at(full.len().min(self.listed_most as usize));
         // Lists let go before new ones are made, so they are used again.
         for &b in rest {
-            if let Some(dropped) = self.blocks[b as usize].listed.take() {
-                self.unused.push(dropped);
-                self.lists -= 1;
-            }
+            self.unlist(b);
         }
         for &b in first {
             let block = &self.blocks[b as usize];

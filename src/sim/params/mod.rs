@@ -51,9 +51,9 @@ const MAX_NS: u64 = 100_000_000_000;
 /// so an outlier of the longest step stays within the clock's range.
 const MAX_OUTLIER_FACTOR: u64 = 1000;
 /// A year of seconds.
-const YEAR_S: f64 = 365.0 * 86_400.0;
-/// Longest the card may take to be written whole once: ten years (see
-/// `validate_host`).
+const YEAR_S: f64 = crate::units::YEAR_NS as f64 / 1e9;
+/// Longest the card may take to be written whole once: ten years, as a
+/// trace's span may run (see `validate_host`).
 const WHOLE_WRITE_S: f64 = 10.0 * YEAR_S;
 /// Fastest bus clock: 10 GHz, well above HS400's 200 MHz.
 const MAX_CLOCK_HZ: u64 = 10_000_000_000;
