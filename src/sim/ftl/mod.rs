@@ -49,11 +49,11 @@ pub struct WriteCost {
 }
 
 impl Ftl {
-    /// Program cost of `len` bytes at `off` inside an AU: whole pages, plus for
+    /// Program cost of `len` bytes at `off` inside AU `au`: whole pages, plus for
     /// each partially covered edge page a read-modify-write (page read and the
     /// card's partial-page merge cost). Returns the time, the pages and the
     /// partial ones among them.
-    fn program(p: &Params, off: u64, len: u64) -> (u64, u64, u64) {
+    fn program(p: &Params, au: u64, off: u64, len: u64) -> (u64, u64, u64) {
         let first = off / p.page_size;
         let last = (off + len - 1) / p.page_size;
         let pages = last - first + 1;
@@ -65,7 +65,7 @@ impl Ftl {
             partial += 1;
         }
         (
-            pages * p.page_program_ns + partial * (p.page_read_ns + p.partial_page_write_ns),
+            pages * p.program_ns(au) + partial * (p.page_read_ns + p.partial_page_write_ns),
             pages,
             partial,
         )
@@ -73,7 +73,7 @@ impl Ftl {
 
     /// Write `len` bytes at byte `off` of AU `au` (the caller splits at AU bounds).
     pub fn write(&mut self, p: &Params, au: u64, off: u64, len: u64) -> WriteCost {
-        let (program_ns, pages, partial) = Self::program(p, off, len);
+        let (program_ns, pages, partial) = Self::program(p, au, off, len);
         self.work.host_pages += pages;
         self.work.rmw_pages += partial;
         let sequential = self.last_end == Some((au, off));
@@ -360,11 +360,27 @@ mod tests {
     #[test]
     fn partial_pages_cost_a_read_modify_write() {
         let p = Params::default();
-        let (full, _, none) = Ftl::program(&p, 0, p.page_size);
-        let (part, _, one) = Ftl::program(&p, 512, 512);
+        let (full, _, none) = Ftl::program(&p, 0, 0, p.page_size);
+        let (part, _, one) = Ftl::program(&p, 0, 512, 512);
         assert_eq!((none, one), (0, 1));
         assert_eq!(full, p.page_program_ns);
         assert_eq!(part, p.page_program_ns + p.page_read_ns + p.partial_page_write_ns);
+    }
+
+    #[test]
+    fn leading_aus_program_at_their_own_time() {
+        let mut p = Params::default();
+        p.set("lead_program_ns", "3000000; 2000000").unwrap();
+        let whole = |p: &Params, au| Ftl::program(p, au, 0, 2 * p.page_size).0;
+        assert_eq!(whole(&p, 0), 6_000_000);
+        assert_eq!(whole(&p, 1), 4_000_000);
+        assert_eq!(whole(&p, 2), 2 * p.page_program_ns);
+        assert_eq!(p.get("lead_program_ns"), "\"3000000;2000000\"");
+        p.set("lead_program_ns", "none").unwrap();
+        assert_eq!(whole(&p, 0), 2 * p.page_program_ns);
+        for bad in ["1,2", "-5", "1;;2", "x"] {
+            assert!(p.clone().set("lead_program_ns", bad).is_err(), "{bad}");
+        }
     }
 
     /// The work in closed form: an AU written in order to its end costs

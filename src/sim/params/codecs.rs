@@ -134,6 +134,24 @@ impl Codec<Vec<(u64, u64)>> for Ranges {
     }
 }
 
+/// Times in ns, `NS;NS;...` (`;`, as `,` parts a spec's overrides), or
+/// `none` for an empty list.
+pub(super) struct NsList;
+impl Codec<Vec<u64>> for NsList {
+    fn parse(key: &str, v: &str) -> Result<Vec<u64>, ParamError> {
+        if v.trim() == "none" {
+            return Ok(Vec::new());
+        }
+        v.split(';').map(|t| Int::parse(key, t.trim())).collect()
+    }
+    fn show(v: &Vec<u64>) -> String {
+        if v.is_empty() {
+            return quoted("none");
+        }
+        quoted(&v.iter().map(u64::to_string).collect::<Vec<_>>().join(";"))
+    }
+}
+
 /// A register as hex of N bytes (as sysfs shows it), or `none`.
 pub(super) struct Reg<const N: usize>;
 pub(super) type Reg8 = Reg<8>;

@@ -227,9 +227,10 @@ pub(super) fn run(b: &mut Builder) {
          monotone; with one page copy more per random-mode page (random_page_ns) the 16, 128 and 256 KiB rows \
          are within 15%, and with a log begun mid-AU kept open at the AU's end (tail_log_open) the 2 MiB rows at \
          1-2 AUs, where each AU's second chunk lands behind its first; at 3-4 AUs the card merged more than the \
-         model's slots make it. find-fat: the blog post's card writes AU 0 6x slower with 4 MiB \
-         chunks and 20-38% slower at every other size, and AUs 1-2 50-77% slower at 4 MiB, than the \
-         same card's open-au rows; the model's AUs start alike. Arnd Bergmann's toshiba/sandisk linear rows: \
+         model's slots make it. find-fat at 4 MiB: the blog post's card writes AU 0 6x slower, and AUs 1-2 \
+         31-41% slower, than at every other chunk, in the run's first row: the state the runs before left, \
+         which the model starts without (its AUs 0 and 1 program slower in every row, lead_program_ns, as the other \
+         rows show). Arnd Bergmann's toshiba/sandisk linear rows: \
          single runs quoted in a mailing-list post, with steps one write cost per card does not follow. None \
          of these is a difference of access pattern.",
     );
