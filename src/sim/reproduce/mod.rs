@@ -318,6 +318,29 @@ mod conclusions {
         for row in r.rows.iter().filter(|row| row.metric == "iozone rewrite") {
             assert!(row.error_pct.abs() <= 15.0, "{row:?}");
         }
-        assert_eq!(r.within_15_pct, 33, "{:#?}", r.rows);
+        assert_eq!(r.within_15_pct, 34, "{:#?}", r.rows);
+    }
+
+    /// The SimpleTech card's 36 us a read command (`card_access_ns`) comes
+    /// from the PIO timeline's single-sector reads, 570 us a sector; with
+    /// it every read cell of that card is within 15% (the multi-sector
+    /// backward read was 15.2% fast without it).
+    #[test]
+    fn simpletech_reads_pay_the_timeline_s_time_a_command() {
+        let r = run("cf").unwrap();
+        let per_sector = r
+            .rows
+            .iter()
+            .find(|row| row.label == "single-sector read" && row.metric == "total per sector")
+            .unwrap();
+        assert!(per_sector.error_pct.abs() < 1.0, "{per_sector:?}");
+        let reads = r
+            .rows
+            .iter()
+            .filter(|row| row.label.starts_with("SimpleTech") && row.metric.ends_with("read"));
+        assert_eq!(reads.clone().count(), 10);
+        for row in reads {
+            assert!(row.error_pct.abs() <= 15.0, "{row:?}");
+        }
     }
 }
