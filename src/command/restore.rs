@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::args;
+use crate::console::shell_word;
 use crate::document::RunDocument;
 use crate::document::bodies::{Body, Pending, PendingList, Restored, RestoredList, SetAsideBody, SetAsideDone};
 use crate::error::{CliError, CliResult};
@@ -173,8 +174,8 @@ fn refuse_if_newer_pending(path: &Path, dirs: &Dirs) -> CliResult<()> {
         .hint(format!(
             "run `flashlab restore {}` first, or restore by target (`flashlab restore {}`), which takes them \
              newest first",
-            f.path.display(),
-            mine.target
+            shell_word(&f.path.to_string_lossy()),
+            shell_word(&mine.target)
         ))),
         None => Ok(()),
     }
@@ -250,7 +251,7 @@ fn trusted(j: &Journal, target: &Path) -> CliResult<()> {
     .hint(format!(
         "restore it as the user who made it (uid {owner}), who wrote these bytes; if it is not one of flashlab's, \
          set it aside: `flashlab restore --set-aside {}`",
-        j.path.display()
+        shell_word(&j.path.to_string_lossy())
     )))
 }
 
@@ -282,7 +283,8 @@ fn restore_one(
             path.display()
         ))
         .hint(format!(
-            "restore onto the file: `flashlab restore {file}{}` (--force would write {shown} instead)",
+            "restore onto the file: `flashlab restore {}{}` (--force would write {shown} instead)",
+            shell_word(file),
             writable::journal_dir_of(path, default_dir)
         )));
     }

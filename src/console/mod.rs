@@ -6,6 +6,20 @@
 pub mod stdio;
 pub mod table;
 
+/// `word` as one word of a command line a person copies into a shell:
+/// as it is where every character is plain (letters, digits and
+/// `_@%+=:,./-`), else in single quotes (a quote inside as `'\''`). A
+/// spec such as `sim:demo,bad_ranges=0+4k;8k+4k` or a path with a space
+/// would otherwise run as two commands, or as two arguments.
+pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.into()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''")).into()
+    }
+}
+
 /// " (did you mean 'x'?)" for the names close to `name`: those that begin
 /// with it, else those within two edits of it (no suggestion for
 /// "kingston" or "open_aus"). Empty when none is close.
@@ -161,6 +175,25 @@ mod tests {
             assert_eq!(line.matches('`').count() % 2, 0, "{out}");
         }
         assert!(out.contains("`flashlab report 3`"), "{out}");
+    }
+
+    #[test]
+    fn a_word_for_the_shell_is_quoted_only_where_it_must_be() {
+        use super::shell_word;
+        assert_eq!(shell_word("sim:demo,capacity=1G"), "sim:demo,capacity=1G");
+        assert_eq!(shell_word("/dev/loop0"), "/dev/loop0");
+        assert_eq!(shell_word("demo,lead_program_ns=5;4"), "'demo,lead_program_ns=5;4'");
+        assert_eq!(shell_word("/tmp/my card.img"), "'/tmp/my card.img'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+        // What sh makes of it is the word again.
+        for w in ["a b;c", "it's $HOME `x`", "*?[]", "\\n"] {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", shell_word(w))])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), w);
+        }
     }
 
     #[test]

@@ -276,7 +276,8 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
         return Ok(());
     };
     let restore = format!(
-        "flashlab restore {spec}{}",
+        "flashlab restore {}{}",
+        crate::console::shell_word(spec),
         journal_dir_of(&p.found.path, &consent.default_journal_dir)
     );
     Err(match &p.holds {
@@ -300,7 +301,10 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
 /// bring its directory back, or set it aside once it is lost for good).
 pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
     let of = f.best_header().map(|h| format!(" of {}", h.target)).unwrap_or_default();
-    let aside = format!("`flashlab restore --set-aside {}`", f.path.display());
+    let aside = format!(
+        "`flashlab restore --set-aside {}`",
+        crate::console::shell_word(&f.path.to_string_lossy())
+    );
     let hint = if f.damaged() || f.header.is_ok() {
         format!(
             "it cannot be trusted: `flashlab restore` lists it with what is wrong; once you have looked at it, set it \
@@ -323,7 +327,9 @@ pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
 pub fn journal_dir_of(journal: &Path, default: &Path) -> String {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     match journal.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(d) if canon(d) != canon(default) => format!(" --journal-dir {}", d.display()),
+        Some(d) if canon(d) != canon(default) => {
+            format!(" --journal-dir {}", crate::console::shell_word(&d.to_string_lossy()))
+        }
         _ => String::new(),
     }
 }

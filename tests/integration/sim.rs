@@ -78,6 +78,25 @@ fn overrides_and_toml_files() {
         "{text}"
     );
     assert!(text.contains("au_size                  1048576 bytes"), "{text}");
+    // The command it suggests runs as one command when copied into a
+    // shell, though a list value's `;` would end it there.
+    let spec = "sim:demo,lead_program_ns=5000000;4000000";
+    let out = flashlab().args(["sim", "show", spec]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let suggested = text
+        .split('`')
+        .find(|part| part.starts_with("flashlab sim show"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .replace('\n', " ");
+    assert!(suggested.contains(&format!("'{spec}'")), "{suggested}");
+    let bin = assert_cmd::cargo::cargo_bin("flashlab");
+    let toml = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(suggested.replacen("flashlab", &bin.to_string_lossy(), 1))
+        .output()
+        .unwrap();
+    let toml = String::from_utf8(toml.stdout).unwrap();
+    assert!(toml.contains("lead_program_ns = \"5000000;4000000\""), "{toml}");
 }
 
 /// The `name` of every entry of `v[key]`.

@@ -81,7 +81,7 @@ pub fn moved_here(t: &TargetArg, engine: EngineChoice, consent: &Consent) -> Opt
                  first",
                 h.target,
                 f.path.display(),
-                h.target
+                crate::console::shell_word(&h.target)
             ))
         })
 }

@@ -618,7 +618,8 @@ fn ended_by(e: &CliError, device: &str) -> (RowVerdict, String) {
             RowVerdict::Removed,
             format!(
                 "it went away mid-test; its journal waits, and its data is put back when it returns (a batch \
-                 with --write on it, or `flashlab restore {device}`)"
+                 with --write on it, or `flashlab restore {}`)",
+                crate::console::shell_word(device)
             ),
         ),
         Exit::Usage => (RowVerdict::Skipped, refusal(e)),

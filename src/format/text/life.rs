@@ -193,6 +193,10 @@ pub fn traced(o: &mut String, c: &crate::document::bodies::Captured) {
     line(o, "issued", &c.counts.to_string());
     line(o, "files", &c.files.join(" "));
     if let Some(first) = c.files.first() {
-        line(o, "next", &format!("flashlab life {first} --card sim:PROFILE"));
+        line(
+            o,
+            "next",
+            &format!("flashlab life {} --card sim:PROFILE", crate::console::shell_word(first)),
+        );
     }
 }

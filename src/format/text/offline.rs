@@ -74,7 +74,7 @@ pub fn sim_show(o: &mut String, s: &SimShow) {
         crate::console::wrap(
             &format!(
                 "What each key means: `flashlab sim show {} --toml` (a file to edit and give as sim:FILE.toml).",
-                s.profile
+                crate::console::shell_word(&s.profile)
             ),
             "",
             ""
