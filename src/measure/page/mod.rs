@@ -178,10 +178,8 @@ impl Settle for PageResult {
             (Some(why), ..) => claim::not_flash(why),
             (None, Some(_), _) => return,
             (None, None, Some(secs)) => claim::out_of_budget(secs, "no size clear yet"),
-            // Only in runs stored before a step there was read as a page
-            // of two blocks (see `decide`).
             (None, None, None) if self.candidates.first().is_some_and(|c| c.step) => {
-                "the smallest size already steps (a page of two blocks, which this run's flashlab did not claim)".into()
+                "the smallest size already steps: a page of two blocks or less, or a smaller one, looks the same".into()
             }
             (None, None, None) => "no size shows a second page programmed".into(),
         };
@@ -315,11 +313,10 @@ fn decide(o: Options, w: u64, mut cands: Vec<Candidate>) -> PageResult {
             .iter()
             .all(|c| c.step_ns.abs() < SAME_STEP * biggest && c.step_ns <= CLEAR_Z * c.se_ns)
     });
-    // A step at the smallest candidate, two blocks, is a page of two
-    // blocks: a page of one block or less steps nowhere (every write of two
-    // whole blocks programs the same whole pages wherever it lies), and
-    // one of four blocks or more not at odd multiples of two blocks.
     let (page, confidence) = match first {
+        // A step at the smallest candidate may be a smaller page's: the
+        // page is at most that size, not known.
+        Some(0) => (None, 0.3),
         Some(f) if tail_all && below_clear && cands.len() - f >= 2 => (Some(cands[f].size_bytes), 0.95),
         Some(f) if tail_all && below_clear => (Some(cands[f].size_bytes), 0.5),
         Some(f) => (Some(cands[f].size_bytes), 0.3),
@@ -344,7 +341,11 @@ mod tests {
     use crate::sim::profiles::build;
 
     fn page_of(spec: &[(&str, &str)]) -> PageResult {
-        let mut p = build("demo").unwrap();
+        page_on("demo", spec)
+    }
+
+    fn page_on(profile: &str, spec: &[(&str, &str)]) -> PageResult {
+        let mut p = build(profile).unwrap();
         for (k, v) in spec {
             p.set(k, v).unwrap();
         }
@@ -381,25 +382,22 @@ mod tests {
         }
     }
 
-    /// The smallest candidate is two blocks: a page of that size steps
-    /// there and at every size above, and nowhere below, as any other.
+    /// Behind a host of single-sector commands (cf-simpletech-oem: 2 KiB
+    /// pages, 512-byte sectors, a 1.8 ms partial-page merge) each half of
+    /// a two-block write is a command of its own, and where they fall in
+    /// the page costs differently: a page of four blocks steps at two
+    /// blocks too, and a step there tells nothing. Claiming two blocks
+    /// there took probe's open-au on that card to a confident "at least
+    /// 32" where it keeps 1.
     #[test]
-    fn a_page_of_two_blocks_is_claimed() {
-        for (page, sector) in [("8192", "4096"), ("1024", "512")] {
-            let r = page_of(&[("page_size", page), ("sector_size", sector), ("au_size", "1M")]);
-            assert_eq!(
-                r.page_size_bytes,
-                Some(page.parse().unwrap()),
-                "{page}: {:#?}",
-                r.candidates
-            );
-            assert_eq!(r.candidates[0].size_bytes, 2 * sector.parse::<u64>().unwrap());
-            assert_eq!(r.confidence, 0.95, "{page}: {:#?}", r.candidates);
-        }
+    fn a_step_at_two_blocks_is_no_page_of_two_blocks() {
+        let r = page_on("cf-simpletech-oem", &[]);
+        assert!(r.candidates[0].step, "{:#?}", r.candidates);
+        assert_ne!(r.page_size_bytes, Some(1024), "{:#?}", r.candidates);
     }
 
     #[test]
-    fn a_page_no_larger_than_one_block_is_not_claimed() {
+    fn a_page_no_larger_than_two_blocks_is_not_claimed() {
         let r = page_of(&[("page_size", "4096"), ("sector_size", "4096")]);
         assert_eq!(r.page_size_bytes, None, "{:#?}", r.candidates);
         assert_eq!(r.confidence, 0.0, "nothing claimed, nothing to be sure of");
