@@ -201,12 +201,15 @@ mod conclusions {
     //! The seeds' qualitative conclusions, checked on the simulated tables.
     use super::*;
 
-    fn sim(r: &Report, label: &str, metric: &str) -> f64 {
+    fn row<'a>(r: &'a Report, label: &str, metric: &str) -> &'a Row {
         r.rows
             .iter()
             .find(|row| row.label == label && row.metric == metric)
             .unwrap_or_else(|| panic!("no row {label} / {metric}"))
-            .simulated
+    }
+
+    fn sim(r: &Report, label: &str, metric: &str) -> f64 {
+        row(r, label, metric).simulated
     }
 
     #[test]
@@ -264,12 +267,8 @@ mod conclusions {
         assert_eq!(r.rows.len(), 236);
         assert!(r.within_15_pct >= 187, "{} of 236", r.within_15_pct);
         let within = |label: &str, metric: &str| {
-            let row = r
-                .rows
-                .iter()
-                .find(|row| row.label == label && row.metric == metric)
-                .unwrap();
-            let err = (row.simulated - row.published) / row.published;
+            let cell = row(&r, label, metric);
+            let err = (cell.simulated - cell.published) / cell.published;
             assert!(err.abs() <= 0.15, "{label} {metric}: {err:+.3}");
         };
         for chunk in ["16 KiB", "128 KiB", "256 KiB", "2 MiB"] {
@@ -328,11 +327,7 @@ mod conclusions {
     #[test]
     fn simpletech_reads_pay_the_timeline_s_time_a_command() {
         let r = run("cf").unwrap();
-        let per_sector = r
-            .rows
-            .iter()
-            .find(|row| row.label == "single-sector read" && row.metric == "total per sector")
-            .unwrap();
+        let per_sector = row(&r, "single-sector read", "total per sector");
         assert!(per_sector.error_pct.abs() < 1.0, "{per_sector:?}");
         let reads = r
             .rows
