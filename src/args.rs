@@ -263,7 +263,7 @@ pub struct WriteArgs {
     pub no_preserve: bool,
     /// Where the preservation journal goes (default: /var/lib/flashlab/journals
     /// for root, else $XDG_STATE_HOME/flashlab/journals).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = journal_dir)]
     pub journal_dir: Option<PathBuf>,
     /// Device-seconds each writing step may take (default 180). A step
     /// that has no answer when its budget ends says "unsure: stopped after
@@ -273,6 +273,14 @@ pub struct WriteArgs {
 }
 
 /// `--budget SECONDS`: a positive number of seconds, at most a week.
+/// A journal directory, UTF-8: its path is kept in each journal's
+/// header and in the pending register, both JSON, so a path that is not
+/// UTF-8 is refused here (clap says so, exit 2) rather than found
+/// unwritable mid-run (a panic once, with the directory already made).
+pub fn journal_dir(s: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(s))
+}
+
 pub fn budget(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 7.0 * 86400.0 => Ok(v),

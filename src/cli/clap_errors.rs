@@ -7,7 +7,9 @@ use super::{error_document, print};
 /// Print clap's refusal of the command line (or its --help and --version)
 /// and return the exit code.
 pub(super) fn report(e: clap::Error) -> i32 {
-    let args: Vec<String> = std::env::args().collect();
+    // Lossy: an argument that is not UTF-8 is what clap refuses here
+    // (`std::env::args` panicked on it).
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     // The command as typed, subcommand included (`results show`).
     let words = typed_command(&args);
     // A word clap did not know as a command is still what was typed.

@@ -403,7 +403,7 @@ pub enum Command {
         /// root, else $XDG_STATE_HOME/flashlab/journals). Journals in any
         /// other directory are found too, through the register every run
         /// keeps in /var/tmp/flashlab/pending.
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", value_parser = crate::args::journal_dir)]
         journal_dir: Option<PathBuf>,
         #[command(flatten)]
         engine: crate::args::EngineOpt,

@@ -145,6 +145,41 @@ fn bad_arguments_are_refused_before_the_target_is_opened() {
     assert!(err.contains("--chunk") && !err.contains("no such file"), "{err}");
 }
 
+/// An argument that is not UTF-8 is refused like any other (it panicked
+/// where clap's error was rewritten), and so is a journal directory that
+/// is not (its path goes into JSON: a writing run panicked mid-run, the
+/// directory already made).
+#[test]
+fn arguments_that_are_not_utf8_are_refused_and_nothing_is_made() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"/tmp/flashlab-\xff-test");
+    for args in [
+        vec!["info".as_ref(), bad],
+        vec!["restore".as_ref(), bad, "--bogus".as_ref()],
+    ] {
+        let out = flashlab().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error:") && err.contains("hint:"), "{args:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::support::random_file(dir.path(), "t.img", 4 << 20, 1);
+    let mut journals = dir.path().as_os_str().as_bytes().to_vec();
+    journals.extend_from_slice(b"/j\xff");
+    let journals = std::ffi::OsStr::from_bytes(&journals);
+    let out = flashlab()
+        .arg("bench")
+        .arg(&file)
+        .args(["--write", "--no-store", "--journal-dir"])
+        .arg(journals)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("error:") && err.contains("hint:"), "{err}");
+    assert!(!std::path::Path::new(journals).exists(), "{err}");
+}
+
 /// A manual page and a shell script are not JSON: with --json, man and
 /// completions refuse with one JSON error document (roff came out).
 #[test]
