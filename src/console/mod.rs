@@ -12,9 +12,15 @@ pub mod table;
 /// spec such as `sim:demo,bad_ranges=0+4k;8k+4k` or a path with a space
 /// would otherwise run as two commands, or as two arguments.
 pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    // A relative path that begins with `-` would read as an option.
+    let word: std::borrow::Cow<'_, str> = if word.starts_with('-') {
+        format!("./{word}").into()
+    } else {
+        word.into()
+    };
     let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
-        word.into()
+        word
     } else {
         format!("'{}'", word.replace('\'', "'\\''")).into()
     }
@@ -65,18 +71,24 @@ fn edits(a: &str, b: &str) -> usize {
 /// compare`" split across lines could not be copied).
 fn words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut word = String::new();
     let mut open = false;
-    for w in text.split_whitespace() {
-        if open && let Some(last) = out.last_mut() {
-            last.push(' ');
-            last.push_str(w);
-        } else {
-            out.push(w.to_string());
-        }
-        let ticks = w.matches('`').count();
-        if ticks % 2 == 1 {
+    // Inside backquotes, every character as it is: a command's quoted
+    // path may hold two spaces or a tab, and squeezed it names another
+    // file.
+    for c in text.chars() {
+        if c == '`' {
             open = !open;
+        } else if !open && c.is_whitespace() {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            continue;
         }
+        word.push(c);
+    }
+    if !word.is_empty() {
+        out.push(word);
     }
     out
 }
@@ -186,6 +198,8 @@ mod tests {
         assert_eq!(shell_word("/tmp/my card.img"), "'/tmp/my card.img'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
         assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("-dash.img"), "./-dash.img");
+        assert_eq!(shell_word("-a b"), "'./-a b'");
         // What sh makes of it is the word again.
         for w in ["a b;c", "it's $HOME `x`", "*?[]", "\\n"] {
             let out = std::process::Command::new("sh")
@@ -194,6 +208,14 @@ mod tests {
                 .unwrap();
             assert_eq!(String::from_utf8(out.stdout).unwrap(), w);
         }
+    }
+
+    #[test]
+    fn a_quoted_command_keeps_its_white_space() {
+        let text = "run `flashlab restore '/tmp/a  b\tc.img'` first";
+        let out = super::wrap(text, "", "");
+        assert!(out.contains("`flashlab restore '/tmp/a  b\tc.img'`"), "{out:?}");
+        assert_eq!(super::wrap("a  b\tc", "", ""), "a b c");
     }
 
     #[test]
