@@ -378,7 +378,12 @@ mod tests {
         assert_eq!(p.get("lead_program_ns"), "\"3000000;2000000\"");
         p.set("lead_program_ns", "none").unwrap();
         assert_eq!(whole(&p, 0), 2 * p.page_program_ns);
-        for bad in ["1,2", "-5", "1;;2", "x"] {
+        // A TOML array, as a `sim:FILE.toml` may give it.
+        p.set("lead_program_ns", "[3000000, 2000000]").unwrap();
+        assert_eq!((whole(&p, 0), whole(&p, 1)), (6_000_000, 4_000_000));
+        p.set("lead_program_ns", "[]").unwrap();
+        assert!(p.lead_program_ns.is_empty());
+        for bad in ["1,2", "-5", "1;;2", "x", "[1;2]", "[1,,2]"] {
             assert!(p.clone().set("lead_program_ns", bad).is_err(), "{bad}");
         }
     }

@@ -134,13 +134,20 @@ impl Codec<Vec<(u64, u64)>> for Ranges {
     }
 }
 
-/// Times in ns, `NS;NS;...` (`;`, as `,` parts a spec's overrides), or
-/// `none` for an empty list.
+/// Times in ns, `NS;NS;...` (`;`, as `,` parts a spec's overrides), a
+/// TOML array of them, or `none` for an empty list.
 pub(super) struct NsList;
 impl Codec<Vec<u64>> for NsList {
     fn parse(key: &str, v: &str) -> Result<Vec<u64>, ParamError> {
-        if v.trim() == "none" {
+        let v = v.trim();
+        if v == "none" {
             return Ok(Vec::new());
+        }
+        if let Some(inner) = v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            if inner.trim().is_empty() {
+                return Ok(Vec::new());
+            }
+            return inner.split(',').map(|t| Int::parse(key, t.trim())).collect();
         }
         v.split(';').map(|t| Int::parse(key, t.trim())).collect()
     }
