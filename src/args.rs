@@ -272,7 +272,6 @@ pub struct WriteArgs {
     pub budget: Option<f64>,
 }
 
-/// `--budget SECONDS`: a positive number of seconds, at most a week.
 /// A journal directory, UTF-8: its path is kept in each journal's
 /// header and in the pending register, both JSON, so a path that is not
 /// UTF-8 is refused here (clap says so, exit 2) rather than found
@@ -281,6 +280,7 @@ pub fn journal_dir(s: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(s))
 }
 
+/// `--budget SECONDS`: a positive number of seconds, at most a week.
 pub fn budget(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 7.0 * 86400.0 => Ok(v),

@@ -67,8 +67,8 @@ fn edits(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The words of `text`, a `quoted command` kept as one ("`resu|lts
-/// compare`" split across lines could not be copied).
+/// The words of `text`, a `quoted command` kept as one and as it is
+/// ("`resu|lts compare`" split across lines could not be copied).
 fn words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut word = String::new();

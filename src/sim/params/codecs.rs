@@ -143,13 +143,12 @@ impl Codec<Vec<u64>> for NsList {
         if v == "none" {
             return Ok(Vec::new());
         }
-        if let Some(inner) = v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            if inner.trim().is_empty() {
-                return Ok(Vec::new());
-            }
-            return inner.split(',').map(|t| Int::parse(key, t.trim())).collect();
-        }
-        v.split(';').map(|t| Int::parse(key, t.trim())).collect()
+        let (items, sep) = match v.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            Some(inner) if inner.trim().is_empty() => return Ok(Vec::new()),
+            Some(inner) => (inner, ','),
+            None => (v, ';'),
+        };
+        items.split(sep).map(|t| Int::parse(key, t.trim())).collect()
     }
     fn show(v: &Vec<u64>) -> String {
         if v.is_empty() {
