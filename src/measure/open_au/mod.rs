@@ -366,7 +366,7 @@ mod tests {
         let want = [
             ("demo", 2.64),
             ("kingston-sa04g", 2.43),
-            ("toshiba-7au", 1.58),
+            ("toshiba-7au", 1.54),
             ("sandisk-20au", 2.02),
             ("sandisk-2gb", 1.38),
         ];

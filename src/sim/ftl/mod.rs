@@ -35,6 +35,9 @@ pub struct Ftl {
     pages: Option<Pages>,
     /// (AU, byte) right after the last write, to tell sequential from random.
     last_end: Option<(u64, u64)>,
+    /// The AU being written in one unbroken in-order run from its first
+    /// page (`start_program_ns`).
+    opening: Option<u64>,
     pub work: FlashWork,
 }
 
@@ -73,11 +76,16 @@ impl Ftl {
 
     /// Write `len` bytes at byte `off` of AU `au` (the caller splits at AU bounds).
     pub fn write(&mut self, p: &Params, au: u64, off: u64, len: u64) -> WriteCost {
-        let (program_ns, pages, partial) = Self::program(p, au, off, len);
+        let (mut program_ns, pages, partial) = Self::program(p, au, off, len);
         self.work.host_pages += pages;
         self.work.rmw_pages += partial;
         let sequential = self.last_end == Some((au, off));
         self.last_end = Some((au, off + len));
+        let opening = off == 0 || (sequential && self.opening == Some(au));
+        self.opening = opening.then_some(au);
+        if opening && p.start_program_ns > 0 {
+            program_ns = program_ns - pages * p.program_ns(au) + pages * p.start_program_ns;
+        }
         let mut cost = WriteCost {
             ns: program_ns,
             gc: 0,
@@ -386,6 +394,25 @@ mod tests {
         for bad in ["1,2", "-5", "1;;2", "x", "[1;2]", "[1,,2]"] {
             assert!(p.clone().set("lead_program_ns", bad).is_err(), "{bad}");
         }
+    }
+
+    /// An AU's opening run (in order from its first page, nothing else
+    /// between) programs at `start_program_ns`; once another AU's write
+    /// comes between, the same AU's next in-order pages cost the page's.
+    #[test]
+    fn an_opening_run_programs_at_its_own_time() {
+        let mut p = card(4, 0);
+        p.set("start_program_ns", "5000000").unwrap();
+        let pg = p.page_size;
+        let mut f = Ftl::default();
+        let ns = |f: &mut Ftl, au, off| f.write(&p, au, off, pg).ns;
+        assert_eq!(ns(&mut f, 0, 0), 5_000_000);
+        assert_eq!(ns(&mut f, 0, pg), 5_000_000);
+        assert_eq!(ns(&mut f, 1, 0), 5_000_000);
+        assert_eq!(ns(&mut f, 0, 2 * pg), p.page_program_ns);
+        assert_eq!(ns(&mut f, 1, pg), p.page_program_ns);
+        p.set("start_program_ns", "0").unwrap();
+        assert_eq!(Ftl::default().write(&p, 2, 0, pg).ns, p.page_program_ns);
     }
 
     /// The work in closed form: an AU written in order to its end costs

@@ -251,6 +251,17 @@ params! {
     /// to 16 KiB (calibration/kingston_sa04g_find_fat.csv; the post does
     /// not say why).
     lead_program_ns: Vec<u64> = NsList, "none", "ns", "page program of AU 0, AU 1, ... (`;` between; none: page_program_ns everywhere)";
+    /// The page program of the writes that open an AU: an unbroken
+    /// in-order run from its first page, which ends when a write goes
+    /// elsewhere. Arnd Bergmann's Toshiba rows (calibration/bergmann_open_au.csv,
+    /// 6 and 7 AUs in order) fall from 13.6 MB/s at 256 KiB chunks to
+    /// 5.91 at 4 MiB, where one page cost at every chunk gave 10.6 for
+    /// all; the time of each row is its first chunk in every AU at about
+    /// 6 MB/s and the rest at about 15 (all eleven rows within 6%): the
+    /// card writes a lone stream into an AU slower than the same AU's
+    /// pages once other AUs' writes come between (the post does not say
+    /// why).
+    start_program_ns: u64 = Int, "0", "ns", "page program of an unbroken in-order run from an AU's first page (0: page_program_ns)";
     au_erase_ns: u64 = Int, "3000000", "ns", "erase of one AU";
     /// Garbage collection cost per page moved (on-chip copy-back); 0 means a
     /// page read plus a page program.
