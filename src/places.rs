@@ -93,6 +93,13 @@ impl Places {
             .or_else(|| self.store.clone())
     }
 
+    /// Whether the user named the local store (`--db`, or `FLASHLAB_DB`):
+    /// the line that says where a run was saved then names it, and the
+    /// commands it suggests take it.
+    pub fn store_named_by(&self, db: Option<&Path>) -> bool {
+        db.is_some() || self.store_named
+    }
+
     /// The fleet store: `--db` when it is a PostgreSQL URL, else
     /// `FLASHLAB_DB`'s when that is one (a `--db` file wins over it).
     pub fn fleet_or(&self, db: Option<&Path>) -> Option<String> {

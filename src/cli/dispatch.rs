@@ -45,7 +45,7 @@ fn resolve(common: &Common, write: Option<&WriteArgs>, at: &Invocation) -> Resol
         engine: engine(common.engine.engine, at.before),
         consent: write.map(|w| Consent::new(w, &at.places)).unwrap_or_default(),
         store,
-        store_named: common.store.db.is_some() || at.places.store_named,
+        store_named: at.places.store_named_by(common.store.db.as_deref()),
         fleet,
         label: common.label.clone(),
     }
@@ -397,6 +397,7 @@ fn life(a: super::schema::LifeArgs, places: &Places) -> CliResult<RunDocument> {
         no_discard: a.no_discard,
         runs: places.store_or(a.store.db.as_deref()),
         store: stores(&a.store, places).0,
+        store_named: places.store_named_by(a.store.db.as_deref()),
     })
 }
 
@@ -451,5 +452,6 @@ fn import(source: ImportSource, places: &Places) -> CliResult<RunDocument> {
         device,
         command,
         store: if no_store { None } else { places.store_or(db.as_deref()) },
+        store_named: places.store_named_by(db.as_deref()),
     })
 }

@@ -29,6 +29,8 @@ pub struct Options {
     pub command: Option<String>,
     /// The results store (None: --no-store).
     pub store: Option<PathBuf>,
+    /// The user named it (`Places::store_named_by`).
+    pub store_named: bool,
 }
 
 const HINT: &str = "give flashbench's output as it printed it (-a, --open-au, --find-fat or --scatter), \
@@ -186,6 +188,7 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     doc.finish(None);
     if let Some(path) = &o.store {
         let mut saver = crate::store::Saver::at(path);
+        saver.named = o.store_named;
         saver.finished(&mut doc);
     }
     Ok(doc)

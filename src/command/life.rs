@@ -33,6 +33,8 @@ pub struct Options {
     pub runs: Option<PathBuf>,
     /// The results store the answer is saved in (None: --no-store).
     pub store: Option<PathBuf>,
+    /// The user named it (`Places::store_named_by`).
+    pub store_named: bool,
 }
 
 impl From<TraceError> for CliError {
@@ -215,7 +217,9 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     doc.finish(None);
     if let Some(path) = &o.store {
         use crate::runner::Listener;
-        crate::store::Saver::at(path).finished(&mut doc);
+        let mut saver = crate::store::Saver::at(path);
+        saver.named = o.store_named;
+        saver.finished(&mut doc);
     }
     Ok(doc)
 }

@@ -58,14 +58,17 @@ impl Listener for crate::store::Saver {
         }
         // One line, so probe's answer fits an 80x24 screen: the store's
         // path only where --db or FLASHLAB_DB chose it (`results list`
-        // names it in any case).
+        // names it in any case), and then in the commands too, which
+        // would read the default store without it.
         if let Some((id, path)) = self.saved() {
-            let place = if self.named {
-                format!(" in {}", path.display())
+            let (place, db) = if self.named {
+                let quoted = crate::console::shell_word(&path.to_string_lossy()).into_owned();
+                (format!(" in {}", path.display()), format!(" --db {quoted}"))
             } else {
-                String::new()
+                (String::new(), String::new())
             };
-            let line = format!("saved as run {id}{place} (`flashlab results show {id}`, `flashlab report {id}`)");
+            let line =
+                format!("saved as run {id}{place} (`flashlab results show {id}{db}`, `flashlab report {id}{db}`)");
             crate::errln!("{}", crate::console::wrap(&line, "", ""));
         }
         self.upload(doc);

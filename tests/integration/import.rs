@@ -336,6 +336,42 @@ fn an_imported_run_is_listed_shown_compared_and_drawn() {
     );
 }
 
+/// A run saved in a store --db named says so, and the commands it
+/// suggests name that store: pasted into a shell (the path has a space),
+/// they show the run, not the default store's.
+#[test]
+fn saved_in_a_named_store_the_suggested_commands_read_that_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("my runs").join("r.sqlite");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let out = flashlab()
+        .args(["import", "flashbench", &fixture("004_"), "--db"])
+        .arg(&db)
+        .env("XDG_DATA_HOME", dir.path().join("elsewhere"))
+        .env_remove("FLASHLAB_DB")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8(out.stderr).unwrap().replace('\n', " ");
+    let quoted = format!("'{}'", db.display());
+    let show = err
+        .split('`')
+        .find(|part| part.starts_with("flashlab results show 1"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(show, format!("flashlab results show 1 --db {quoted}"));
+    assert!(err.contains(&format!("`flashlab report 1 --db {quoted}`")), "{err}");
+    let bin = assert_cmd::cargo::cargo_bin("flashlab");
+    let shown = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(show.replacen("flashlab", &bin.to_string_lossy(), 1))
+        .env("XDG_DATA_HOME", dir.path().join("elsewhere"))
+        .env_remove("FLASHLAB_DB")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(shown.stdout).unwrap();
+    assert!(text.contains("open AUs     3 in order, 3 random"), "{text}");
+}
+
 /// An open-AU-only import says why, how sure, and what to do, as probe
 /// does; a file naming its command in prose says how to give it.
 #[test]
