@@ -173,9 +173,11 @@ impl From<SafetyError> for CliError {
                 .hint("nothing was written; `flashlab restore` lists the journals in the journal directory"),
             SafetyError::NotYours { .. } => CliError::usage(format!("{msg}; nothing was restored"))
                 .hint("restore it as the user who made it, or as root (its run wrote those bytes)"),
-            SafetyError::Corrupt { .. } => CliError::usage(msg)
-                .hint("the journal cannot be trusted; nothing was written to the target and the journal is kept. Once you \
-                       have looked at it, `flashlab restore --set-aside JOURNAL` sets it aside"),
+            SafetyError::Corrupt { path, .. } => CliError::usage(format!("{msg}; nothing was restored")).hint(format!(
+                "the journal cannot be trusted; nothing was written to the target and the journal is kept. Once you \
+                 have looked at it, `flashlab restore --set-aside {}` sets it aside",
+                crate::console::shell_word(&path)
+            )),
             SafetyError::IdentityMismatch { .. } => CliError::usage(msg)
                 .hint("nothing was written; if you are sure this is the same device, add --force"),
             SafetyError::JournalDir { .. } => {

@@ -44,7 +44,7 @@ pub enum SafetyError {
     NotAJournal { path: String },
     #[error("journal {path} cannot be read by this user{}", owner.map(|o| format!(" (it belongs to uid {o})")).unwrap_or_default())]
     NotYours { path: String, owner: Option<u32> },
-    #[error("journal {path} is corrupted at {region}; nothing was restored")]
+    #[error("journal {path} is corrupted at {region}")]
     Corrupt { path: String, region: String },
     #[error("journal {path} belongs to {expected}, but the target differs: {found}")]
     IdentityMismatch {

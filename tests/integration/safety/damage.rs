@@ -17,6 +17,12 @@ fn refused(dev: &Path, journal: &Path, jdir: &Path, damage: &str, expect: &str) 
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{damage}: {err}");
     assert!(err.contains(expect) && err.contains("hint:"), "{damage}: {err}");
+    if err.contains("corrupted") {
+        // The set-aside command names this journal, to paste as it is.
+        let aside = format!("`flashlab restore --set-aside {}`", journal.display());
+        assert!(err.replace('\n', " ").contains(&aside), "{damage}: {err}");
+        assert_eq!(err.matches("nothing was restored").count(), 1, "{damage}: {err}");
+    }
     assert!(
         std::fs::read(dev).unwrap() == device_before,
         "{damage}: nothing written"

@@ -232,8 +232,19 @@ fn a_damaged_journal_is_named_and_stops_writing_runs_until_set_aside() {
             err.contains("--set-aside") && err.contains("flashlab restore`"),
             "{err}"
         );
+        assert!(
+            !err.contains("nothing was restored"),
+            "a writing run restores nothing: {err}"
+        );
         assert_eq!(sha(&f), crashed, "nothing written");
     }
+    // Restoring the target says what is wrong, and the consequence once.
+    let out = under(&jdir, &["restore", f.to_str().unwrap()]).output().unwrap();
+    let err = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is corrupted at"), "{err}");
+    assert_eq!(err.matches("nothing was restored").count(), 1, "{err}");
+    assert_eq!(sha(&f), crashed, "nothing written");
     // Other bytes: the register proves the journal is not theirs.
     let out = super::write_pattern(g.to_str().unwrap(), &jdir, &[]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
