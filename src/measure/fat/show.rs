@@ -43,31 +43,42 @@ impl Registered for Presenter {
                 row
             })
             .collect();
+        // A control the run never measured (its budget ended first) has
+        // no row: a 0 ns one would read as measured.
         if slots {
-            let n = r.random_aus.unwrap_or(0);
-            let text = format!(
-                "Each AU was written in random order ({} writes) beside {n} ordinary AU{}, as many as the card \
-                 keeps open for random writes. An AU of the FAT area leaves them room; an ordinary AU is one \
-                 too many, and writes start to merge whole AUs.",
-                Iec(r.chunk_bytes),
-                if n == 1 { "" } else { "s" },
-            );
-            let _ = writeln!(o, "{}", wrap(&text, "", ""));
-            rows.push(vec![
-                format!("{} (control)", r.reference_au),
-                duration_ns(r.overflows_ns.unwrap_or(0.0)),
-                String::new(),
-                "ordinary".into(),
-            ]);
-            let _ = writeln!(o, "{}", table::grid(&["AU", "typical write", "merging", ""], &rows));
+            if let Some(n) = r.random_aus {
+                let text = format!(
+                    "Each AU was written in random order ({} writes) beside {n} ordinary AU{}, as many as the \
+                     card keeps open for random writes. An AU of the FAT area leaves them room; an ordinary AU \
+                     is one too many, and writes start to merge whole AUs.",
+                    Iec(r.chunk_bytes),
+                    if n == 1 { "" } else { "s" },
+                );
+                let _ = writeln!(o, "{}", wrap(&text, "", ""));
+            }
+            if let Some(ns) = r.overflows_ns {
+                rows.push(vec![
+                    format!("{} (control)", r.reference_au),
+                    duration_ns(ns),
+                    String::new(),
+                    "ordinary".into(),
+                ]);
+            }
+            if !rows.is_empty() {
+                let _ = writeln!(o, "{}", table::grid(&["AU", "typical write", "merging", ""], &rows));
+            }
         } else {
-            rows.push(vec![
-                format!("{} (reference)", r.reference_au),
-                duration_ns(r.reference_median_ns),
-                mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns.max(1.0)),
-                String::new(),
-            ]);
-            let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+            if r.reference_median_ns > 0.0 {
+                rows.push(vec![
+                    format!("{} (reference)", r.reference_au),
+                    duration_ns(r.reference_median_ns),
+                    mb_per_s(r.chunk_bytes as f64 * 1e9 / r.reference_median_ns),
+                    String::new(),
+                ]);
+            }
+            if !rows.is_empty() {
+                let _ = writeln!(o, "{}", table::grid(&["AU", "median write", "rate", ""], &rows));
+            }
         }
         show::notes(o, &r.notes);
         let verdict = match (r.claim.text(), r.fat_area_aus) {
@@ -240,6 +251,39 @@ mod tests {
             ),
             "{note}"
         );
+    }
+
+    /// A run whose budget ended before any control was measured shows no
+    /// control row (it had shown "0 ns", as if measured) and no count of
+    /// ordinary AUs it never found.
+    #[test]
+    fn controls_never_measured_have_no_row() {
+        let f = FatResult {
+            aus: Vec::new(),
+            random_aus: None,
+            fits_ns: None,
+            overflows_ns: None,
+            ..kingston()
+        };
+        let mut o = String::new();
+        <Presenter as Registered>::text(&f, 1000.0, &mut o);
+        assert!(
+            !o.contains("(control)") && !o.contains("0 ns") && !o.contains("beside"),
+            "{o}"
+        );
+        let mut o = String::new();
+        <Presenter as Registered>::text(&kingston(), 1000.0, &mut o);
+        assert!(o.contains("15 (control)") && o.contains("beside 3 ordinary AUs"), "{o}");
+        let latency = FatResult {
+            method: Method::Latency,
+            random_aus: None,
+            reference_median_ns: 0.0,
+            aus: Vec::new(),
+            ..kingston()
+        };
+        let mut o = String::new();
+        <Presenter as Registered>::text(&latency, 1000.0, &mut o);
+        assert!(!o.contains("(reference)"), "{o}");
     }
 
     #[test]
