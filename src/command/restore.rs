@@ -384,6 +384,7 @@ fn list(dirs: &Dirs) -> CliResult<RunDocument> {
         })
         .collect();
     let bad = pending.iter().filter(|p| p.damaged).count();
+    let aside = Pending::set_aside_command(pending.iter().filter(|p| p.damaged));
     let mut doc = RunDocument::new(crate::document::CommandName::Restore, None);
     doc.body = Body::Pending(PendingList {
         journal_dir: dirs.given.display().to_string(),
@@ -398,10 +399,11 @@ fn list(dirs: &Dirs) -> CliResult<RunDocument> {
             if bad == 1 { "it" } else { "they" },
             if bad == 1 { "it holds" } else { "they hold" },
         ))
-        .hint(
+        .hint(format!(
             "while one is pending, writing runs on the bytes it may cover are refused; once you have looked at it, \
-             set it aside with `flashlab restore --set-aside PATH` (it is kept, renamed; its bytes stay as they are)",
-        )
+             set it aside with {} (it is kept, renamed; its bytes stay as they are)",
+            aside
+        ))
         .with_document(doc));
     }
     Ok(doc)

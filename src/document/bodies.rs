@@ -140,6 +140,20 @@ pub struct Pending {
     pub uid: Option<u32>,
 }
 
+impl Pending {
+    /// The command that sets `stuck` aside: the journal's own path, quoted
+    /// for the shell, where there is one, else JOURNAL for the user to
+    /// pick from the list.
+    pub fn set_aside_command<'a>(stuck: impl IntoIterator<Item = &'a Pending>) -> String {
+        let mut stuck = stuck.into_iter();
+        let path = match (stuck.next(), stuck.next()) {
+            (Some(one), None) => crate::console::shell_word(&one.journal).into_owned(),
+            _ => "JOURNAL".into(),
+        };
+        format!("`flashlab restore --set-aside {path}`")
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PendingList {
     pub journal_dir: String,
@@ -277,5 +291,44 @@ impl<'de> Deserialize<'de> for Body {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         serde::de::IgnoredAny::deserialize(d)?;
         Ok(Body::None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pending;
+
+    fn stuck(journal: &str) -> Pending {
+        Pending {
+            journal: journal.into(),
+            live: false,
+            target: None,
+            size_bytes: None,
+            bytes: None,
+            created_unix: None,
+            error: Some("cut short".into()),
+            damaged: true,
+            uid: None,
+        }
+    }
+
+    /// One journal to set aside is named, quoted; of several, the user
+    /// picks one from the list.
+    #[test]
+    fn the_set_aside_command_names_the_one_journal() {
+        let one = [stuck("/j dir/a.fljournal")];
+        assert_eq!(
+            Pending::set_aside_command(&one),
+            "`flashlab restore --set-aside '/j dir/a.fljournal'`"
+        );
+        let two = [stuck("/j/a.fljournal"), stuck("/j/b.fljournal")];
+        assert_eq!(
+            Pending::set_aside_command(&two),
+            "`flashlab restore --set-aside JOURNAL`"
+        );
+        assert_eq!(
+            Pending::set_aside_command(&[]),
+            "`flashlab restore --set-aside JOURNAL`"
+        );
     }
 }

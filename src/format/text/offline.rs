@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::console::table;
-use crate::document::bodies::{DecodeBody, Described, PendingList, SimList, SimShow};
+use crate::document::bodies::{DecodeBody, Described, Pending, PendingList, SimList, SimShow};
 use crate::sim::params::KEYS;
 use crate::sim::reproduce::Report;
 use crate::units::Iec;
@@ -252,9 +252,15 @@ pub fn restore(o: &mut String, l: &PendingList) {
         "restore one with `flashlab restore JOURNAL` or `flashlab restore TARGET`"
     );
     if pending.iter().any(|p| p.error.is_some()) {
+        let aside = Pending::set_aside_command(pending.iter().filter(|p| p.error.is_some()));
         let _ = writeln!(
             o,
-            "one damaged, or out of reach for good: `flashlab restore --set-aside JOURNAL` (nothing is put back)"
+            "{}",
+            crate::console::wrap(
+                &format!("one damaged, or out of reach for good: {aside} (nothing is put back)"),
+                "",
+                ""
+            )
         );
     }
 }

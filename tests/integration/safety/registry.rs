@@ -222,6 +222,25 @@ fn a_damaged_journal_is_named_and_stops_writing_runs_until_set_aside() {
     assert_eq!(row["target"], f.to_str().unwrap());
     let text_list = under(&jdir, &["restore"]).output().unwrap();
     assert!(String::from_utf8_lossy(&text_list.stdout).contains("DAMAGED"));
+    // The one damaged journal is named in both set-aside commands, the
+    // listing's (stdout) and the refusal's hint (stderr). The register is
+    // the machine's: a test running beside this one may have a damaged
+    // journal listed too, and then the command says JOURNAL.
+    let aside = format!("`flashlab restore --set-aside {}`", j.display());
+    let raw = String::from_utf8_lossy(&text_list.stdout);
+    let listing = raw.replace('\n', " ");
+    let refusal = String::from_utf8_lossy(&text_list.stderr).replace('\n', " ");
+    // The listing's command is for every journal it lists with an error,
+    // the refusal's for the damaged ones.
+    let listed_alone = raw.lines().filter(|l| l.starts_with("journal ")).count() == 1;
+    let damaged_alone = refusal.contains("1 pending journal is damaged");
+    for (said, alone) in [(&listing, listed_alone), (&refusal, damaged_alone)] {
+        if alone {
+            assert!(said.contains(&aside), "{said}");
+        } else {
+            assert!(said.contains("`flashlab restore --set-aside JOURNAL`"), "{said}");
+        }
+    }
     for extra in [&[][..], &["--no-preserve"][..]] {
         let out = super::write_pattern(f.to_str().unwrap(), &jdir, extra)
             .output()
