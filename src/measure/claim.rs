@@ -112,9 +112,16 @@ pub fn budget_ended(secs: f64) -> String {
 /// What gives a step its answer where its budget ended it first.
 const MORE: &str = "--budget SECONDS gives it more";
 
-/// How a step the budget ended says so, in notes and refusals alike.
+/// How a step the budget ended says so, in notes and refusals alike;
+/// under ten seconds to a tenth (a half-second budget had read "stopped
+/// after 1 device-seconds", and a millisecond one "after 0").
 pub fn stopped(secs: f64) -> String {
-    format!("{UNSURE}stopped after {secs:.0} device-seconds by the step's budget")
+    let shown = if secs < 10.0 {
+        format!("{secs:.1}")
+    } else {
+        format!("{secs:.0}")
+    };
+    format!("{UNSURE}stopped after {shown} device-seconds by the step's budget")
 }
 
 #[cfg(test)]
@@ -138,7 +145,7 @@ mod tests {
         );
         assert_eq!(
             Claim::refused(budget_ended(6.2)).short_text().unwrap(),
-            "not claimed (unsure: stopped after 6 device-seconds by the step's budget)"
+            "not claimed (unsure: stopped after 6.2 device-seconds by the step's budget)"
         );
         assert_eq!(Claim::made().text(), None);
         let old: Claim = serde_json::from_str("{}").unwrap();

@@ -116,8 +116,14 @@ impl Registered for Presenter {
         )]
     }
 
+    /// No plot where nothing was measured (a budget that ended first): an
+    /// empty chart, captioned as if AUs were written, had drawn in reports.
     fn figures(f: &FatResult) -> Vec<Figure> {
-        vec![Figure::Chart(chart(f)), Figure::Note(caption(f))]
+        let c = chart(f);
+        if c.series.iter().all(|s| s.points.is_empty()) {
+            return Vec::new();
+        }
+        vec![Figure::Chart(c), Figure::Note(caption(f))]
     }
 
     /// The area, where claimed with confidence; "not claimed" where the
@@ -144,7 +150,10 @@ fn controls(f: &FatResult) -> Vec<(String, f64)> {
             .filter_map(|(k, what, ns)| Some((format!("{k} ordinary AUs ({what})"), ns?)))
             .collect(),
         (Method::Slots, None) | (Method::FindFat, _) => Vec::new(),
-        (Method::Latency, _) => vec![(format!("AU {} (reference)", f.reference_au), f.reference_median_ns)],
+        (Method::Latency, _) if f.reference_median_ns > 0.0 => {
+            vec![(format!("AU {} (reference)", f.reference_au), f.reference_median_ns)]
+        }
+        (Method::Latency, _) => Vec::new(),
     }
 }
 
@@ -271,6 +280,7 @@ mod tests {
             !o.contains("(control)") && !o.contains("0 ns") && !o.contains("beside"),
             "{o}"
         );
+        assert!(<Presenter as Registered>::figures(&f).is_empty(), "no plot of nothing");
         let mut o = String::new();
         <Presenter as Registered>::text(&kingston(), 1000.0, &mut o);
         assert!(o.contains("15 (control)") && o.contains("beside 3 ordinary AUs"), "{o}");
@@ -284,6 +294,8 @@ mod tests {
         let mut o = String::new();
         <Presenter as Registered>::text(&latency, 1000.0, &mut o);
         assert!(!o.contains("(reference)"), "{o}");
+        assert!(<Presenter as Registered>::figures(&latency).is_empty());
+        assert_eq!(<Presenter as Registered>::figures(&kingston()).len(), 2);
     }
 
     #[test]
