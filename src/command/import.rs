@@ -10,7 +10,6 @@ use crate::document::{NoteKind, RunDocument};
 use crate::error::{CliError, CliResult};
 use crate::import::flashbench::{self, Source, judge};
 use crate::registers::{Decoded, Family, RegisterKind};
-use crate::runner::Listener;
 
 /// The most text read from one input: flashbench's longest output (a
 /// scatter of 2^16 points) is about 1.5 MB.
@@ -185,12 +184,7 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
         column: o.column.clone(),
         tables,
     });
-    doc.finish(None);
-    if let Some(path) = &o.store {
-        let mut saver = crate::store::Saver::at(path);
-        saver.named = o.store_named;
-        saver.finished(&mut doc);
-    }
+    crate::runner::finish_and_save(&mut doc, o.store.as_deref(), o.store_named);
     Ok(doc)
 }
 

@@ -214,13 +214,7 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
         what_if,
         other_cards,
     });
-    doc.finish(None);
-    if let Some(path) = &o.store {
-        use crate::runner::Listener;
-        let mut saver = crate::store::Saver::at(path);
-        saver.named = o.store_named;
-        saver.finished(&mut doc);
-    }
+    crate::runner::finish_and_save(&mut doc, o.store.as_deref(), o.store_named);
     Ok(doc)
 }
 

@@ -40,6 +40,18 @@ pub trait Listener: Send {
     }
 }
 
+/// A document made without a runner (import, life) finished, then saved
+/// in the store at `store` where there is one and said as a measuring
+/// run's is; `named`: the user named the store (`Places::store_named_by`).
+pub fn finish_and_save(doc: &mut RunDocument, store: Option<&std::path::Path>, named: bool) {
+    doc.finish(None);
+    if let Some(path) = store {
+        let mut saver = crate::store::Saver::at(path);
+        saver.named = named;
+        saver.finished(doc);
+    }
+}
+
 /// The results store saves each result as it lands, and says at the end
 /// where the run went (or why it could not).
 impl Listener for crate::store::Saver {
