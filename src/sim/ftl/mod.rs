@@ -52,11 +52,11 @@ pub struct WriteCost {
 }
 
 impl Ftl {
-    /// Program cost of `len` bytes at `off` inside AU `au`: whole pages, plus for
-    /// each partially covered edge page a read-modify-write (page read and the
-    /// card's partial-page merge cost). Returns the time, the pages and the
-    /// partial ones among them.
-    fn program(p: &Params, au: u64, off: u64, len: u64) -> (u64, u64, u64) {
+    /// Program cost of `len` bytes at `off` inside an AU whose pages program
+    /// in `page_ns`: whole pages, plus for each partially covered edge page a
+    /// read-modify-write (page read and the card's partial-page merge cost).
+    /// Returns the time, the pages and the partial ones among them.
+    fn program(p: &Params, page_ns: u64, off: u64, len: u64) -> (u64, u64, u64) {
         let first = off / p.page_size;
         let last = (off + len - 1) / p.page_size;
         let pages = last - first + 1;
@@ -68,7 +68,7 @@ impl Ftl {
             partial += 1;
         }
         (
-            pages * p.program_ns(au) + partial * (p.page_read_ns + p.partial_page_write_ns),
+            pages * page_ns + partial * (p.page_read_ns + p.partial_page_write_ns),
             pages,
             partial,
         )
@@ -76,16 +76,18 @@ impl Ftl {
 
     /// Write `len` bytes at byte `off` of AU `au` (the caller splits at AU bounds).
     pub fn write(&mut self, p: &Params, au: u64, off: u64, len: u64) -> WriteCost {
-        let (mut program_ns, pages, partial) = Self::program(p, au, off, len);
-        self.work.host_pages += pages;
-        self.work.rmw_pages += partial;
         let sequential = self.last_end == Some((au, off));
         self.last_end = Some((au, off + len));
         let opening = off == 0 || (sequential && self.opening == Some(au));
         self.opening = opening.then_some(au);
-        if opening && p.start_program_ns > 0 {
-            program_ns = program_ns - pages * p.program_ns(au) + pages * p.start_program_ns;
-        }
+        let page_ns = if opening && p.start_program_ns > 0 {
+            p.start_program_ns
+        } else {
+            p.program_ns(au)
+        };
+        let (program_ns, pages, partial) = Self::program(p, page_ns, off, len);
+        self.work.host_pages += pages;
+        self.work.rmw_pages += partial;
         let mut cost = WriteCost {
             ns: program_ns,
             gc: 0,
@@ -368,8 +370,8 @@ mod tests {
     #[test]
     fn partial_pages_cost_a_read_modify_write() {
         let p = Params::default();
-        let (full, _, none) = Ftl::program(&p, 0, 0, p.page_size);
-        let (part, _, one) = Ftl::program(&p, 0, 512, 512);
+        let (full, _, none) = Ftl::program(&p, p.page_program_ns, 0, p.page_size);
+        let (part, _, one) = Ftl::program(&p, p.page_program_ns, 512, 512);
         assert_eq!((none, one), (0, 1));
         assert_eq!(full, p.page_program_ns);
         assert_eq!(part, p.page_program_ns + p.page_read_ns + p.partial_page_write_ns);
@@ -379,7 +381,7 @@ mod tests {
     fn leading_aus_program_at_their_own_time() {
         let mut p = Params::default();
         p.set("lead_program_ns", "3000000; 2000000").unwrap();
-        let whole = |p: &Params, au| Ftl::program(p, au, 0, 2 * p.page_size).0;
+        let whole = |p: &Params, au| Ftl::default().write(p, au, 0, 2 * p.page_size).ns;
         assert_eq!(whole(&p, 0), 6_000_000);
         assert_eq!(whole(&p, 1), 4_000_000);
         assert_eq!(whole(&p, 2), 2 * p.page_program_ns);

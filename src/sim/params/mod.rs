@@ -260,7 +260,7 @@ params! {
     /// 6 MB/s and the rest at about 15 (all eleven rows within 6%): the
     /// card writes a lone stream into an AU slower than the same AU's
     /// pages once other AUs' writes come between (the post does not say
-    /// why).
+    /// why). It wins over `lead_program_ns` in an opening run.
     start_program_ns: u64 = Int, "0", "ns", "page program of an unbroken in-order run from an AU's first page (0: page_program_ns)";
     au_erase_ns: u64 = Int, "3000000", "ns", "erase of one AU";
     /// Garbage collection cost per page moved (on-chip copy-back); 0 means a
