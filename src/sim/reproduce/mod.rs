@@ -258,15 +258,16 @@ mod conclusions {
 
     #[test]
     fn flashbench_tables_keep_their_cells() {
-        // 199 of 236 within 15% since the Toshiba programs an AU's
-        // opening run slower (187 before; 179 before the Kingston's first
+        // 201 of 236 within 15% since a read straddling the Kingston's
+        // 1 KiB codewords moves one more (199 before; 187 before the
+        // Toshiba programmed an AU's opening run slower; 179 before the Kingston's first
         // two AUs programmed slower; 176 before it kept a log begun mid-AU
         // open at the AU's end; 170 before its random-mode pages cost a
         // page copy more); every group beyond is named in the report's
         // note.
         let r = run("flashbench").unwrap();
         assert_eq!(r.rows.len(), 236);
-        assert!(r.within_15_pct >= 199, "{} of 236", r.within_15_pct);
+        assert!(r.within_15_pct >= 201, "{} of 236", r.within_15_pct);
         let within = |label: &str, metric: &str| {
             let cell = row(&r, label, metric);
             let err = (cell.simulated - cell.published) / cell.published;
@@ -274,6 +275,10 @@ mod conclusions {
         };
         for chunk in ["16 KiB", "128 KiB", "256 KiB", "2 MiB"] {
             within(&format!("kingston-sa04g open-au random 1 AU, {chunk}"), "write");
+        }
+        // The step below the page: a 1 KiB read across 2 and 4 KiB.
+        for align in ["2 KiB", "4 KiB"] {
+            within(&format!("align {align}"), "diff");
         }
         // Every Toshiba row, in order up to and past its 7 AUs.
         let toshiba: Vec<&Row> = r.rows.iter().filter(|c| c.label.starts_with("toshiba-7au")).collect();
