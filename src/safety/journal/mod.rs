@@ -450,7 +450,10 @@ fn read_records(
         let here = |what: &str| {
             corrupt(
                 path,
-                format!("record {seq} at journal byte {at} ({what}; {committed} records were committed)"),
+                format!(
+                    "record {seq} at journal byte {at} ({what}; {} committed)",
+                    crate::units::count(committed, "record was", "records were")
+                ),
             )
         };
         if file_len - pos < HEAD as u64 {
@@ -531,7 +534,8 @@ fn check_ending(path: &Path, records: &[Record], torn_tail: bool, slots: &Slots)
         return Err(corrupt(
             path,
             format!(
-                "its end: {committed} records were committed but only {} remain; the journal was cut short",
+                "its end: {} committed but only {} remain; the journal was cut short",
+                crate::units::count(committed, "record was", "records were"),
                 records.len()
             ),
         ));
