@@ -357,16 +357,18 @@ fn a_card_moved_while_its_journal_waits_is_recognised_by_its_content() {
     let moved = dir.path().join("moved.img");
     std::fs::copy(&card, &moved).unwrap();
     let moved_sha = crate::support::sha(&moved);
-    let v = json(&[
-        "batch",
-        moved.to_str().unwrap(),
-        "--write",
-        "--tests",
-        "capacity",
-        "--no-store",
-        "--journal-dir",
-        d,
-    ]);
+    // Its one device skipped, the batch tested nothing: a refusal, exit 2,
+    // its table still in the document.
+    let out = flashlab()
+        .args(["batch", moved.to_str().unwrap(), "--write", "--tests", "capacity"])
+        .args(["--no-store", "--journal-dir", d, "--json"])
+        .output()
+        .unwrap();
+    let v = crate::support::document(&out, 2, "batch of the moved card");
+    assert_eq!(
+        v["error"]["message"],
+        "no device was tested: the one device was skipped (see the table)"
+    );
     let row = &v["batch"]["rows"][0];
     assert_eq!(row["verdict"], "skipped", "{row}");
     let why = row["why"].as_str().unwrap();
@@ -409,6 +411,14 @@ fn a_failed_step_is_named_once_after_its_device() {
     let said: Vec<&str> = err.lines().filter(|l| l.contains("failed:")).collect();
     assert_eq!(said.len(), 1, "{err}");
     assert!(said[0].starts_with("sim1: failed: capacity ("), "{err}");
+    // Its one device failed, the batch tested nothing to the end: exit 1,
+    // the device's reason as the hint.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: no device's tests ran to the end: the one device failed")
+            && err.contains("hint: what stopped sim1 is on its line above and in its row"),
+        "{err}"
+    );
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
         table.contains("FAIL") && table.contains("Input/output error"),

@@ -148,7 +148,42 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
     if let Some(signal) = interrupted {
         return Err(crate::error::interrupted(signal).with_document(doc));
     }
-    Ok(doc)
+    match nothing_tested(&done).filter(|_| station.is_none()) {
+        Some(e) => Err(e.with_document(doc)),
+        None => Ok(doc),
+    }
+}
+
+/// A batch that tested no device to the end says so in its exit code, as
+/// one run would (a script reading 0 took it for 40 cards tested):
+/// every row skipped is a refusal, exit 2 (nothing was written); every
+/// row failed or gone, a failed run, exit 1. Once one device's tests ran
+/// to the end, the table judges the rest. A station is left out: it ends
+/// by a signal, with or without cards.
+fn nothing_tested(done: &[Done]) -> Option<CliError> {
+    let ended: Vec<(&str, &(RowVerdict, String))> = done
+        .iter()
+        .map(|d| d.ended.as_ref().map(|e| (d.slot.as_str(), e)))
+        .collect::<Option<_>>()?;
+    let skipped = ended.iter().all(|(_, (v, _))| *v == RowVerdict::Skipped);
+    let (slot, (_, why)) = ended.iter().find(|(_, (v, _))| skipped || *v != RowVerdict::Skipped)?;
+    let (devices, were) = match ended.len() {
+        1 => ("the one device".to_string(), "was"),
+        n => (format!("all {n} devices"), "were"),
+    };
+    // A skip's reason is in the table alone; a failure's is on its
+    // device's line above already, and is not said twice.
+    Some(if skipped {
+        CliError::usage(format!(
+            "no device was tested: {devices} {were} skipped (see the table)"
+        ))
+        .hint(format!("{slot}: {why}"))
+    } else {
+        CliError::failed(format!(
+            "no device's tests ran to the end: {devices} failed, went away or {were} skipped (see the table)"
+        ))
+        .hint(format!("what stopped {slot} is on its line above and in its row"))
+    })
 }
 
 /// Warn of each label no row carries.
