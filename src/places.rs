@@ -13,6 +13,14 @@ pub fn is_fleet_url(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
 
+/// The `--db` a suggested command carries for a store the user named
+/// (` --db 'PATH'`, quoted for the shell): without it, the command would
+/// read the default store. `store` is the store as shown (a fleet's URL
+/// without its password).
+pub fn db_option(store: &str) -> String {
+    format!(" --db {}", crate::console::shell_word(store))
+}
+
 /// The machine's places, as the environment gave them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {

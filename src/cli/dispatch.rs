@@ -97,7 +97,8 @@ fn dispatch(command: Command, json: bool, at: &Invocation) -> CliResult<Output> 
         Command::Results { db, action } => {
             let local = at.places.store_or(db.as_deref());
             let fleet = at.places.fleet_or(db.as_deref());
-            return results_action(local.as_deref(), fleet.as_deref(), action);
+            let named = at.places.store_named_by(db.as_deref());
+            return results_action(local.as_deref(), fleet.as_deref(), named, action);
         }
         Command::Report {
             mut runs,
@@ -231,7 +232,9 @@ fn stored<'a>(local: Option<&'a Path>, fleet: Option<&'a str>) -> results::Store
 }
 
 /// `results list`, `show`, `compare`, `export`, `import` and `upload`.
-fn results_action(db: Option<&Path>, fleet: Option<&str>, action: ResultsAction) -> CliResult<Output> {
+/// `named`: whether the user named the store, so the commands a listing or
+/// an import suggests name it too.
+fn results_action(db: Option<&Path>, fleet: Option<&str>, named: bool, action: ResultsAction) -> CliResult<Output> {
     let from = stored(db, fleet);
     let doc = match action {
         ResultsAction::List {
@@ -247,6 +250,7 @@ fn results_action(db: Option<&Path>, fleet: Option<&str>, action: ResultsAction)
                 host: host.as_deref(),
                 label: label.as_deref(),
             },
+            named,
         )?,
         ResultsAction::Show { id, verbose } => {
             crate::console::stdio::set_verbose(verbose);
@@ -254,7 +258,7 @@ fn results_action(db: Option<&Path>, fleet: Option<&str>, action: ResultsAction)
         }
         ResultsAction::Compare { runs } => results::compare(from, &runs)?,
         ResultsAction::Export { id } => return Ok(Output::Raw(results::export(from, id)?)),
-        ResultsAction::Import { file } => results::import(db, &file)?,
+        ResultsAction::Import { file } => results::import(db, &file, named)?,
         ResultsAction::Upload => match fleet {
             Some(url) => results::upload(db, url)?,
             None => {

@@ -59,9 +59,15 @@ pub struct Filter<'a> {
     pub label: Option<&'a str>,
 }
 
-pub fn list(from: Stored<'_>, filter: Filter<'_>) -> CliResult<RunDocument> {
+/// `named`: whether the user named the store (`--db`, `FLASHLAB_DB`), so
+/// the commands the listing suggests name it too.
+pub fn list(from: Stored<'_>, filter: Filter<'_>, named: bool) -> CliResult<RunDocument> {
     let mut doc = RunDocument::new(crate::document::CommandName::ResultsList, None);
-    doc.body = Body::Listing(listing(from, filter)?);
+    let mut listing = listing(from, filter)?;
+    if named {
+        listing.db_option = crate::places::db_option(&listing.store);
+    }
+    doc.body = Body::Listing(listing);
     doc.finish(None);
     Ok(doc)
 }
@@ -135,6 +141,7 @@ fn listing(from: Stored<'_>, filter: Filter<'_>) -> CliResult<Listing> {
     Ok(Listing {
         store: store_name,
         runs,
+        db_option: String::new(),
         device_filter: filter.device.map(str::to_string),
         batch_filter: filter.batch.map(str::to_string),
         label_filter: filter.label.map(str::to_string),
@@ -299,7 +306,8 @@ const MAX_DEVICE_S: f64 = u64::MAX as f64 / 1e9;
 /// s): a run's dates fit a four-digit year.
 const LAST_UNIX: u64 = 253_402_300_799;
 
-pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
+/// `named` as for [`list`].
+pub fn import(db: Option<&Path>, file: &Path, named: bool) -> CliResult<RunDocument> {
     let run = read_document(file)?;
     let p = path(db)?;
     let mut s = Store::open(&p).map_err(error)?;
@@ -308,7 +316,13 @@ pub fn import(db: Option<&Path>, file: &Path) -> CliResult<RunDocument> {
         Imported::Duplicate(id) => (id, true),
     };
     let mut doc = RunDocument::new(crate::document::CommandName::ResultsImport, None);
-    doc.body = Body::Imported(ImportResult { id, duplicate });
+    let shown = p.to_string_lossy();
+    let named_store = named.then(|| (shown.to_string(), crate::places::db_option(&shown)));
+    doc.body = Body::Imported(ImportResult {
+        id,
+        duplicate,
+        named_store,
+    });
     doc.finish(None);
     Ok(doc)
 }

@@ -80,6 +80,11 @@ pub struct DecodeBody {
 pub struct Listing {
     pub store: String,
     pub runs: Vec<RunRow>,
+    /// What the suggested commands add to read this store
+    /// ([`crate::places::db_option`]; empty for the default store). Text
+    /// only: a document read back suggests nothing.
+    #[serde(skip)]
+    pub db_option: String,
     /// `--device`, where given: the runs listed are those it matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_filter: Option<String>,
@@ -95,6 +100,11 @@ pub struct Listing {
 pub struct ImportResult {
     pub id: i64,
     pub duplicate: bool,
+    /// Where it was stored, for the text, where the user named the store
+    /// (`--db`, `FLASHLAB_DB`), with the `--db` its suggested commands
+    /// carry; None for the default store.
+    #[serde(skip)]
+    pub named_store: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

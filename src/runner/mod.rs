@@ -74,8 +74,10 @@ impl Listener for crate::store::Saver {
         // would read the default store without it.
         if let Some((id, path)) = self.saved() {
             let (place, db) = if self.named {
-                let quoted = crate::console::shell_word(&path.to_string_lossy()).into_owned();
-                (format!(" in {}", path.display()), format!(" --db {quoted}"))
+                (
+                    format!(" in {}", path.display()),
+                    crate::places::db_option(&path.to_string_lossy()),
+                )
             } else {
                 (String::new(), String::new())
             };

@@ -218,12 +218,22 @@ pub fn upload_and_say(local: &mut Store, url: &str, doc: &mut RunDocument) {
             doc.note(crate::document::NoteKind::Store, line, None);
         }
         Err(e) => {
-            let hint = "the runs are kept in the local store; `flashlab results upload` sends them later";
+            // The URL as shown: a password is not printed, PGPASSWORD
+            // gives it to the suggested command.
+            let db = crate::places::db_option(&shown);
+            let password = if shown == url {
+                ""
+            } else {
+                " (its password from PGPASSWORD)"
+            };
+            let hint = format!(
+                "the runs are kept in the local store; `flashlab results upload{db}` sends them later{password}"
+            );
             crate::errln!("warning: not uploaded: {e}\nhint: {hint}");
             doc.warnings.push(crate::document::Note {
                 kind: crate::document::NoteKind::Store,
                 message: format!("not uploaded: {e}"),
-                hint: Some(hint.into()),
+                hint: Some(hint),
             });
         }
     }

@@ -155,7 +155,7 @@ fn three_stations_upload_at_once_and_every_run_lands_once() {
     let c_err = String::from_utf8_lossy(&c.stderr).into_owned();
     let c = crate::support::document(&c, 0, "the run");
     assert!(
-        c_err.contains("not uploaded") && c_err.contains("results upload"),
+        c_err.contains("not uploaded") && c_err.contains(&format!("`flashlab results upload --db {unreachable}`")),
         "{c_err}"
     );
     assert!(c["warnings"].to_string().contains("not uploaded"), "{}", c["warnings"]);

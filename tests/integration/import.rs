@@ -370,6 +370,41 @@ fn saved_in_a_named_store_the_suggested_commands_read_that_store() {
         .unwrap();
     let text = String::from_utf8(shown.stdout).unwrap();
     assert!(text.contains("open AUs     3 in order, 3 random"), "{text}");
+    // `results list` and `results import` of that store suggest the same,
+    // and the default store's import suggests no --db.
+    let said = |args: &[&str], env_db: Option<&std::path::Path>| {
+        let mut cmd = flashlab();
+        cmd.args(args).env("XDG_DATA_HOME", dir.path().join("elsewhere"));
+        match env_db {
+            Some(p) => cmd.env("FLASHLAB_DB", p),
+            None => cmd.env_remove("FLASHLAB_DB"),
+        };
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().replace('\n', " ")
+    };
+    let db_text = db.to_str().unwrap();
+    let listed = said(&["results", "list", "--db", db_text], None);
+    assert!(
+        listed.contains(&format!("`flashlab results show ID --db {quoted}`")),
+        "{listed}"
+    );
+    let exported = dir.path().join("run.json");
+    let json = said(&["results", "export", "1", "--db", db_text], None);
+    std::fs::write(&exported, json).unwrap();
+    let again = said(&["results", "import", exported.to_str().unwrap()], Some(&db));
+    assert!(
+        again.contains(&format!(
+            "already stored as run 1 in {}: not stored again",
+            db.display()
+        )) && again.contains(&format!("`flashlab results show 1 --db {quoted}`")),
+        "{again}"
+    );
+    let default = said(&["results", "import", exported.to_str().unwrap()], None);
+    assert!(
+        default.contains("stored as run 1 (`flashlab results show 1`,"),
+        "{default}"
+    );
 }
 
 /// An open-AU-only import says why, how sure, and what to do, as probe

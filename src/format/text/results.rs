@@ -39,8 +39,10 @@ pub fn list(o: &mut String, l: &Listing) {
         ]
     });
     let _ = writeln!(o, "{runs}");
+    let db = &l.db_option;
     let line = format!(
-        "{} run{} in {}; `flashlab results show ID`, `flashlab results compare ID ID`, `flashlab report ID`",
+        "{} run{} in {}; `flashlab results show ID{db}`, `flashlab results compare ID ID{db}`, `flashlab report \
+         ID{db}`",
         l.runs.len(),
         if l.runs.len() == 1 { "" } else { "s" },
         l.store
@@ -344,9 +346,16 @@ impl Compare<'_> {
 }
 
 pub fn import(o: &mut String, r: &ImportResult) {
-    if r.duplicate {
-        let _ = writeln!(o, "already stored as run {}: not stored again", r.id);
+    let id = r.id;
+    let (place, db) = match &r.named_store {
+        Some((store, db)) => (format!(" in {store}"), db.as_str()),
+        None => (String::new(), ""),
+    };
+    let said = if r.duplicate {
+        format!("already stored as run {id}{place}: not stored again")
     } else {
-        let _ = writeln!(o, "stored as run {}", r.id);
-    }
+        format!("stored as run {id}{place}")
+    };
+    let line = format!("{said} (`flashlab results show {id}{db}`, `flashlab report {id}{db}`)");
+    let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
 }
