@@ -442,6 +442,12 @@ mod tests {
             assert_eq!(labelled, [0, 1]);
             let m = r.aus[2].merging.unwrap();
             assert!((0.4..=0.6).contains(&m), "AU 2 merging {m}");
+            // A wrong hint is said, a right one or none is not.
+            let said = r
+                .notes
+                .iter()
+                .any(|n| n.contains("did not hold here: the card kept 4 AUs open"));
+            assert_eq!(said, matches!(hint, Some(1 | 9)), "hint {hint:?}: {:?}", r.notes);
         }
     }
 

@@ -123,7 +123,18 @@ pub(super) fn slots(
             Err(stop) => return Ok(Err(stopped(&w, w.explain(&stop)))),
         },
     };
-    area_beside(t, o, &mut w, r, trusted.is_none(), progress)
+    let mut found = area_beside(t, o, &mut w, r, trusted.is_none(), progress)?;
+    // A limit given (--open-aus, or open-au's in probe) that the search
+    // did not keep is said, not corrected in silence.
+    if let (Ok(f), Some(given)) = (found.as_mut(), o.random_aus)
+        && given != r as u64
+    {
+        f.notes.push(format!(
+            "the random-write limit given, {given}, did not hold here: the card kept {r} AUs open for random \
+             writes, and each AU was written beside {r}"
+        ));
+    }
+    Ok(found)
 }
 
 /// The FAT area as the leading AUs that fit beside `r` ordinary AUs (`r`
