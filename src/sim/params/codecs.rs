@@ -50,9 +50,17 @@ impl Codec<u32> for SectorSize {
 pub(super) struct Int;
 impl Codec<u64> for Int {
     fn parse(key: &str, v: &str) -> Result<u64, ParamError> {
-        v.replace('_', "")
-            .parse()
-            .map_err(|_| bad(key, v, "expected a non-negative integer"))
+        let digits = v.replace('_', "");
+        digits.parse().map_err(|e: std::num::ParseIntError| {
+            // 2^64 is an integer, only too large: said so, as 2^64 - 1
+            // is ("more than 100 s") by the bounds.
+            let why = if *e.kind() == std::num::IntErrorKind::PosOverflow {
+                format!("too large: at most {}", u64::MAX)
+            } else {
+                "expected a non-negative integer".to_string()
+            };
+            bad(key, v, why)
+        })
     }
     fn show(v: &u64) -> String {
         v.to_string()

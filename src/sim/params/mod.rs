@@ -404,9 +404,27 @@ impl Params {
     /// Apply a TOML document (a flat table of keys). `host` is applied first so the
     /// file's own host keys override the preset, as on the command line.
     pub fn apply_toml(&mut self, text: &str, path: &str) -> Result<(), ParamError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ParamError::File {
-            path: path.to_string(),
-            why: e.message().to_string(),
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            // The line and the key it sets, where the parser says where:
+            // its own message names neither (an integer past 2^63 - 1).
+            let line = e
+                .span()
+                .and_then(|s| text.get(..s.start))
+                .map(|before| before.matches('\n').count() + 1);
+            let key = line
+                .and_then(|n| text.lines().nth(n - 1))
+                .and_then(|l| l.split_once('='))
+                .map(|(k, _)| k.trim())
+                .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            let at = match (line, key) {
+                (Some(n), Some(k)) => format!("line {n}, {k}: "),
+                (Some(n), None) => format!("line {n}: "),
+                _ => String::new(),
+            };
+            ParamError::File {
+                path: path.to_string(),
+                why: format!("{at}{}", e.message()),
+            }
         })?;
         let text_of = |v: &toml::Value| match v {
             toml::Value::String(s) => s.clone(),
@@ -445,6 +463,12 @@ mod tests {
         for k in KEYS {
             assert!(!p.get(k.key).is_empty(), "{}", k.key);
         }
+        // A value TOML itself cannot hold names its line and key.
+        let e = q
+            .apply_toml("au_size = \"4M\"\npage_program_ns = 9223372036854775808\n", "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f.toml: line 2, page_program_ns: "), "{e}");
     }
 
     #[test]
@@ -467,6 +491,15 @@ mod tests {
         assert!(matches!(p.set("au_size", "four"), Err(ParamError::BadValue { key, .. }) if key == "au_size"));
         assert!(matches!(p.set("jitter", "2"), Err(ParamError::BadValue { key, .. }) if key == "jitter"));
         assert!(matches!(p.set("cid", "abc"), Err(ParamError::BadValue { key, .. }) if key == "cid"));
+        // 2^64 is too large, not "not an integer".
+        let big = p
+            .set("page_program_ns", "18446744073709551616")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            big.contains("page_program_ns") && big.contains("too large: at most 18446744073709551615"),
+            "{big}"
+        );
     }
 
     #[test]
