@@ -7,6 +7,8 @@
 //!
 //! Prints each card over 10 device-minutes or with a wrong verdict (its
 //! spec reruns it with `flashlab probe SPEC`), then the table. With
+//! `--unsure` it also prints each in-order, random or FAT verdict under
+//! 0.9, with why and the card's spec. With
 //! `--specs` it prints the cards' specs alone, one a line, and probes
 //! nothing (scripts/probe-vs-emulate.sh emulates them).
 
@@ -92,6 +94,32 @@ fn main() {
         }
         for (k, v) in &steps {
             per_step.entry(k.clone()).or_default().push(*v);
+        }
+        // --unsure: every verdict probe would not stand behind, with why,
+        // where the spending goes next.
+        if args.iter().any(|a| a == "--unsure") {
+            let o = doc.results.open_au.get();
+            let sweeps = [
+                ("linear", o.as_ref().and_then(|o| o.linear.clone())),
+                ("random", o.as_ref().and_then(|o| o.random.clone())),
+            ];
+            for (name, s) in sweeps {
+                if let Some(s) = s.filter(|s| s.confidence < 0.9) {
+                    println!(
+                        "unsure {name} (truth {}): up to {} {:?} budget {:?} | {spec}",
+                        if name == "linear" { truth.linear } else { truth.random },
+                        s.tried_up_to,
+                        s.claim.not_claimed,
+                        s.stopped_by_budget_s
+                    );
+                }
+            }
+            if let Some(f) = doc.results.fat.get().filter(|f| f.confidence < 0.9) {
+                println!(
+                    "unsure FAT (truth {}): {:?} {:?} | {spec}",
+                    truth.fat, f.claim.not_claimed, f.notes
+                );
+            }
         }
         if !wrong.is_empty() || t > 600.0 {
             let worst = steps
