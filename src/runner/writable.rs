@@ -316,10 +316,14 @@ pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
         let by = f.uid.map(|u| format!(" (uid {u})")).unwrap_or_default();
         format!("restore it as the user who made it{by}, or as root; if it is lost for good, {aside}")
     };
-    CliError::usage(format!(
-        "a pending journal{of} cannot be read here: {why}; {consequence}"
-    ))
-    .hint(hint)
+    // Damage is the journal's, wherever it is read; the rest is this
+    // user's or this machine's reach.
+    let is = if f.damaged() {
+        "is damaged"
+    } else {
+        "cannot be read here"
+    };
+    CliError::usage(format!("a pending journal{of} {is}: {why}; {consequence}")).hint(hint)
 }
 
 /// ` --journal-dir DIR` naming the directory that holds `journal`, unless

@@ -229,9 +229,11 @@ pub fn restore(o: &mut String, l: &PendingList) {
     let journals = table::grid_of(&["target", "size", "created", "journalled", "journal"], pending, |p| {
         vec![
             p.target.clone().unwrap_or_else(|| "?".into()),
-            p.size_bytes.map(|s| Iec(s).to_string()).unwrap_or_default(),
-            p.created_unix.map(crate::units::date_time).unwrap_or_default(),
-            p.bytes.map(|b| Iec(b).to_string()).unwrap_or_default(),
+            // "?" where the journal does not say (a damaged header), as
+            // for its target: an empty cell read as nothing journalled.
+            p.size_bytes.map_or_else(|| "?".into(), |s| Iec(s).to_string()),
+            p.created_unix.map_or_else(|| "?".into(), crate::units::date_time),
+            p.bytes.map_or_else(|| "?".into(), |b| Iec(b).to_string()),
             // The error names the journal itself ("journal PATH: why"),
             // under a column that says "journal" already.
             match (
