@@ -65,52 +65,12 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
         })?),
         None => None,
     };
-    let mut parsed = Vec::new();
-    for input in &o.inputs {
-        let text = read(input)?;
-        let p = flashbench::parse(&text).map_err(|e| CliError::usage(format!("{input}: {e}")).hint(HINT))?;
-        if p.is_empty() {
-            return Err(CliError::usage(format!(
-                "{input}: no flashbench output in its {} line{}: no -a, --open-au, --find-fat or --scatter table",
-                p.lines,
-                if p.lines == 1 { "" } else { "s" }
-            ))
-            .hint(HINT));
-        }
-        let mut p = p;
-        if let Some(f) = &fallback {
-            p.assume(f);
-        }
-        parsed.push((input.clone(), p));
-    }
+    let parsed = parse_all(&o.inputs, fallback.as_ref())?;
     let names: Vec<(String, usize, Vec<String>)> = parsed
         .iter()
         .flat_map(|(i, p)| p.columns.iter().map(move |c| (i.clone(), c.line, c.names.clone())))
         .collect();
-    let column = match (&o.column, names.first()) {
-        (None, Some((input, line, n))) => {
-            return Err(CliError::usage(format!(
-                "{input}:{line} is a table of {} cards side by side ({}): one import is one card",
-                n.len(),
-                n.join(", ")
-            ))
-            .hint(format!("give --column NAME, for example `--column {}`", n[0])));
-        }
-        (Some(c), Some((_, _, n))) => match n.iter().position(|x| x == c) {
-            Some(k) => Some(k),
-            None => {
-                return Err(CliError::usage(format!("no column '{c}' in the table"))
-                    .hint(format!("the columns are: {}", n.join(", "))));
-            }
-        },
-        (Some(c), None) => {
-            return Err(
-                CliError::usage(format!("--column {c}: the input has no table of several cards"))
-                    .hint("--column picks one card of a table whose header names several; leave it out"),
-            );
-        }
-        (None, None) => None,
-    };
+    let column = column_of(o.column.as_deref(), &names)?;
     let inputs: Vec<judge::Input<'_>> = parsed
         .iter()
         .map(|(name, p)| judge::Input { name, parsed: p })
@@ -141,10 +101,83 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
     for n in judged.notes {
         doc.note(NoteKind::Import, n, None);
     }
-    // A row cut or broken mid-paste is left out, never read by a guess;
-    // the rest of its table stands. So is an option's value the import
-    // cannot read (a shell variable, a number past u64), said once a line.
-    for (input, p) in &parsed {
+    warn_left_out(&mut doc, &parsed);
+    doc.extras.device.set(device(
+        o,
+        &parsed,
+        column.and_then(|k| names.first().map(|n| n.2[k].clone())),
+    ));
+    doc.extras.import.set(Source {
+        tool: "flashbench".into(),
+        inputs: o.inputs.clone(),
+        column: o.column.clone(),
+        tables,
+    });
+    crate::runner::finish_and_save(&mut doc, o.store.as_deref(), o.store_named);
+    Ok(doc)
+}
+
+/// Every input read and parsed, the `--command` fallback assumed where a
+/// table's own command line is missing; an input with no table refused.
+fn parse_all(
+    inputs: &[String],
+    fallback: Option<&flashbench::parse::Invocation>,
+) -> CliResult<Vec<(String, flashbench::Parsed)>> {
+    let mut parsed = Vec::new();
+    for input in inputs {
+        let text = read(input)?;
+        let mut p = flashbench::parse(&text).map_err(|e| CliError::usage(format!("{input}: {e}")).hint(HINT))?;
+        if p.is_empty() {
+            return Err(CliError::usage(format!(
+                "{input}: no flashbench output in its {} line{}: no -a, --open-au, --find-fat or --scatter table",
+                p.lines,
+                if p.lines == 1 { "" } else { "s" }
+            ))
+            .hint(HINT));
+        }
+        if let Some(f) = fallback {
+            p.assume(f);
+        }
+        parsed.push((input.clone(), p));
+    }
+    Ok(parsed)
+}
+
+/// The card of a table of several side by side (`names`: each such
+/// table's input, line and card names): `--column`'s, which must be one
+/// of them, and none where no table has several.
+fn column_of(column: Option<&str>, names: &[(String, usize, Vec<String>)]) -> CliResult<Option<usize>> {
+    Ok(match (column, names.first()) {
+        (None, Some((input, line, n))) => {
+            return Err(CliError::usage(format!(
+                "{input}:{line} is a table of {} cards side by side ({}): one import is one card",
+                n.len(),
+                n.join(", ")
+            ))
+            .hint(format!("give --column NAME, for example `--column {}`", n[0])));
+        }
+        (Some(c), Some((_, _, n))) => match n.iter().position(|x| x == c) {
+            Some(k) => Some(k),
+            None => {
+                return Err(CliError::usage(format!("no column '{c}' in the table"))
+                    .hint(format!("the columns are: {}", n.join(", "))));
+            }
+        },
+        (Some(c), None) => {
+            return Err(
+                CliError::usage(format!("--column {c}: the input has no table of several cards"))
+                    .hint("--column picks one card of a table whose header names several; leave it out"),
+            );
+        }
+        (None, None) => None,
+    })
+}
+
+/// A row cut or broken mid-paste is left out, never read by a guess; the
+/// rest of its table stands. So is an option's value the import cannot
+/// read (a shell variable, a number past u64), said once a line.
+fn warn_left_out(doc: &mut RunDocument, parsed: &[(String, flashbench::Parsed)]) {
+    for (input, p) in parsed {
         let invocations = (p.align.iter().filter_map(|a| a.invocation.as_ref()))
             .chain(p.rates.iter().filter_map(|r| r.invocation.as_ref()));
         let mut said = std::collections::BTreeSet::new();
@@ -173,19 +206,6 @@ pub fn flashbench(o: &Options) -> CliResult<RunDocument> {
             });
         }
     }
-    doc.extras.device.set(device(
-        o,
-        &parsed,
-        column.and_then(|k| names.first().map(|n| n.2[k].clone())),
-    ));
-    doc.extras.import.set(Source {
-        tool: "flashbench".into(),
-        inputs: o.inputs.clone(),
-        column: o.column.clone(),
-        tables,
-    });
-    crate::runner::finish_and_save(&mut doc, o.store.as_deref(), o.store_named);
-    Ok(doc)
 }
 
 /// The card: a name the user gave, else the CID pasted with the output

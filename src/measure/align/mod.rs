@@ -292,31 +292,7 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
     let mut previous: Option<(Option<u64>, Option<u64>, f64, f64)> = None;
     // The verdict, the diffs it rests on, and which way they were taken.
     let (mut verdict, est, which) = loop {
-        // One batch per round, boundaries interleaved so drift hits all alike.
-        let mut reqs = Vec::new();
-        let mut owner = Vec::new();
-        for i in 0..want {
-            for (k, s) in samples.iter().enumerate() {
-                if i < s.diff.len() {
-                    continue;
-                }
-                let x = position(s.boundary, i, block, d.size_bytes);
-                reqs.push(Request::read(x - block, len, 0));
-                reqs.push(Request::read(x - block / 2, len, 0));
-                reqs.push(Request::read(x, len, 0));
-                owner.extend([k, k, k]);
-            }
-        }
-        cx.check()?;
-        let done = crate::targets::run_all(cx.target, &reqs, 1, &mut buf)?;
-        for (i, trio) in done.chunks_exact(3).enumerate() {
-            let s = &mut samples[owner[3 * i]];
-            let [pre, on, post] = [trio[0], trio[1], trio[2]].map(|c| c.duration_ns as f64);
-            s.pre.push(pre);
-            s.on.push(on);
-            s.post.push(post);
-            s.diff.push(on - (pre + post) / 2.0);
-        }
+        read_round(cx, &mut samples, want, (block, len, d.size_bytes), &mut buf)?;
         let both: Vec<[(f64, f64); 2]> = samples.iter().map(Samples::estimates).collect();
         let which = usize::from(stalled(&both));
         let est: Vec<Estimate> = samples
@@ -386,6 +362,44 @@ pub fn run(cx: &mut super::Cx<'_>, references: &[(String, u64)]) -> Result<Align
         not_flash: None,
         claim: Claim::made(),
     })
+}
+
+/// One round: every boundary's samples up to `want`, each a read just
+/// before, across and just after it, in one batch with the boundaries
+/// interleaved so drift hits all alike. `(block, len, size)`: the read
+/// block, its request length and the target's size.
+fn read_round(
+    cx: &mut super::Cx<'_>,
+    samples: &mut [Samples],
+    want: usize,
+    (block, len, size): (u64, u32, u64),
+    buf: &mut crate::targets::AlignedBuf,
+) -> Result<(), MeasureError> {
+    let mut reqs = Vec::new();
+    let mut owner = Vec::new();
+    for i in 0..want {
+        for (k, s) in samples.iter().enumerate() {
+            if i < s.diff.len() {
+                continue;
+            }
+            let x = position(s.boundary, i, block, size);
+            reqs.push(Request::read(x - block, len, 0));
+            reqs.push(Request::read(x - block / 2, len, 0));
+            reqs.push(Request::read(x, len, 0));
+            owner.extend([k, k, k]);
+        }
+    }
+    cx.check()?;
+    let done = crate::targets::run_all(cx.target, &reqs, 1, buf)?;
+    for (i, trio) in done.chunks_exact(3).enumerate() {
+        let s = &mut samples[owner[3 * i]];
+        let [pre, on, post] = [trio[0], trio[1], trio[2]].map(|c| c.duration_ns as f64);
+        s.pre.push(pre);
+        s.on.push(on);
+        s.post.push(post);
+        s.diff.push(on - (pre + post) / 2.0);
+    }
+    Ok(())
 }
 
 /// A confidence as the document keeps it: three decimals.
