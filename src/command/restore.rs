@@ -31,6 +31,15 @@ impl Dirs<'_> {
     fn all(&self) -> [&Path; 2] {
         [self.given, self.default]
     }
+
+    /// Both, and the directory of a journal named by its path.
+    fn around<'p>(&'p self, journal: &'p Path) -> [&'p Path; 3] {
+        let own = journal
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        [self.given, self.default, own]
+    }
 }
 
 /// `restore [JOURNAL|TARGET]`, journals in `dir` (`--journal-dir`) or
@@ -98,7 +107,7 @@ pub fn run(
                     .find(|f| here.is_empty() || f.best_header().map(|h| h.order()) > oldest)
             });
             if let Some(f) = blocking {
-                return Err(writable::unreadable(f, &why(f), "nothing was restored"));
+                return Err(writable::unreadable(f, &why(f), "nothing was restored", dirs.default));
             }
             for f in &away {
                 crate::errln!(
@@ -145,11 +154,7 @@ fn refuse_if_newer_pending(path: &Path, dirs: &Dirs) -> CliResult<()> {
         return Ok(());
     };
     let here = registry::located(path);
-    let own = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let all = pending::list_all(&[dirs.given, dirs.default, own]);
+    let all = pending::list_all(&dirs.around(path));
     let newer = all.iter().find(|f| {
         registry::located(&f.path) != here
             && f.best_header().is_none_or(|h| {
@@ -166,6 +171,7 @@ fn refuse_if_newer_pending(path: &Path, dirs: &Dirs) -> CliResult<()> {
             f,
             &why(f),
             "it may be newer than this one; nothing was restored",
+            dirs.default,
         )),
         Some(f) => Err(CliError::usage(format!(
             "{} is newer and covers some of the same bytes: it must be restored first",
@@ -184,7 +190,10 @@ fn refuse_if_newer_pending(path: &Path, dirs: &Dirs) -> CliResult<()> {
 /// `restore --set-aside JOURNAL`: the user's word that a pending journal
 /// (damaged, or out of reach for good) will not be restored.
 fn put_aside(path: &Path, dirs: &Dirs) -> CliResult<RunDocument> {
-    let all = pending::list_all(&dirs.all());
+    // Where it is too: a run with --journal-dir whose register entry is
+    // gone left it only there, and a refusal's set-aside command names it
+    // by its path alone.
+    let all = pending::list_all(&dirs.around(path));
     let here = registry::located(path);
     let Some(f) = all.iter().find(|f| registry::located(&f.path) == here) else {
         return Err(CliError::usage(format!("{} is not a pending journal", path.display()))

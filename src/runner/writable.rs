@@ -292,6 +292,7 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
             &p.found,
             why,
             &format!("it may hold bytes of {spec}; nothing was written"),
+            &consent.default_journal_dir,
         ),
     })
 }
@@ -299,7 +300,9 @@ fn refuse_pending(spec: &str, path: &Path, consent: &Consent) -> CliResult<()> {
 /// A pending journal that cannot be read (`why`), as an error: what is
 /// wrong, and what to do about it (restore it as the user who made it,
 /// bring its directory back, or set it aside once it is lost for good).
-pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
+/// `default`: the journal directory a restore looks in by itself; one
+/// elsewhere is named in the listing command.
+pub fn unreadable(f: &Found, why: &str, consequence: &str, default: &Path) -> CliError {
     let of = f.best_header().map(|h| format!(" of {}", h.target)).unwrap_or_default();
     let aside = format!(
         "`flashlab restore --set-aside {}`",
@@ -307,8 +310,9 @@ pub fn unreadable(f: &Found, why: &str, consequence: &str) -> CliError {
     );
     let hint = if f.damaged() || f.header.is_ok() {
         format!(
-            "it cannot be trusted: `flashlab restore` lists it with what is wrong; once you have looked at it, set it \
-             aside with {aside} (it is kept, renamed; the bytes stay as they are)"
+            "it cannot be trusted: `flashlab restore{}` lists it with what is wrong; once you have looked at it, set \
+             it aside with {aside} (it is kept, renamed; the bytes stay as they are)",
+            journal_dir_of(&f.path, default)
         )
     } else if f.out_of_reach {
         format!("bring its directory back (mount the drive it is on); if it is lost for good, {aside}")

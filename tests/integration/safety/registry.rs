@@ -247,8 +247,11 @@ fn a_damaged_journal_is_named_and_stops_writing_runs_until_set_aside() {
             .unwrap();
         let err = text(&out);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        // The listing command names the journal's directory, not the
+        // default one a restore looks in by itself.
         assert!(
-            err.contains("--set-aside") && err.contains("flashlab restore`"),
+            err.contains("--set-aside")
+                && err.contains(&format!("`flashlab restore --journal-dir {}` lists it", jdir.display())),
             "{err}"
         );
         assert!(
@@ -272,6 +275,20 @@ fn a_damaged_journal_is_named_and_stops_writing_runs_until_set_aside() {
     // Other bytes: the register proves the journal is not theirs.
     let out = super::write_pattern(g.to_str().unwrap(), &jdir, &[]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
+    // A damaged copy in a directory no run registered or lists by itself
+    // is set aside by its path alone, as a refusal's hint names it.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let copy = elsewhere.join("copy.fljournal");
+    std::fs::copy(&j, &copy).unwrap();
+    let out = under(&jdir, &["restore", "--set-aside", copy.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !copy.exists() && copy.with_extension("set-aside").is_file(),
+        "kept, renamed"
+    );
     let out = under(&jdir, &["restore", "--set-aside", j.to_str().unwrap()])
         .output()
         .unwrap();
