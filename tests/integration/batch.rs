@@ -444,6 +444,18 @@ fn a_path_that_cannot_be_tested_says_why_and_labels_are_one_each() {
     assert_eq!(rows[1]["verdict"], "skipped");
     assert!(whys[1].contains("no such file or device"), "{whys:?}");
     assert!(whys[2].contains("not a block device or regular file"), "{whys:?}");
+    // Alone, nothing was tested: exit 2, the path named once in the hint.
+    let out = flashlab()
+        .args(["batch", missing.to_str().unwrap(), "--no-store", "--json"])
+        .output()
+        .unwrap();
+    let v = crate::support::document(&out, 2, "a batch of a missing path");
+    let hint = v["error"]["hint"].as_str().unwrap();
+    assert!(
+        hint.starts_with(&format!("{}: no such file", missing.display())),
+        "{hint}"
+    );
+    assert_eq!(hint.matches("no-such-card.img").count(), 1, "{hint}");
     let labels = dir.path().join("labels");
     std::fs::write(&labels, "sim1 shelf-B\n").unwrap();
     crate::support::refused(

@@ -161,12 +161,13 @@ pub fn run(o: &Options) -> CliResult<RunDocument> {
 /// to the end, the table judges the rest. A station is left out: it ends
 /// by a signal, with or without cards.
 fn nothing_tested(done: &[Done]) -> Option<CliError> {
-    let ended: Vec<(&str, &(RowVerdict, String))> = done
+    let ended: Vec<(&Done, &(RowVerdict, String))> = done
         .iter()
-        .map(|d| d.ended.as_ref().map(|e| (d.slot.as_str(), e)))
+        .map(|d| d.ended.as_ref().map(|e| (d, e)))
         .collect::<Option<_>>()?;
     let skipped = ended.iter().all(|(_, (v, _))| *v == RowVerdict::Skipped);
-    let (slot, (_, why)) = ended.iter().find(|(_, (v, _))| skipped || *v != RowVerdict::Skipped)?;
+    let (first, (_, why)) = ended.iter().find(|(_, (v, _))| skipped || *v != RowVerdict::Skipped)?;
+    let slot = &first.slot;
     let (devices, were) = match ended.len() {
         1 => ("the one device".to_string(), "was"),
         n => (format!("all {n} devices"), "were"),
@@ -177,7 +178,14 @@ fn nothing_tested(done: &[Done]) -> Option<CliError> {
         CliError::usage(format!(
             "no device was tested: {devices} {were} skipped (see the table)"
         ))
-        .hint(format!("{slot}: {why}"))
+        // A refusal that names the device already is not named again.
+        .hint(
+            if why.starts_with(&format!("{slot}:")) || why.starts_with(&format!("{}:", first.device)) {
+                why.clone()
+            } else {
+                format!("{slot}: {why}")
+            },
+        )
     } else {
         CliError::failed(format!(
             "no device's tests ran to the end: {devices} failed, went away or {were} skipped (see the table)"
