@@ -421,9 +421,18 @@ impl Params {
                 (Some(n), None) => format!("line {n}: "),
                 _ => String::new(),
             };
+            // The crate's words for an integer past TOML's range ("u64
+            // value was too large" for 2^63, "as i128" for 2^64) read as
+            // if the key's own type were too small.
+            let message = e.message();
+            let why = if message.contains("too large") || message.contains("as i128") {
+                format!("an integer past {}, the largest TOML holds", i64::MAX)
+            } else {
+                message.to_string()
+            };
             ParamError::File {
                 path: path.to_string(),
-                why: format!("{at}{}", e.message()),
+                why: format!("{at}{why}"),
             }
         })?;
         let text_of = |v: &toml::Value| match v {
@@ -468,7 +477,10 @@ mod tests {
             .apply_toml("au_size = \"4M\"\npage_program_ns = 9223372036854775808\n", "f.toml")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("f.toml: line 2, page_program_ns: "), "{e}");
+        assert_eq!(
+            e,
+            "f.toml: line 2, page_program_ns: an integer past 9223372036854775807, the largest TOML holds"
+        );
     }
 
     #[test]
