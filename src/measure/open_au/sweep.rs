@@ -39,6 +39,23 @@ struct Pool {
     next: Vec<u64>,
 }
 
+/// Whether a visit's slowness counts as evidence by itself. Where the
+/// region is the whole AU, the AUs of a count all reach the same point of
+/// their regions in the same round. In order, that is the end of the AU
+/// and the start again (`wrap`): the card completes the AU (a merge, or a
+/// swap) and starts a fresh one (no copy, quick even past the limit), so
+/// those visits say nothing either way. In random order each AU's log
+/// fills once in a while and merges by itself: a burst of slow visits, one
+/// per AU, where past the limit an AU's visits are slow one after another;
+/// so there a slow visit counts only after a slow one to the same AU
+/// (`after_slow`). (The in-order rule was that one too, until a card whose
+/// merges cost what the AU held (3.8 to 33 ms) counted one AU too many:
+/// its visits past the limit were slow and quick by turns against an 8x
+/// threshold.)
+fn counts_alone(whole: bool, random: bool, after_slow: bool, wrap: bool) -> bool {
+    !whole || if random { after_slow } else { !wrap }
+}
+
 pub(super) struct Sweeper<'a> {
     t: &'a mut dyn Target,
     progress: &'a dyn Progress,
@@ -351,22 +368,7 @@ impl<'a> Sweeper<'a> {
                     }
                     visited += 1;
                     careful |= slow;
-                    // Where the region is the whole AU, the AUs of a count
-                    // all reach the same point of their regions in the same
-                    // round. In order, that is the end of the AU and the
-                    // start again: the card completes the AU (a merge, or a
-                    // swap) and starts a fresh one (no copy, quick even
-                    // past the limit), so those visits say nothing either
-                    // way. In random order each AU's log fills once in a
-                    // while and merges by itself: a burst of slow visits,
-                    // one per AU, where past the limit an AU's visits are
-                    // slow one after another; so there a slow visit counts
-                    // only after a slow one to the same AU. (The in-order
-                    // rule was that one too, until a card whose merges cost
-                    // what the AU held (3.8 to 33 ms) counted one AU too
-                    // many: its visits past the limit were slow and quick
-                    // by turns against an 8x threshold.)
-                    let counts = !whole || if random { last_slow[slot] } else { !wrap };
+                    let counts = counts_alone(whole, random, last_slow[slot], wrap);
                     last_slow[slot] = slow;
                     if warm {
                         continue;
