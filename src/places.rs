@@ -21,6 +21,13 @@ pub fn db_option(store: &str) -> String {
     format!(" --db {}", crate::console::shell_word(store))
 }
 
+/// The commands that show stored run `id` and draw its report, each in
+/// backquotes, `db` ([`db_option`], or empty) after each: what a saved
+/// or imported run's line suggests.
+pub fn run_commands(id: i64, db: &str) -> String {
+    format!("(`flashlab results show {id}{db}`, `flashlab report {id}{db}`)")
+}
+
 /// The machine's places, as the environment gave them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Places {

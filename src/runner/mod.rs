@@ -81,8 +81,7 @@ impl Listener for crate::store::Saver {
             } else {
                 (String::new(), String::new())
             };
-            let line =
-                format!("saved as run {id}{place} (`flashlab results show {id}{db}`, `flashlab report {id}{db}`)");
+            let line = format!("saved as run {id}{place} {}", crate::places::run_commands(id, &db));
             crate::errln!("{}", crate::console::wrap(&line, "", ""));
         }
         self.upload(doc);

@@ -356,6 +356,6 @@ pub fn import(o: &mut String, r: &ImportResult) {
     } else {
         format!("stored as run {id}{place}")
     };
-    let line = format!("{said} (`flashlab results show {id}{db}`, `flashlab report {id}{db}`)");
+    let line = format!("{said} {}", crate::places::run_commands(id, db));
     let _ = writeln!(o, "{}", crate::console::wrap(&line, "", ""));
 }
