@@ -44,6 +44,7 @@ fn a_read_across_a_codeword_moves_one_more() {
     assert_eq!(read(cw, page + 512, 1024), read(cw, page + 1024, 1024) + 13000);
     assert_eq!(read("sim:demo", page + 1536, 1024), read("sim:demo", page + 1024, 1024));
     assert!(SimTarget::from_spec("sim:demo,codeword_size=3k").is_err());
+    assert!(SimTarget::from_spec("sim:demo,codeword_read_ns=13000").is_err());
 }
 
 #[test]

@@ -151,6 +151,15 @@ impl Params {
                 format!("{cw} is zero or does not divide the page size {}", Iec(self.page_size)),
             );
         }
+        if self.codeword_read_ns > 0 && self.codeword_size.is_none() {
+            return impossible(
+                "codeword_read_ns",
+                format!(
+                    "{} ns a codeword, but codeword_size is none: no read would pay it",
+                    self.codeword_read_ns
+                ),
+            );
+        }
         if self.lead_program_ns.len() as u64 > aus {
             return impossible(
                 "lead_program_ns",
