@@ -82,6 +82,16 @@ impl Drop for ForgetJournals {
     }
 }
 
+/// [`ForgetJournals`] for one journal by its path: its register entry
+/// goes when the test ends, failed or not, wherever the test moved it.
+pub struct ForgetJournal(pub PathBuf);
+
+impl Drop for ForgetJournal {
+    fn drop(&mut self) {
+        flashlab::safety::registry::Registry::system().unregister(&self.0);
+    }
+}
+
 /// Put `bytes` back on a device or file (between trials).
 pub fn reset(dev: &Path, bytes: &[u8]) {
     use std::io::Write;
