@@ -21,8 +21,34 @@ pub const PIECE: u64 = 4 << 20;
 /// every request is the first to its piece, 4 MiB read and put back.
 pub const MAX_PIECES: u64 = 1 << 16;
 
-/// One piece of `o`'s area: [`PIECE`] in whole requests.
+/// Pieces a random-writing test's area is declared in where its requests
+/// allow (see [`piece`]): a 64 MiB area (quick's and a1's) in 4 KiB
+/// pieces. Each is one range of the journal's header (about 30 bytes of
+/// its at most 4 MiB, `safety::journal`), so a quick run declares
+/// about half a megabyte.
+const RANDOM_PIECES: u64 = 1 << 14;
+
+/// One piece of `o`'s area: [`PIECE`] in whole requests; a random-writing
+/// test's as small as a request where its area allows. A random write
+/// journals, puts back and reads again the whole piece it lands in: in 4
+/// MiB pieces quick's 160 random 4 KiB writes behind at91-mci (2 MB/s)
+/// journalled its whole 64 MiB area, about 100 device-seconds around a
+/// 5-second test; in pieces of one request they journal 640 KiB.
 pub fn piece(o: &Options) -> u64 {
+    if !o.rw.random() {
+        return whole_piece(o);
+    }
+    reach(o)
+        .div_ceil(RANDOM_PIECES)
+        .div_ceil(o.bs)
+        .max(1)
+        .saturating_mul(o.bs)
+        .min(whole_piece(o))
+}
+
+/// [`PIECE`] in whole requests: a sequential test's piece, and the
+/// smallest area a random write is cut to.
+fn whole_piece(o: &Options) -> u64 {
     PIECE.div_ceil(o.bs).max(1) * o.bs
 }
 
@@ -76,6 +102,13 @@ pub struct Cost {
     /// The bytes earlier writing tests wrote, in whole pieces: (start,
     /// end), sorted and apart, at most one per test.
     written: Vec<(u64, u64)>,
+    /// The bytes of the pieces earlier random writes reached, scattered
+    /// over their areas: counted, not placed.
+    scattered: u64,
+    /// Requests a second of the last random-reading test: a random write's
+    /// pieces are at most its requests, and few cards write at random
+    /// faster than they read.
+    random_iops: Option<f64>,
 }
 
 impl Cost {
@@ -95,12 +128,45 @@ impl Cost {
                 let bytes = (t.requests + t.requests / WARMUP_SHARE + 2 * o.qd as u64).saturating_mul(o.bs);
                 bytes.div_ceil(piece(o)).saturating_mul(piece(o)).min(reach(o))
             }
-            Rw::RandWrite | Rw::RandRw => reach(o),
-            Rw::RandRead => 0,
+            Rw::RandWrite | Rw::RandRw => {
+                // Every request may be the first to its piece.
+                let requests = t.requests + t.requests / WARMUP_SHARE + 2 * o.qd as u64;
+                self.scattered = self
+                    .scattered
+                    .saturating_add(requests.saturating_mul(piece(o)).min(reach(o)));
+                0
+            }
+            Rw::RandRead => {
+                self.random_iops = Some(t.iops);
+                0
+            }
         };
         if wrote > 0 {
             self.mark(o.area.0, o.area.0 + wrote);
         }
+    }
+
+    /// Bytes a random-writing test of `o` may reach in `reach` bytes of
+    /// its area: a piece for each request its limit holds at the random
+    /// reads' rate, or the whole of it where no such rate is known.
+    fn random_reach(&self, o: &Options, reach: u64) -> u64 {
+        let Some(iops) = self.random_iops.filter(|_| o.rw.random() && o.rw.writes()) else {
+            return reach;
+        };
+        let requests = (iops * o.limit_ns() as f64 / 1e9 * (1.0 + 1.0 / WARMUP_SHARE as f64)).ceil() as u64;
+        requests
+            .saturating_add(2 * o.qd as u64)
+            .saturating_mul(piece(o))
+            .min(reach)
+    }
+
+    /// The bytes earlier tests wrote, placed or not.
+    fn done(&self) -> u64 {
+        self.written
+            .iter()
+            .map(|&(a, b)| b - a)
+            .sum::<u64>()
+            .saturating_add(self.scattered)
     }
 
     /// Add [start, end) to what was written, merging the spans it meets.
@@ -132,11 +198,10 @@ impl Cost {
             return 0.0;
         };
         let (read, write) = (read.max(1.0), self.write_bytes_per_sec.unwrap_or(read).max(1.0));
-        let done: u64 = self.written.iter().map(|&(a, b)| b - a).sum();
-        RESTORE_FACTOR * done as f64 * (1.0 / write + 1.0 / read)
+        RESTORE_FACTOR * self.done() as f64 * (1.0 / write + 1.0 / read)
     }
 
-    /// The largest area, halving from the test's own down to a piece (or
+    /// The largest area, halving from the test's own down to [`PIECE`] (or
     /// one request), whose journal, and the restore and verification of
     /// everything written, fit in `left_s` device-seconds besides the
     /// test's limit. The test's own area where no sequential rate was
@@ -146,15 +211,15 @@ impl Cost {
             return o.area.1;
         };
         let (read, write) = (read.max(1.0), self.write_bytes_per_sec.unwrap_or(read).max(1.0));
-        let done: u64 = self.written.iter().map(|&(a, b)| b - a).sum();
+        let done = self.done();
         let cost = |area: u64| {
             let reach = area - area % o.bs;
-            let new = reach - self.covered(o.area.0, o.area.0 + reach);
+            let new = self.random_reach(o, reach - self.covered(o.area.0, o.area.0 + reach));
             o.limit_ns() as f64 / 1e9
                 + new as f64 / read
                 + RESTORE_FACTOR * (done + new) as f64 * (1.0 / write + 1.0 / read)
         };
-        let smallest = piece(o);
+        let smallest = whole_piece(o);
         let mut area = o.area.1;
         while area > smallest && cost(area) > left_s {
             area = (area / 2).div_ceil(o.bs) * o.bs;
@@ -219,11 +284,34 @@ mod tests {
             cost.learn(&o, &ran(&o, 10_000));
             assert!(cost.written.len() <= 1, "{rw:?}: {:?}", cost.written);
         }
-        assert_eq!(cost.written, [(0, PIB)]);
+        // The sequential write's pieces placed (10,000 requests of 512
+        // bytes, their warm-up and queue: two pieces), the random ones
+        // counted: 11,002 requests each, every one a 4 MiB piece's first.
+        assert_eq!(cost.written, [(0, 2 * PIECE)]);
+        assert_eq!(cost.scattered, 2 * 11_002 * PIECE);
         let o = options(Rw::RandWrite, 4096, (0, PIB));
         assert_eq!(count(&o), 1 << 28);
         assert_eq!(cost.fitting_area(&o, 1.0), PIECE, "halved down to one piece");
         assert_eq!(cost.fitting_area(&o, 1e12), PIB, "a budget that pays for it all");
+    }
+
+    /// A random write's piece is one request where the area allows, else
+    /// the fewest requests that keep its pieces to `RANDOM_PIECES`, and
+    /// never past a sequential one's.
+    #[test]
+    fn a_random_write_is_journalled_in_pieces_near_its_own_size() {
+        for (rw, bs, area, piece_bytes) in [
+            (Rw::RandWrite, 4096, 64 << 20, 4096),
+            (Rw::RandRw, 4096, 256 << 20, 16 << 10),
+            (Rw::RandWrite, 3 << 10, 1 << 30, 66 << 10),
+            (Rw::RandWrite, 4096, PIB, PIECE),
+            (Rw::RandWrite, 8 << 20, 64 << 20, 8 << 20),
+            (Rw::Write, 4096, 64 << 20, PIECE),
+        ] {
+            let o = options(rw, bs, (0, area));
+            assert_eq!(piece(&o), piece_bytes, "{rw:?} {bs} in {area}");
+            assert!(count(&o) <= RANDOM_PIECES.max(area / PIECE), "{rw:?} {bs} in {area}");
+        }
     }
 
     /// Spans of different tests merge where they meet, and what is new in

@@ -414,12 +414,18 @@ mod tests {
             medium: Default::default(),
         };
         let ranges = super::super::Test::plan(&test, &d).unwrap();
-        // The 64 MiB area in pieces of 4 MiB, each journalled on its own,
-        // for each of the two writing tests.
-        assert_eq!(ranges.len(), 32);
-        assert!(ranges.iter().all(|r| r.len == PIECE));
+        // The 64 MiB area in pieces of 4 MiB for the sequential write and
+        // of one request for the random one, each journalled on its own.
+        assert_eq!(ranges.len(), 16 + 16384);
+        assert_eq!(ranges.iter().filter(|r| r.len == PIECE).count(), 16);
+        assert_eq!(ranges.iter().filter(|r| r.len == 4096).count(), 16384);
         let ranges = crate::safety::ranges::normalize(ranges, d.size_bytes, 512).unwrap();
-        assert_eq!(ranges.len(), 16, "the same pieces merge, pieces that touch stay apart");
+        assert_eq!(
+            ranges.len(),
+            16,
+            "pieces that overlap merge (a random write in a sequential one's area journals its 4 MiB), pieces \
+             that touch stay apart"
+        );
         let mut p = crate::safety::PreservingTarget::in_memory(Box::new(card), ranges).unwrap();
         let never = || None;
         let mut cx = super::super::Cx {
