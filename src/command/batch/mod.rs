@@ -636,8 +636,9 @@ fn bench_step(r: &mut Runner, runtime_ns: Option<u64>) -> CliResult<()> {
         limit: runtime_ns.map(bench::Limit::DeviceNs),
         ..Default::default()
     };
+    let own = crate::command::probe::holding_own_data(&d, r.doc().results.capacity.get());
     let test = bench::Bench {
-        options: bench::options_of(&d, &quick),
+        options: bench::options_of(&own, &quick),
         medium: r.medium(),
     };
     test.plan(&d)?;

@@ -368,3 +368,35 @@ fn wait_for_journal_data(dir: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A wrapping fake smaller than bench's 64 MiB area: once capacity has
+/// found it, bench writes within its real 32 MiB alone. Over the whole
+/// card its area met itself through the wrap, and a write journalled
+/// after another had landed on the same bytes kept that write's bytes as
+/// an original, which the restore put back.
+#[test]
+fn a_wrapping_fake_smaller_than_the_bench_area_keeps_every_byte() {
+    require_emulation!();
+    let _one = timed();
+    let dir = tempfile::tempdir().unwrap();
+    let emu = Emu::start(
+        dir.path(),
+        "sim:demo,capacity=256M,real_capacity=32M,fake_mode=wrap",
+        &["--time-scale", "0.1"],
+    );
+    let device = Path::new(&emu.device);
+    let before = sha(device);
+    let out = flashlab_in(dir.path())
+        .args(["batch", &emu.device, "--write", "--runtime", "1s", "--json", "--db"])
+        .arg(dir.path().join("runs.sqlite"))
+        .output()
+        .unwrap();
+    let v = crate::support::document(&out, 0, "batch");
+    let row = &v["batch"]["rows"][0];
+    assert_eq!(
+        (row["verdict"].as_str(), row["usable_bytes"].as_u64()),
+        (Some("FAIL"), Some(32 << 20)),
+        "{row}"
+    );
+    assert_eq!(sha(device), before, "every byte is kept");
+}
