@@ -8,7 +8,8 @@
 //! Prints each card over 10 device-minutes or with a wrong verdict (its
 //! spec reruns it with `flashlab probe SPEC`), then the table. With
 //! `--unsure` it also prints each in-order, random or FAT verdict under
-//! 0.9, with why and the card's spec. With
+//! 0.9, with why and the card's spec. With `--steps` it prints each
+//! card's device time by step. With
 //! `--specs` it prints the cards' specs alone, one a line, and probes
 //! nothing (scripts/probe-vs-emulate.sh emulates them).
 
@@ -94,6 +95,11 @@ fn main() {
         }
         for (k, v) in &steps {
             per_step.entry(k.clone()).or_default().push(*v);
+        }
+        // --steps: each card's device time by step, one line a card.
+        if args.iter().any(|a| a == "--steps") {
+            let each: Vec<String> = steps.iter().map(|(k, v)| format!("{k}={v:.1}")).collect();
+            println!("steps {t:.1} {} | {spec}", each.join(" "));
         }
         // --unsure: every verdict probe would not stand behind, with why,
         // where the spending goes next.
