@@ -370,10 +370,10 @@ fn wait_for_journal_data(dir: &Path) {
 }
 
 /// A wrapping fake smaller than bench's 64 MiB area: once capacity has
-/// found it, bench writes within its real 32 MiB alone. Over the whole
-/// card its area met itself through the wrap, and a write journalled
-/// after another had landed on the same bytes kept that write's bytes as
-/// an original, which the restore put back.
+/// found it, batch's and probe's bench write within its real 32 MiB alone.
+/// Over the whole card its area met itself through the wrap, and a write
+/// journalled after another had landed on the same bytes kept that write's
+/// bytes as an original, which the restore put back.
 #[test]
 fn a_wrapping_fake_smaller_than_the_bench_area_keeps_every_byte() {
     require_emulation!();
@@ -398,5 +398,22 @@ fn a_wrapping_fake_smaller_than_the_bench_area_keeps_every_byte() {
         (Some("FAIL"), Some(32 << 20)),
         "{row}"
     );
-    assert_eq!(sha(device), before, "every byte is kept");
+    assert_eq!(sha(device), before, "batch keeps every byte");
+    let out = flashlab_in(dir.path())
+        .args(["probe", &emu.device, "--write", "--json", "--no-store"])
+        .output()
+        .unwrap();
+    let v = crate::support::document(&out, 0, "probe");
+    assert_eq!(
+        (
+            v["capacity"]["verdict"].as_str(),
+            v["capacity"]["usable_bytes"].as_u64()
+        ),
+        (Some("fake"), Some(32 << 20)),
+        "{}",
+        v["capacity"]
+    );
+    let tests = v["bench"]["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4, "probe's bench ran its four tests: {}", v["bench"]);
+    assert_eq!(sha(device), before, "probe keeps every byte");
 }
