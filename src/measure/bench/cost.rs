@@ -28,26 +28,37 @@ pub const MAX_PIECES: u64 = 1 << 16;
 /// about half a megabyte.
 const RANDOM_PIECES: u64 = 1 << 14;
 
-/// One piece of `o`'s area: [`PIECE`] in whole requests; a random-writing
-/// test's as small as a request where its area allows. A random write
-/// journals, puts back and reads again the whole piece it lands in: in 4
-/// MiB pieces quick's 160 random 4 KiB writes behind at91-mci (2 MB/s)
-/// journalled its whole 64 MiB area, about 100 device-seconds around a
-/// 5-second test; in pieces of one request they journal 640 KiB.
+/// The least piece of a sequential test: one journal record
+/// (`safety::journal::CHUNK`), so its journal reads, write-backs and
+/// checks are as large as in [`PIECE`]s, while a random write in the same
+/// area (quick's, a1's, cdm's), whose pieces merge into these, journals 1
+/// MiB rather than 4.
+const SEQUENTIAL_PIECE: u64 = 1 << 20;
+
+/// One piece of `o`'s area, in whole requests: the least piece that keeps
+/// a random test's pieces to [`RANDOM_PIECES`] (one request in 64 MiB) or
+/// a sequential test's to [`MAX_PIECES`] ([`SEQUENTIAL_PIECE`] up to 64
+/// GiB), and never more than [`PIECE`]. A random write journals, puts back
+/// and reads again the whole piece it lands in: in 4 MiB pieces quick's
+/// 160 random 4 KiB writes behind at91-mci (2 MB/s) journalled its whole
+/// 64 MiB area, about 100 device-seconds around a 5-second test.
 pub fn piece(o: &Options) -> u64 {
-    if !o.rw.random() {
-        return whole_piece(o);
-    }
+    let (most, least) = if o.rw.random() {
+        (RANDOM_PIECES, o.bs)
+    } else {
+        (MAX_PIECES, SEQUENTIAL_PIECE)
+    };
     reach(o)
-        .div_ceil(RANDOM_PIECES)
+        .div_ceil(most)
+        .max(least)
         .div_ceil(o.bs)
         .max(1)
         .saturating_mul(o.bs)
         .min(whole_piece(o))
 }
 
-/// [`PIECE`] in whole requests: a sequential test's piece, and the
-/// smallest area a random write is cut to.
+/// [`PIECE`] in whole requests: the largest piece, and the smallest area
+/// a random write is cut to.
 fn whole_piece(o: &Options) -> u64 {
     PIECE.div_ceil(o.bs).max(1) * o.bs
 }
@@ -109,9 +120,35 @@ pub struct Cost {
     /// pieces are at most its requests, and few cards write at random
     /// faster than they read.
     random_iops: Option<f64>,
+    /// Each writing test's area and piece: a write is journalled in the
+    /// largest piece of those whose areas meet its own (declared pieces
+    /// that overlap merge, `safety::ranges::normalize`).
+    areas: Vec<((u64, u64), u64)>,
 }
 
 impl Cost {
+    /// The cost of a run of `tests`.
+    pub fn of(tests: &[Options]) -> Cost {
+        Cost {
+            areas: tests
+                .iter()
+                .filter(|o| o.rw.writes())
+                .map(|o| (o.area, piece(o)))
+                .collect(),
+            ..Cost::default()
+        }
+    }
+
+    /// The piece a write of `o` is journalled in.
+    fn journalled(&self, o: &Options) -> u64 {
+        let (start, end) = (o.area.0, o.area.0.saturating_add(o.area.1));
+        self.areas
+            .iter()
+            .filter(|&&((s, l), _)| s < end && start < s.saturating_add(l))
+            .map(|&(_, p)| p)
+            .fold(piece(o), u64::max)
+    }
+
     pub fn learn(&mut self, o: &Options, t: &BenchTest) {
         // The typical request's rate: one stall of a noisy card (30 times a
         // request) would otherwise cut the area of a test it never touched.
@@ -126,14 +163,15 @@ impl Cost {
                 // The warm-up's requests too, and a queue in flight: every
                 // piece they reached.
                 let bytes = (t.requests + t.requests / WARMUP_SHARE + 2 * o.qd as u64).saturating_mul(o.bs);
-                bytes.div_ceil(piece(o)).saturating_mul(piece(o)).min(reach(o))
+                let piece = self.journalled(o);
+                bytes.div_ceil(piece).saturating_mul(piece).min(reach(o))
             }
             Rw::RandWrite | Rw::RandRw => {
                 // Every request may be the first to its piece.
                 let requests = t.requests + t.requests / WARMUP_SHARE + 2 * o.qd as u64;
                 self.scattered = self
                     .scattered
-                    .saturating_add(requests.saturating_mul(piece(o)).min(reach(o)));
+                    .saturating_add(requests.saturating_mul(self.journalled(o)).min(reach(o)));
                 0
             }
             Rw::RandRead => {
@@ -156,7 +194,7 @@ impl Cost {
         let requests = (iops * o.limit_ns() as f64 / 1e9 * (1.0 + 1.0 / WARMUP_SHARE as f64)).ceil() as u64;
         requests
             .saturating_add(2 * o.qd as u64)
-            .saturating_mul(piece(o))
+            .saturating_mul(self.journalled(o))
             .min(reach)
     }
 
@@ -295,9 +333,10 @@ mod tests {
         assert_eq!(cost.fitting_area(&o, 1e12), PIB, "a budget that pays for it all");
     }
 
-    /// A random write's piece is one request where the area allows, else
-    /// the fewest requests that keep its pieces to `RANDOM_PIECES`, and
-    /// never past a sequential one's.
+    /// A random write's piece is one request where the area allows, a
+    /// sequential one's a journal record, else the fewest requests that
+    /// keep their pieces to `RANDOM_PIECES` and `MAX_PIECES`; never more
+    /// than `PIECE`.
     #[test]
     fn a_random_write_is_journalled_in_pieces_near_its_own_size() {
         for (rw, bs, area, piece_bytes) in [
@@ -306,11 +345,32 @@ mod tests {
             (Rw::RandWrite, 3 << 10, 1 << 30, 66 << 10),
             (Rw::RandWrite, 4096, PIB, PIECE),
             (Rw::RandWrite, 8 << 20, 64 << 20, 8 << 20),
-            (Rw::Write, 4096, 64 << 20, PIECE),
+            (Rw::Write, 4096, 64 << 20, 1 << 20),
+            (Rw::Write, 1 << 20, 128 << 30, 2 << 20),
+            (Rw::Write, 4096, PIB, PIECE),
         ] {
             let o = options(rw, bs, (0, area));
             assert_eq!(piece(&o), piece_bytes, "{rw:?} {bs} in {area}");
-            assert!(count(&o) <= RANDOM_PIECES.max(area / PIECE), "{rw:?} {bs} in {area}");
+            let most = if rw.random() { RANDOM_PIECES } else { MAX_PIECES };
+            assert!(count(&o) <= most || piece_bytes == PIECE, "{rw:?} {bs} in {area}");
+        }
+    }
+
+    /// A random write in a sequential write's area is journalled in the
+    /// sequential write's pieces, which its own merge into; in an area of
+    /// its own, in its own.
+    #[test]
+    fn a_write_is_priced_in_the_pieces_it_is_journalled_in() {
+        let shared = [
+            options(Rw::Write, 1 << 20, (0, 64 << 20)),
+            options(Rw::RandWrite, 4096, (0, 64 << 20)),
+        ];
+        let apart = [shared[0], options(Rw::RandWrite, 4096, (64 << 20, 64 << 20))];
+        for (tests, piece) in [(shared, 1 << 20), (apart, 4096)] {
+            let mut c = Cost::of(&tests);
+            assert_eq!(c.journalled(&tests[1]), piece);
+            c.learn(&tests[1], &ran(&tests[1], 10));
+            assert_eq!(c.scattered, (10 + 1 + 2) * piece);
         }
     }
 
@@ -327,11 +387,11 @@ mod tests {
         assert_eq!(c.written, [(0, 40 << 20)]);
         assert_eq!(c.covered(36 << 20, 64 << 20), 4 << 20);
         // A sequential write's warm-up and queue in flight reach whole
-        // pieces: 5 + 0 + 2 requests of 1 MiB, two pieces.
+        // pieces: 5 + 0 + 2 requests of 1 MiB, seven pieces.
         let mut c = Cost::default();
         let o = options(Rw::Write, 1 << 20, (1 << 30, 64 << 20));
         c.learn(&o, &ran(&o, 5));
-        assert_eq!(c.written, [(1 << 30, (1 << 30) + (8 << 20))]);
+        assert_eq!(c.written, [(1 << 30, (1 << 30) + (7 << 20))]);
     }
 
     /// A writing area of more pieces than a test may declare is refused

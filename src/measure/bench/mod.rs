@@ -211,7 +211,7 @@ impl super::Test for Bench {
         let n = self.options.len();
         let started = cx.target.device_time_ns();
         let mut notes = Vec::new();
-        let mut cost = Cost::default();
+        let mut cost = Cost::of(&self.options);
         let mut tests: Vec<BenchTest> = Vec::with_capacity(n);
         let mut cut = false;
         for (i, o) in self.options.iter().enumerate() {
@@ -396,7 +396,6 @@ mod tests {
     use crate::sim::SimTarget;
     use crate::sim::profiles::build;
     use classes::SdClass;
-    use cost::PIECE;
     use result::DISTRIBUTION_SHARES;
 
     /// quick on a card behind a slow host (at91-mci, about 2 MB/s) with
@@ -414,16 +413,16 @@ mod tests {
             medium: Default::default(),
         };
         let ranges = super::super::Test::plan(&test, &d).unwrap();
-        // The 64 MiB area in pieces of 4 MiB for the sequential write and
+        // The 64 MiB area in pieces of 1 MiB for the sequential write and
         // of one request for the random one, each journalled on its own.
-        assert_eq!(ranges.len(), 16 + 16384);
-        assert_eq!(ranges.iter().filter(|r| r.len == PIECE).count(), 16);
+        assert_eq!(ranges.len(), 64 + 16384);
+        assert_eq!(ranges.iter().filter(|r| r.len == 1 << 20).count(), 64);
         assert_eq!(ranges.iter().filter(|r| r.len == 4096).count(), 16384);
         let ranges = crate::safety::ranges::normalize(ranges, d.size_bytes, 512).unwrap();
         assert_eq!(
             ranges.len(),
-            16,
-            "pieces that overlap merge (a random write in a sequential one's area journals its 4 MiB), pieces \
+            64,
+            "pieces that overlap merge (a random write in a sequential one's area journals its 1 MiB), pieces \
              that touch stay apart"
         );
         let mut p = crate::safety::PreservingTarget::in_memory(Box::new(card), ranges).unwrap();
@@ -450,7 +449,7 @@ mod tests {
                 .iter()
                 .all(|t| !t.short_sample && t.requests >= FLOOR_REQUESTS)
         );
-        assert_eq!(all.ranges_touched, 16, "the random writes cover the whole area");
+        assert_eq!(all.ranges_touched, 64, "the random writes cover the whole area");
         let (short, some) = quick_within(40.0);
         // The sequential tests end short of their floor where the budget
         // leaves them no more (the read went on to 24 s, the write had
