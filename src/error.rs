@@ -152,6 +152,10 @@ impl From<TargetError> for CliError {
                 .hint("the device reported an error; `dmesg` may say more (a failing card, a loose reader)"),
             TargetError::Journal(_) => CliError::failed(msg)
                 .hint("the write it was to protect was not made; check the journal directory's disk"),
+            TargetError::Aliased { .. } => CliError::failed(format!("{msg}; nothing more was written")).hint(
+                "what was written is put back; `flashlab capacity TARGET --write` finds the real size, and probe's \
+                 steps after it stay inside it",
+            ),
             TargetError::Interrupted { signal } => interrupted(signal),
             TargetError::Undeclared { .. }
             | TargetError::BufferTooSmall { .. }

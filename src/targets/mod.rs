@@ -123,6 +123,14 @@ pub enum TargetError {
     /// test declared, so it would change bytes nobody journalled.
     #[error("write outside the declared ranges: {len} bytes at {offset}")]
     Undeclared { offset: u64, len: u64 },
+    /// A range's original read back holding a block this run wrote at
+    /// another address: the target maps two addresses onto the same bytes
+    /// (a fake card that wraps). The write it was read for was not made.
+    #[error(
+        "the bytes at {offset} are those at {other}: a block written at {other} read back at {offset}, so the \
+         target wraps its addresses (a fake card)"
+    )]
+    Aliased { offset: u64, other: u64 },
     /// Ctrl-C or SIGTERM arrived; the preserving target refuses the next write
     /// so the caller can restore and exit.
     #[error("interrupted by signal {signal}")]

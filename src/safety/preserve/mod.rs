@@ -15,6 +15,8 @@ use super::signals::{self, crash_point};
 use super::{Outcome, SafetyError};
 use crate::targets::{AlignedBuf, Completions, Op, Request, Target, TargetDescription, TargetError};
 
+mod written;
+
 /// A target that journals before it writes. Reads pass straight through.
 pub struct PreservingTarget<'a> {
     inner: Box<dyn Target + 'a>,
@@ -33,6 +35,9 @@ pub struct PreservingTarget<'a> {
     /// are written back. A test that writes a chunk's own bytes back (open-au
     /// times writes, not contents) leaves nothing to restore there.
     changed: BTreeSet<u64>,
+    /// A block of each write that changed bytes, to know it again in an
+    /// original read later (a target that wraps: [`written`]).
+    written: written::Written,
     bytes_written: u64,
     /// Device time the journal's reads took through `inner` (see
     /// [`Target::own_time_ns`]).
@@ -129,6 +134,7 @@ impl<'a> PreservingTarget<'a> {
             inner,
             originals: BTreeMap::new(),
             changed: BTreeSet::new(),
+            written: written::Written::default(),
             bytes_written: 0,
             own_ns: 0,
             in_memory: false,
@@ -199,11 +205,33 @@ impl<'a> PreservingTarget<'a> {
         while off < r.end() {
             let n = (r.end() - off).min(CHUNK as u64) as u32;
             self.read_original(off, n, &mut buf)?;
+            if let Some((at, other)) = self.written.found_in(off, &buf.as_slice()[..n as usize]) {
+                let seen = &buf.as_slice()[(at - off) as usize..(at - off + written::BLOCK) as usize];
+                if self.one_place(other, at, seen)? {
+                    return Err(SafetyError::Target(TargetError::Aliased { offset: at, other }));
+                }
+            }
             crash_point("journal record");
             self.keep_original(off, &buf.as_slice()[..n as usize])?;
             off += u64::from(n);
         }
         Ok(())
+    }
+
+    /// Whether `at` is the same bytes as `other`, a block this run wrote
+    /// and journalled that `at` reads back as `seen`: other bytes (`seen`
+    /// inverted) written at `other` are read back at `at`. `other`'s chunk
+    /// is already changed, so the restore writes its original back.
+    fn one_place(&mut self, other: u64, at: u64, seen: &[u8]) -> Result<bool, SafetyError> {
+        let mut probe = AlignedBuf::new(seen.len());
+        for (p, s) in probe.as_mut_slice().iter_mut().zip(seen) {
+            *p = !s;
+        }
+        let write = [Request::write(other, seen.len() as u32, 0)];
+        crate::targets::first_failure(&write, &self.inner.run(&write, 1, &mut probe)?)?;
+        let mut back = AlignedBuf::new(seen.len());
+        self.read_original(at, seen.len() as u32, &mut back)?;
+        Ok(back.as_slice() == probe.as_slice())
     }
 
     /// Read `len` bytes at `offset` into `buf` as every original is read:
@@ -279,6 +307,21 @@ impl<'a> PreservingTarget<'a> {
             };
             if !same {
                 self.changed.insert(start);
+                // The write's first whole block, where it lies in this
+                // chunk and changed.
+                if let Some(k) = written::first_block(a, b - a).filter(|&k| from <= k && k + written::BLOCK <= to) {
+                    let at = (k - from) as usize..(k - from + written::BLOCK) as usize;
+                    let block = &new[at.clone()];
+                    let was = match original {
+                        Original::InJournal { .. } => &scratch[at] != block,
+                        Original::InMemory(_) | Original::Uniform { .. } => {
+                            !original.kept_holds((k - start) as usize, block)
+                        }
+                    };
+                    if was {
+                        self.written.note(block, k);
+                    }
+                }
             }
         }
         Ok(())

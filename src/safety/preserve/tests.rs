@@ -291,3 +291,82 @@ fn bytes_written_back_as_they_are_are_read_once_and_journalled() {
     assert!(read(t.as_mut(), 8 << 20, 1 << 20).iter().all(|&b| b == 0x5a));
     assert!(read(t.as_mut(), 16 << 20, 64 << 10).iter().all(|&b| b == 0xa5));
 }
+
+/// On a card that wraps at 32 MiB, a range 32 MiB past one already written
+/// is the same bytes, and its "original" holds this run's data. The write
+/// is refused before that is journalled, and the restore leaves the card as
+/// it was, from the journal as from memory.
+#[test]
+fn a_range_that_is_another_through_a_wrap_is_refused_and_the_card_kept() {
+    const MIB: u64 = 1 << 20;
+    for journal in [false, true] {
+        let spec = "sim:demo,capacity=256M,real_capacity=32M,fake_mode=wrap,keep_data=true";
+        let mut t = SimTarget::from_spec(spec).unwrap();
+        let mut buf = AlignedBuf::new(MIB as usize);
+        for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+            *b = (i % 253) as u8;
+        }
+        t.run(&[Request::write(0, MIB as u32, 0)], 1, &mut buf).unwrap();
+        let before = read(&mut t, 0, MIB);
+        let ranges = vec![
+            Range { offset: 0, len: MIB },
+            Range {
+                offset: 32 * MIB,
+                len: MIB,
+            },
+        ];
+        let (dir, reg) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut p = if journal {
+            super::journalled(Box::new(t), spec, ranges, dir.path(), reg.path())
+        } else {
+            PreservingTarget::in_memory(Box::new(t), ranges).unwrap()
+        };
+        for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+            *b = (i * 7 % 251) as u8;
+        }
+        p.run(&[Request::write(0, MIB as u32, 0)], 1, &mut buf).unwrap();
+        let r = p.run(&[Request::write(32 * MIB, MIB as u32, 0)], 1, &mut buf);
+        assert!(
+            matches!(r, Err(TargetError::Aliased { offset, other: 0 }) if offset == 32 * MIB),
+            "journal {journal}: {r:?}"
+        );
+        let (mut t, out) = p.finish();
+        assert_eq!(out.unwrap().ranges_touched, 1, "journal {journal}");
+        assert!(
+            read(t.as_mut(), 0, MIB) == before,
+            "journal {journal}: the card as it was"
+        );
+    }
+}
+
+/// A range whose original holds the very block this run wrote at another
+/// place (an earlier run with `--no-preserve` leaves the same data) on a
+/// card that does not wrap: other bytes written where the block was leave
+/// the range as it was, so its write goes on, and both come back as they
+/// were.
+#[test]
+fn a_block_an_earlier_run_left_is_not_taken_for_a_wrap() {
+    const MIB: u64 = 1 << 20;
+    let mut t = SimTarget::from_spec("sim:demo,capacity=256M,keep_data=true").unwrap();
+    let mut buf = AlignedBuf::new(MIB as usize);
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i * 7 % 251) as u8;
+    }
+    t.run(&[Request::write(32 * MIB, MIB as u32, 0)], 1, &mut buf).unwrap();
+    let before = (read(&mut t, 0, MIB), read(&mut t, 32 * MIB, MIB));
+    let ranges = vec![
+        Range { offset: 0, len: MIB },
+        Range {
+            offset: 32 * MIB,
+            len: MIB,
+        },
+    ];
+    let mut p = PreservingTarget::in_memory(Box::new(t), ranges).unwrap();
+    for at in [0, 32 * MIB] {
+        p.run(&[Request::write(at, MIB as u32, 0)], 1, &mut buf)
+            .unwrap_or_else(|e| panic!("the write at {at}: {e}"));
+    }
+    let (mut t, out) = p.finish();
+    assert_eq!(out.unwrap().ranges_touched, 2);
+    assert!(read(t.as_mut(), 0, MIB) == before.0 && read(t.as_mut(), 32 * MIB, MIB) == before.1);
+}

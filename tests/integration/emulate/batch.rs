@@ -373,7 +373,8 @@ fn wait_for_journal_data(dir: &Path) {
 /// found it, batch's and probe's bench write within its real 32 MiB alone.
 /// Over the whole card its area met itself through the wrap, and a write
 /// journalled after another had landed on the same bytes kept that write's
-/// bytes as an original, which the restore put back.
+/// bytes as an original, which the restore put back; bench alone now sees
+/// that and stops.
 #[test]
 fn a_wrapping_fake_smaller_than_the_bench_area_keeps_every_byte() {
     require_emulation!();
@@ -416,4 +417,18 @@ fn a_wrapping_fake_smaller_than_the_bench_area_keeps_every_byte() {
     let tests = v["bench"]["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 4, "probe's bench ran its four tests: {}", v["bench"]);
     assert_eq!(sha(device), before, "probe keeps every byte");
+    // bench alone, over the whole card: its sequential write comes round
+    // to bytes it wrote 32 MiB before, and stops there.
+    let out = flashlab_in(dir.path())
+        .args(["bench", &emu.device, "--write", "--no-store"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error: the bytes at 167772160 are those at 134217728: a block written at 134217728")
+            && stderr.contains("hint: what was written is put back; `flashlab capacity TARGET --write`"),
+        "{stderr}"
+    );
+    assert_eq!(sha(device), before, "bench alone keeps every byte");
 }
