@@ -8,10 +8,11 @@
 use super::{BenchTest, Options, Rw, WARMUP_SHARE};
 use crate::safety::ranges::Range;
 
-/// The pieces a writing test's area is declared in: each is journalled
-/// whole at its first write (see `safety::ranges::normalize`), so a
-/// sequential write that stops after 10 MiB of a 64 MiB area journals,
-/// writes back and verifies 12 MiB, not 64.
+/// The largest piece a writing test's area is declared in ([`piece`]):
+/// each is journalled whole at its first write (see
+/// `safety::ranges::normalize`), so a sequential write that stops after 10
+/// MiB of a 64 MiB area journals, writes back and verifies what its pieces
+/// hold (11 MiB in 1 MiB pieces), not 64.
 pub const PIECE: u64 = 4 << 20;
 
 /// Most pieces one writing test declares (256 GiB of 4 MiB pieces): the
