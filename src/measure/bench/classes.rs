@@ -229,22 +229,71 @@ const CLASSES: &[Needs] = &[
 /// not a sustained figure, and its mean stands instead.
 const SUSTAINED_POINTS: usize = 5;
 
+/// The sustained sequential write (MB/s) and the test it comes from.
+struct Sustained {
+    /// Its slowest point: the figure classes are judged by.
+    slowest: f64,
+    /// Its next slowest point: where one point alone is slow (one stalled
+    /// request of a few in it), a class between the two is decided by that
+    /// request, and another run of the same card decides it the other way.
+    next: f64,
+    test: String,
+}
+
 /// The sustained sequential write: of the sequential write tests, the one
 /// that moved the most bytes, at its slowest twentieth (a card that slows
 /// once its cache fills is judged by the slow part, as the speed classes'
-/// minimum performance is).
-fn sustained_write(tests: &[BenchTest]) -> Option<(f64, String)> {
+/// minimum performance is), with the twentieth after it.
+fn sustained_write(tests: &[BenchTest]) -> Option<Sustained> {
     let t = tests
         .iter()
         .filter(|t| t.rw == Rw::Write && !t.short_sample)
         .max_by_key(|t| t.requests * t.block_size)?;
-    let slowest = t.timeline.iter().map(|p| p.bytes_per_sec).fold(f64::INFINITY, f64::min);
-    let v = if t.timeline.len() >= SUSTAINED_POINTS && slowest.is_finite() {
-        slowest
+    let mut points: Vec<f64> = t
+        .timeline
+        .iter()
+        .map(|p| p.bytes_per_sec)
+        .filter(|v| v.is_finite())
+        .collect();
+    points.sort_by(f64::total_cmp);
+    let (slowest, next) = if points.len() >= SUSTAINED_POINTS {
+        (points[0], points[1])
     } else {
-        t.bytes_per_sec
+        (t.bytes_per_sec, t.bytes_per_sec)
     };
-    Some((v / 1e6, t.name.clone()))
+    Some(Sustained {
+        slowest: slowest / 1e6,
+        next: next / 1e6,
+        test: t.name.clone(),
+    })
+}
+
+/// Classes one slow point of the sustained write decides: missed at its
+/// slowest point, met at the next slowest. Their verdict would be a single
+/// request's, so none is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnePoint {
+    pub classes: Vec<SdClass>,
+    /// The slowest point and the next, MB/s.
+    pub slowest: f64,
+    pub next: f64,
+    pub test: String,
+}
+
+/// The classes one slow point decides (see [`OnePoint`]); None where none.
+pub fn one_point(tests: &[BenchTest]) -> Option<OnePoint> {
+    let s = sustained_write(tests)?;
+    let classes: Vec<SdClass> = CLASSES
+        .iter()
+        .filter(|c| s.slowest < c.write_mb_s && s.next >= c.write_mb_s)
+        .map(|c| c.name)
+        .collect();
+    (!classes.is_empty()).then_some(OnePoint {
+        classes,
+        slowest: s.slowest,
+        next: s.next,
+        test: s.test,
+    })
 }
 
 /// The best 4 KiB random IOPS of one kind (any queue depth: A2 counts on
@@ -274,14 +323,21 @@ pub fn met(classes: &BTreeMap<SdClass, bool>) -> Vec<String> {
 }
 
 /// Verdicts (class name to met or not) and their figures, for every class
-/// whose figures were all measured, none of them from a short sample.
+/// whose figures were all measured, none of them from a short sample, and
+/// whose verdict no single slow point decides ([`one_point`]).
 pub fn verdicts(tests: &[BenchTest]) -> (BTreeMap<SdClass, bool>, BTreeMap<SdClass, ClassFigures>) {
-    let write = sustained_write(tests);
+    let sustained = sustained_write(tests);
+    let decided = |needed: f64| {
+        sustained
+            .as_ref()
+            .is_none_or(|s| (s.slowest >= needed) == (s.next >= needed))
+    };
+    let write = sustained.as_ref().map(|s| (s.slowest, s.test.clone()));
     let read4k = random_4k(tests, Rw::RandRead);
     let write4k = random_4k(tests, Rw::RandWrite);
     let mut met = BTreeMap::new();
     let mut figures = BTreeMap::new();
-    for c in CLASSES {
+    for c in CLASSES.iter().filter(|c| decided(c.write_mb_s)) {
         let mut f = Vec::new();
         let needs = [
             (c.read_iops, &read4k, Need::RandomReadIops),
@@ -466,5 +522,33 @@ mod tests {
         assert_eq!(unjudged(&tests, &met), None);
         forget_short(&tests, &mut met, &mut fig);
         assert_eq!(met.len(), 13);
+    }
+
+    /// One slow point (a stalled request among the few of a twentieth)
+    /// decides no class it alone puts out of reach; two decide them.
+    #[test]
+    fn one_slow_point_decides_no_class_that_the_next_one_meets() {
+        let one = test(Rw::Write, 1 << 20, 19.0, &[20e6, 20e6, 20e6, 2.4e6, 19.3e6, 20e6]);
+        let (met, fig) = verdicts(std::slice::from_ref(&one));
+        let said: Vec<(SdClass, bool)> = met.iter().map(|(c, m)| (*c, *m)).collect();
+        use SdClass::*;
+        assert_eq!(
+            said,
+            [(C2, true), (U3, false), (V30, false), (V60, false), (V90, false)],
+            "met at 2.4 MB/s and missed at 19.3 MB/s alike"
+        );
+        assert_eq!(fig[&C2].figures[0].measured, 2.4);
+        let p = one_point(std::slice::from_ref(&one)).unwrap();
+        assert_eq!(p.classes, [C4, C6, C10, U1, V6, V10, A1, A2]);
+        assert_eq!((p.slowest, p.next, p.test.as_str()), (2.4, 19.3, "write 1048576"));
+        // Two slow points are a slow stretch: C10 is missed.
+        let two = test(Rw::Write, 1 << 20, 19.0, &[20e6, 2.4e6, 20e6, 2.6e6, 19.3e6, 20e6]);
+        let met = verdicts(std::slice::from_ref(&two)).0;
+        assert_eq!((met.get(&C4), met.get(&C10)), (Some(&false), Some(&false)));
+        assert_eq!(one_point(std::slice::from_ref(&two)), None);
+        // Under five points the mean stands, and no point decides.
+        let few = test(Rw::Write, 1 << 20, 19.0, &[20e6, 2.4e6, 20e6]);
+        assert_eq!(verdicts(std::slice::from_ref(&few)).0.get(&C10), Some(&true));
+        assert_eq!(one_point(std::slice::from_ref(&few)), None);
     }
 }

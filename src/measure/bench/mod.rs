@@ -15,7 +15,7 @@ mod show;
 
 pub use command::{Args, BenchArgs, DEFAULT_SIZE, options_of};
 use cost::{Cost, pieces};
-pub use result::{BenchTest, FLOOR_NS, FLOOR_REQUESTS, Latency, Point, Rw};
+pub use result::{BenchTest, FLOOR_NS, FLOOR_REQUESTS, FLOOR_SLOWEST, Latency, Point, Rw};
 use run::{Reach, run_counted};
 pub use show::Presenter;
 
@@ -289,6 +289,18 @@ impl super::Test for Bench {
                     "they need"
                 },
                 lost.samples.join(", ")
+            ));
+        }
+        if let (None, Some(one)) = (&self.medium.not_flash, classes::one_point(&tests)) {
+            let names: Vec<String> = one.classes.iter().map(|c| format!("{c}-style")).collect();
+            notes.push(format!(
+                "{} not judged: one point of {} decides {}, {:.1} MB/s against {:.1} MB/s at the next slowest (one \
+                 slow stretch, which another run may not meet)",
+                names.join(", "),
+                one.test,
+                if names.len() == 1 { "it" } else { "them" },
+                one.slowest,
+                one.next
             ));
         }
         Ok(BenchResult {

@@ -4,7 +4,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::result::{DISTRIBUTION_SHARES, FLOOR_NS, FLOOR_REQUESTS, Quantile};
+use super::result::{DISTRIBUTION_SHARES, FLOOR_NS, FLOOR_REQUESTS, FLOOR_SLOWEST, Quantile};
 use super::{BenchTest, LONGEST_NS, Latency, Limit, MAX_REQUESTS, Options, Point, Rw, TIMELINE_POINTS, WARMUP_SHARE};
 use crate::measure::MeasureError;
 use crate::random::xorshift as next;
@@ -190,6 +190,30 @@ struct Timed {
     bytes: u64,
     /// The test's own device-seconds.
     elapsed_s: f64,
+    /// Its [`FLOOR_SLOWEST`] slowest requests held half its requests' time.
+    by_few: bool,
+}
+
+/// The slowest requests of a test so far, and the time of them all: whether
+/// a few hold most of it ([`FLOOR_SLOWEST`]).
+#[derive(Default)]
+struct Slowest {
+    ns: [u64; FLOOR_SLOWEST],
+    total_ns: u64,
+}
+
+impl Slowest {
+    fn add(&mut self, ns: u64) {
+        self.total_ns = self.total_ns.saturating_add(ns);
+        if let Some(i) = self.ns.iter().position(|&s| ns > s) {
+            self.ns[i..].rotate_right(1);
+            self.ns[i] = ns;
+        }
+    }
+
+    fn hold_half(&self) -> bool {
+        self.ns.iter().map(|&n| u128::from(n)).sum::<u128>() * 2 >= u128::from(self.total_ns).max(1)
+    }
 }
 
 /// The timed batches, every latency into the histogram and one timeline
@@ -227,7 +251,10 @@ fn timed_batches(
     // A test limited by time runs on past its limit (its time, or its
     // area's end) until it has its floor, or the step's budget ends it;
     // one limited by size stops at its size, and either may end short.
-    let floor = |t: &dyn Target, done: u64| done >= FLOOR_REQUESTS && clock(t).saturating_sub(start) >= FLOOR_NS;
+    let slowest = std::cell::RefCell::new(Slowest::default());
+    let floor = |t: &dyn Target, done: u64| {
+        done >= FLOOR_REQUESTS && clock(t).saturating_sub(start) >= FLOOR_NS && !slowest.borrow().hold_half()
+    };
     // Whether the floor, at the pace so far, would end past what the budget
     // leaves (with what the test's writes cost after it): then it ends
     // short now rather than spend the budget and end short anyway.
@@ -264,6 +291,7 @@ fn timed_batches(
         let record = &mut |cs: &[Completion]| {
             for c in cs {
                 hist.saturating_record(c.duration_ns.max(1));
+                slowest.borrow_mut().add(c.duration_ns);
             }
         };
         let (count, moved) = run_parts(t, o, buf, rng, (k + done, count), record, &enough)?;
@@ -286,12 +314,14 @@ fn timed_batches(
         }
     }
     let elapsed_s = clock(t).saturating_sub(start).max(1) as f64 / 1e9;
+    let by_few = slowest.borrow().hold_half();
     Ok(Timed {
         hist,
         timeline,
         done,
         bytes,
         elapsed_s,
+        by_few,
     })
 }
 
@@ -305,6 +335,7 @@ fn figures(o: &Options, m: Timed) -> BenchTest {
         done,
         bytes,
         elapsed_s: elapsed,
+        by_few,
     } = m;
     let q = |p: f64| hist.value_at_quantile(p);
     let mut test = BenchTest {
@@ -329,7 +360,7 @@ fn figures(o: &Options, m: Timed) -> BenchTest {
                 .collect(),
         },
         timeline,
-        short_sample: false,
+        short_sample: by_few,
     };
     test.settle();
     test
@@ -447,5 +478,36 @@ mod tests {
         assert_eq!(b.requests, 1 << 22);
         assert_eq!(t.most as u64, PART_MOST);
         assert_eq!(b.timeline.len() as u64, TIMELINE_POINTS);
+    }
+
+    /// A few slow requests holding half the time are what a figure would
+    /// be drawn from: [`FLOOR_SLOWEST`] of them, no fewer.
+    #[test]
+    fn the_slowest_few_are_kept_and_weighed_against_all() {
+        let mut s = Slowest::default();
+        for ns in [5, 1, 9, 3] {
+            s.add(ns);
+        }
+        assert_eq!(s.ns[..4], [9, 5, 3, 1]);
+        assert_eq!(s.ns[4..], [0; FLOOR_SLOWEST - 4]);
+        assert!(s.hold_half(), "fewer requests than the few");
+        let mut s = Slowest::default();
+        // Two merges of 2.7 s among 64 writes of 0.8 ms.
+        for _ in 0..64 {
+            s.add(800_000);
+        }
+        s.add(2_700_000_000);
+        s.add(2_700_000_000);
+        assert!(s.hold_half());
+        // Until the rest of the requests hold half the time.
+        let each = 800_000;
+        let more = (2 * 2_700_000_000 + 2 * (FLOOR_SLOWEST as u64 - 2) * each) / each;
+        for _ in 0..more - 64 {
+            s.add(each);
+        }
+        assert!(s.hold_half(), "one request short");
+        s.add(each);
+        assert!(!s.hold_half());
+        assert_eq!(s.total_ns, 2 * 2_700_000_000 + (more + 1) * each);
     }
 }
