@@ -280,11 +280,16 @@ pub struct OnePoint {
     pub test: String,
 }
 
-/// The classes one slow point decides (see [`OnePoint`]); None where none.
+/// The classes one slow point decides (see [`OnePoint`]), of those the
+/// run has the other figures for (a short sample among them is said
+/// apart, by [`unjudged`]); None where none.
 pub fn one_point(tests: &[BenchTest]) -> Option<OnePoint> {
     let s = sustained_write(tests)?;
+    let ran = |rw: Rw| tests.iter().any(|t| t.rw == rw && t.block_size == 4096);
     let classes: Vec<SdClass> = CLASSES
         .iter()
+        .filter(|c| c.read_iops.is_none() || ran(Rw::RandRead))
+        .filter(|c| c.write_iops.is_none() || ran(Rw::RandWrite))
         .filter(|c| s.slowest < c.write_mb_s && s.next >= c.write_mb_s)
         .map(|c| c.name)
         .collect();
@@ -539,7 +544,16 @@ mod tests {
         );
         assert_eq!(fig[&C2].figures[0].measured, 2.4);
         let p = one_point(std::slice::from_ref(&one)).unwrap();
-        assert_eq!(p.classes, [C4, C6, C10, U1, V6, V10, A1, A2]);
+        assert_eq!(p.classes, [C4, C6, C10, U1, V6, V10], "no random tests: no A1 to judge");
+        let with_random = [
+            one.clone(),
+            test(Rw::RandRead, 4096, 2000.0, &[]),
+            test(Rw::RandWrite, 4096, 600.0, &[]),
+        ];
+        assert_eq!(
+            one_point(&with_random).unwrap().classes,
+            [C4, C6, C10, U1, V6, V10, A1, A2]
+        );
         assert_eq!((p.slowest, p.next, p.test.as_str()), (2.4, 19.3, "write 1048576"));
         // Two slow points are a slow stretch: C10 is missed.
         let two = test(Rw::Write, 1 << 20, 19.0, &[20e6, 2.4e6, 20e6, 2.6e6, 19.3e6, 20e6]);

@@ -214,6 +214,13 @@ impl Slowest {
     fn hold_half(&self) -> bool {
         self.ns.iter().map(|&n| u128::from(n)).sum::<u128>() * 2 >= u128::from(self.total_ns).max(1)
     }
+
+    /// Request time still to come before the slowest no longer hold half
+    /// (at least, if none of it is slow): what running on would cost.
+    fn short_ns(&self) -> u64 {
+        let slow = self.ns.iter().fold(0u64, |a, &n| a.saturating_add(n));
+        slow.saturating_mul(2).saturating_sub(self.total_ns)
+    }
 }
 
 /// The timed batches, every latency into the histogram and one timeline
@@ -261,7 +268,9 @@ fn timed_batches(
     let out_of_budget = |t: &dyn Target, done: u64| {
         let elapsed = clock(t).saturating_sub(start) as f64;
         let per_request = elapsed / done.max(1) as f64;
-        let more = (FLOOR_REQUESTS.saturating_sub(done) as f64 * per_request).max(FLOOR_NS as f64 - elapsed);
+        let more = (FLOOR_REQUESTS.saturating_sub(done) as f64 * per_request)
+            .max(FLOOR_NS as f64 - elapsed)
+            .max(slowest.borrow().short_ns() as f64);
         let end = t.device_time_ns() as f64 + more + (elapsed + more) * reach.after;
         end >= reach.until_ns as f64
     };
@@ -499,6 +508,10 @@ mod tests {
         s.add(2_700_000_000);
         s.add(2_700_000_000);
         assert!(s.hold_half());
+        assert_eq!(
+            s.short_ns(),
+            2 * (2 * 2_700_000_000 + (FLOOR_SLOWEST as u64 - 2) * 800_000) - (2 * 2_700_000_000 + 64 * 800_000)
+        );
         // Until the rest of the requests hold half the time.
         let each = 800_000;
         let more = (2 * 2_700_000_000 + 2 * (FLOOR_SLOWEST as u64 - 2) * each) / each;
@@ -506,6 +519,7 @@ mod tests {
             s.add(each);
         }
         assert!(s.hold_half(), "one request short");
+        assert_eq!(s.short_ns(), 0, "at exactly half");
         s.add(each);
         assert!(!s.hold_half());
         assert_eq!(s.total_ns, 2 * 2_700_000_000 + (more + 1) * each);
