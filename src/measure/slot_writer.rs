@@ -12,7 +12,11 @@ use crate::targets::Target;
 /// Writes measured per slot-method set between looks at the share that
 /// merged: 8, four merges in an overflowing set. One batch decides a clean
 /// set (see [`ODDS`]); each costs an overflowing set four merges, seconds
-/// each with AUs of tens of MiB.
+/// each with AUs of tens of MiB. Where the regions' size is known
+/// ([`SlotWriter::in_regions_of`]) the writer looks after every visit.
+/// (au looking after every visit too called a 12 MiB AU 16 MiB at 0.95 on
+/// one of 300 hard cards, seed 84879: a run of slow writes at the start of
+/// a set decided it before the batch could undo them.)
 const SLOT_BATCH: u64 = 8;
 /// Most writes measured per set before it is called unclear.
 const SLOT_MOST: u64 = 96;
@@ -47,6 +51,15 @@ pub const MAX_SLOT_AUS: u64 = 32;
 /// fills at most once in 16 writes with the smallest AUs of 16 pages, and a
 /// noisy host stalls a request or two in a hundred.
 const FITS: f64 = 0.06;
+/// Of [`FITS`], the host's stalls: the generator's hard family stalls up to
+/// 2% of requests (`outlier_fraction`, sim/generate.rs). Where the regions'
+/// size is known ([`SlotWriter::in_regions_of`]), their logs' share is
+/// reckoned from it, and on large AUs a fitting set is told from an
+/// overflowing one by fewer merges, seconds each.
+const STALLS: f64 = 0.02;
+/// Chunks a log fills by per page: a chunk smaller than the page still
+/// takes one (pages up to 64 KiB with 4 KiB chunks).
+const CHUNKS_PER_PAGE: u64 = 16;
 /// Share in a set that overflows them: one merge per visit of two writes.
 const OVERFLOWS: f64 = 0.5;
 /// Likelihood ratio between the two at which a set is decided (Wald's
@@ -80,11 +93,12 @@ impl Share {
 
     /// `Some(true)` when the set clearly overflows, `Some(false)` when it
     /// clearly fits: the odds of its count of merging writes under
-    /// [`OVERFLOWS`] against [`FITS`] pass [`ODDS`] one way or the other.
-    fn overflows(&self) -> Option<bool> {
+    /// [`OVERFLOWS`] against `fits` (the share that merge in a set that
+    /// fits) pass [`ODDS`] one way or the other.
+    fn overflows(&self, fits: f64) -> Option<bool> {
         let n = self.writes as f64;
         let k = (self.slow * n).round();
-        let log_odds = k * (OVERFLOWS / FITS).ln() + (n - k) * ((1.0 - OVERFLOWS) / (1.0 - FITS)).ln();
+        let log_odds = k * (OVERFLOWS / fits).ln() + (n - k) * ((1.0 - OVERFLOWS) / (1.0 - fits)).ln();
         if log_odds > ODDS.ln() {
             Some(true)
         } else if log_odds < -ODDS.ln() {
@@ -116,6 +130,12 @@ pub struct SlotWriter<'a> {
     /// region alone (a merge copies a whole AU; a 4 KiB write programs one
     /// page).
     threshold: f64,
+    /// The share of writes that merge in a set that fits: [`FITS`], or less
+    /// where the regions' size is known ([`SlotWriter::in_regions_of`]).
+    fits: f64,
+    /// Visits between looks at the share: [`SLOT_BATCH`]'s, or one where
+    /// the regions' size is known.
+    visits_per_look: usize,
     /// Sets of the first `n` regions of a search, as decided.
     pub seen: BTreeMap<usize, Decision>,
     /// The step's device-time budget: (device time at its start, ns it may
@@ -174,6 +194,8 @@ impl<'a> SlotWriter<'a> {
             clock: 0,
             warm: Vec::new(),
             threshold: f64::INFINITY,
+            fits: FITS,
+            visits_per_look: (SLOT_BATCH / VISIT_WRITES) as usize,
             seen: BTreeMap::new(),
             budget: None,
             out_of_time_s: None,
@@ -183,6 +205,19 @@ impl<'a> SlotWriter<'a> {
         w.threshold = 2.0 * median(&lat[VISIT_WRITES as usize..]);
         w.warm = vec![alone];
         Ok(w)
+    }
+
+    /// Regions of `bytes` each (fat's AUs): a fitting set's logs fill once
+    /// in `bytes` / (chunk x [`CHUNKS_PER_PAGE`]) writes at most, and with
+    /// the host's [`STALLS`] that is the share that merge in it (at most
+    /// [`FITS`]), and the share is looked at after every visit. On AUs of
+    /// 128 MiB an overflowing set is then decided after two merges, not
+    /// four.
+    pub fn in_regions_of(mut self, bytes: u64) -> Self {
+        let logs = self.chunk.saturating_mul(CHUNKS_PER_PAGE) as f64 / bytes.max(1) as f64;
+        self.fits = (logs + STALLS).min(FITS);
+        self.visits_per_look = 1;
+        self
     }
 
     /// Keep to a step's budget of `budget_ns` from device time `started_ns`.
@@ -231,7 +266,8 @@ impl<'a> SlotWriter<'a> {
     /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit,
     /// least recently visited first: one warm-up cycle (it brings the set's
     /// AUs into the card's slots, or starts the overflow), then batches of
-    /// [`SLOT_BATCH`] writes, going on round the set, until the share of
+    /// [`SLOT_BATCH`] writes (a visit where the regions' size is known),
+    /// going on round the set, until the share of
     /// merging writes clearly fits or overflows (at most [`SLOT_MOST`]
     /// writes). `None` once the rounds after the warm-up have used
     /// [`SLOT_BUDGET_NS`], or the step its budget.
@@ -285,11 +321,11 @@ impl<'a> SlotWriter<'a> {
         let mut next = order.into_iter().cycle();
         let mut lat = Vec::new();
         loop {
-            let aus: Vec<u64> = next.by_ref().take((SLOT_BATCH / VISIT_WRITES) as usize).collect();
+            let aus: Vec<u64> = next.by_ref().take(self.visits_per_look).collect();
             let (ns, within) = self.write_within(t, &aus, &mut spent, SLOT_BUDGET_NS)?;
             lat.extend(ns);
             let share = Share::of(&lat, self.threshold);
-            match share.overflows() {
+            match share.overflows(self.fits) {
                 Some(overflows) => {
                     return Ok(Some(Decision {
                         overflows,
@@ -416,5 +452,41 @@ impl<'a> SlotWriter<'a> {
             }
         }
         Ok(Ok(lo))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimTarget;
+
+    /// On AUs of 128 MiB a merge is seconds: where the writer knows the
+    /// AU, an overflowing set is decided after fewer of them, and a set
+    /// that fits is still decided as fitting.
+    #[test]
+    fn known_large_aus_decide_an_overflowing_set_in_fewer_merges() {
+        const AU: u64 = 128 << 20;
+        let place = |au: u64, k: u64| au * AU + (AU / 4096 - 2 - k % SLOT_POSITIONS) * 4096;
+        let decide = |known: bool, set: &[u64]| {
+            let spec = "sim:demo,capacity=2G,au_size=128M,page_size=4096,open_aus_linear=4,open_aus_random=2,\
+                        fat_area_aus=0,keep_data=false";
+            let mut card = SimTarget::from_spec(spec).unwrap();
+            let w = SlotWriter::new(&mut card, &place, 4096, set[0]).unwrap();
+            let mut w = if known { w.in_regions_of(AU) } else { w };
+            let before = card.ftl.work.merges;
+            let d = w.decide(&mut card, set).unwrap().unwrap();
+            (d.overflows, d.clear, card.ftl.work.merges - before)
+        };
+        let (overflows, clear, unknown) = decide(false, &[4, 5, 6]);
+        assert!(overflows && clear);
+        let (overflows, clear, known) = decide(true, &[4, 5, 6]);
+        assert!(overflows && clear);
+        // Beside the warm-up's, a merge per visit: four visits decide it
+        // where the AU is not known, two where it is.
+        assert_eq!((unknown, known), (5, 3), "merges");
+        for known in [false, true] {
+            let (overflows, clear, merges) = decide(known, &[4, 5]);
+            assert_eq!((overflows, clear, merges), (false, true, 0), "known {known}");
+        }
     }
 }

@@ -111,7 +111,9 @@ pub(super) fn slots(
     let aus = aus(o);
     let place = |au: u64, k: u64| slot_offset(o, au, k);
     let started = t.device_time_ns();
-    let mut w = SlotWriter::new(t, &place, slot_chunk(o), aus[0])?.with_budget(started, budget_ns);
+    let mut w = SlotWriter::new(t, &place, slot_chunk(o), aus[0])?
+        .in_regions_of(o.erase)
+        .with_budget(started, budget_ns);
     let trusted = o
         .random_aus
         .filter(|&r| o.trusted_limit && r < aus.len() as u64)
@@ -274,7 +276,9 @@ mod tests {
         let place = |au: u64, k: u64| slot_offset(&o, au, k);
         for (r, want) in [(truth, Some(2)), (truth - 1, None)] {
             let mut t = SimTarget::new("demo", params.clone());
-            let mut w = SlotWriter::new(&mut t, &place, slot_chunk(&o), aus[0]).unwrap();
+            let mut w = SlotWriter::new(&mut t, &place, slot_chunk(&o), aus[0])
+                .unwrap()
+                .in_regions_of(o.erase);
             let found = area_beside(&mut t, &o, &mut w, r, true, &())
                 .unwrap()
                 .unwrap_or_else(|s| panic!("limit {r}: stopped: {}", s.why));
