@@ -12,8 +12,9 @@ use crate::targets::Target;
 /// Writes measured per slot-method set between looks at the share that
 /// merged: 8, four merges in an overflowing set. One batch decides a clean
 /// set (see [`ODDS`]); each costs an overflowing set four merges, seconds
-/// each with AUs of tens of MiB. Where the regions' size is known
-/// ([`SlotWriter::in_regions_of`]) the writer looks after every visit.
+/// each with AUs of tens of MiB. Where the regions are known to fill
+/// their logs rarely ([`SlotWriter::in_regions_of`]) the writer looks
+/// after every visit.
 /// (au looking after every visit too called a 12 MiB AU 16 MiB at 0.95 on
 /// one of 300 hard cards, seed 84879: a run of slow writes at the start of
 /// a set decided it before the batch could undo them.)
@@ -133,9 +134,6 @@ pub struct SlotWriter<'a> {
     /// The share of writes that merge in a set that fits: [`FITS`], or less
     /// where the regions' size is known ([`SlotWriter::in_regions_of`]).
     fits: f64,
-    /// Visits between looks at the share: [`SLOT_BATCH`]'s, or one where
-    /// the regions' size is known.
-    visits_per_look: usize,
     /// Sets of the first `n` regions of a search, as decided.
     pub seen: BTreeMap<usize, Decision>,
     /// The step's device-time budget: (device time at its start, ns it may
@@ -195,7 +193,6 @@ impl<'a> SlotWriter<'a> {
             warm: Vec::new(),
             threshold: f64::INFINITY,
             fits: FITS,
-            visits_per_look: (SLOT_BATCH / VISIT_WRITES) as usize,
             seen: BTreeMap::new(),
             budget: None,
             out_of_time_s: None,
@@ -210,14 +207,23 @@ impl<'a> SlotWriter<'a> {
     /// Regions of `bytes` each (fat's AUs): a fitting set's logs fill once
     /// in `bytes` / (chunk x [`CHUNKS_PER_PAGE`]) writes at most, and with
     /// the host's [`STALLS`] that is the share that merge in it (at most
-    /// [`FITS`]), and the share is looked at after every visit. On AUs of
+    /// [`FITS`]); below it, the share is looked at after every visit. On AUs of
     /// 128 MiB an overflowing set is then decided after two merges, not
     /// four.
     pub fn in_regions_of(mut self, bytes: u64) -> Self {
         let logs = self.chunk.saturating_mul(CHUNKS_PER_PAGE) as f64 / bytes.max(1) as f64;
         self.fits = (logs + STALLS).min(FITS);
-        self.visits_per_look = 1;
         self
+    }
+
+    /// Visits between looks at the share: one where the regions' logs
+    /// fill rarely ([`SlotWriter::in_regions_of`]), else [`SLOT_BATCH`]'s.
+    fn visits_per_look(&self) -> usize {
+        if self.fits < FITS {
+            1
+        } else {
+            (SLOT_BATCH / VISIT_WRITES) as usize
+        }
     }
 
     /// Keep to a step's budget of `budget_ns` from device time `started_ns`.
@@ -266,7 +272,7 @@ impl<'a> SlotWriter<'a> {
     /// Writes `set` round-robin, [`VISIT_WRITES`] chunks per AU per visit,
     /// least recently visited first: one warm-up cycle (it brings the set's
     /// AUs into the card's slots, or starts the overflow), then batches of
-    /// [`SLOT_BATCH`] writes (a visit where the regions' size is known),
+    /// [`SLOT_BATCH`] writes (a visit where the regions' logs fill rarely),
     /// going on round the set, until the share of
     /// merging writes clearly fits or overflows (at most [`SLOT_MOST`]
     /// writes). `None` once the rounds after the warm-up have used
@@ -321,7 +327,7 @@ impl<'a> SlotWriter<'a> {
         let mut next = order.into_iter().cycle();
         let mut lat = Vec::new();
         loop {
-            let aus: Vec<u64> = next.by_ref().take(self.visits_per_look).collect();
+            let aus: Vec<u64> = next.by_ref().take(self.visits_per_look()).collect();
             let (ns, within) = self.write_within(t, &aus, &mut spent, SLOT_BUDGET_NS)?;
             lat.extend(ns);
             let share = Share::of(&lat, self.threshold);
