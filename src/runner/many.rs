@@ -101,7 +101,9 @@ pub fn alone_s(spans: &[Span], slot: &str) -> f64 {
         .iter()
         .filter(|s| s.slot == slot && s.how == Use::Alone)
         .map(|s| s.to_s - s.from_s)
-        .sum()
+        // From +0.0: an empty f64 sum is -0.0, which batch's JSON showed
+        // as "speed_s": -0.0 for a device that ran no speed step.
+        .fold(0.0, |all, s| all + s)
 }
 
 /// What ran on other devices while `slot`'s steps that held their bus
@@ -147,6 +149,9 @@ mod tests {
         assert_eq!(beside(&spans, "a"), vec!["c (capacity, fs 0:40)"]);
         assert_eq!(beside(&spans, "b"), vec!["c (capacity, fs 0:40)"]);
         assert!(beside(&spans, "c").is_empty(), "c measured no speed");
+        assert_eq!(alone_s(&spans, "a"), 8.0);
+        let none = alone_s(&spans, "c");
+        assert!(none == 0.0 && none.is_sign_positive(), "{none:?}");
     }
 
     /// A bus held alone keeps a second user out until it is let go; shared

@@ -19,13 +19,13 @@ pub struct Args {
     /// estimate).
     #[arg(long, value_name = "SIZE", value_parser = crate::args::erase_size)]
     pub erase_size: Option<u64>,
-    /// Leading AUs examined.
+    /// Leading AUs examined (1 to 256).
     #[arg(long, default_value_t = DEFAULT_AUS,
           value_parser = clap::value_parser!(u64).range(1..=super::MAX_AUS))]
     pub max: u64,
     /// The card's random-write open-AU limit (open-au's "random" answer):
     /// each AU is then written beside that many ordinary AUs, which tells
-    /// a FAT area apart even on slow hosts and under noise.
+    /// a FAT area apart even on slow hosts and under noise (1 to 32).
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=super::MAX_SLOT_AUS))]
     pub open_aus: Option<u64>,
